@@ -1,0 +1,306 @@
+"""``MnemonConfig``: every switch and limit of langgraph-mnemon in one pydantic-settings model.
+
+Values come from keyword arguments, then ``MNEMON_*`` environment variables (nested keys use
+``__``: ``MNEMON_RUNTIME__USER_LIMIT_BYTES=8192``), then defaults. A value outside its range fails
+at load with :class:`~langgraph_mnemon.errors.InvalidInputError` naming the key and the range.
+
+Example:
+    >>> from langgraph_mnemon import MnemonConfig
+    >>> cfg = MnemonConfig(root="./.mnemon", runtime={"user_limit_bytes": 8192})
+    >>> cfg.runtime.user_limit_bytes
+    8192
+
+Keys of the reference configuration that only make sense inside its desktop host (display mode,
+tab, UI switches, CLI path/store, Agent-Teams pausing) have no counterpart here.
+"""
+
+from __future__ import annotations
+
+import re
+import typing
+from pathlib import Path
+from typing import Any, Literal
+
+import annotated_types
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from .errors import InvalidInputError
+
+__all__ = [
+    "DocumentsConfig",
+    "EmbeddingConfig",
+    "IdleReviewConfig",
+    "LayerConfig",
+    "LayersConfig",
+    "MnemonConfig",
+    "ParticipationConfig",
+    "PersistenceRulesConfig",
+    "PersistenceStrategyConfig",
+    "RecallQualityConfig",
+    "RuntimeConfig",
+    "ViewBudgetConfig",
+]
+
+Participation = Literal["off", "manual", "automatic"]
+_MODEL_SPEC = re.compile(r"^[A-Za-z0-9_.-]+:\S+$")
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class RuntimeConfig(_Section):
+    """Runtime Memory (USER.md / MEMORY.md) limits, in UTF-8 bytes of the projection body."""
+
+    user_limit_bytes: int = Field(4096, ge=1, le=1_048_576)
+    memory_limit_bytes: int = Field(10240, ge=1, le=1_048_576)
+    maintenance_max_tokens: int = Field(8192, ge=1, le=1_000_000)
+    lock_timeout_seconds: float = Field(10.0, gt=0, le=600)
+
+
+class DocumentsConfig(_Section):
+    """Documents limits: per-body bytes and the active total (rendered bytes)."""
+
+    body_limit_bytes: int = Field(2 * 1024 * 1024, ge=1, le=64 * 1024 * 1024)
+    active_limit_bytes: int = Field(10 * 1024 * 1024, ge=1, le=1024 * 1024 * 1024)
+
+
+class EmbeddingConfig(_Section):
+    """Dense embeddings for Memory Spaces. Disabled by default; ``offline`` needs no network."""
+
+    enabled: bool = False
+    protocol: Literal["auto", "offline", "ollama", "openai"] = "auto"
+    endpoint: str = "http://localhost:11434"
+    model: str = "nomic-embed-text"
+    api_key: SecretStr = SecretStr("")
+
+
+class ParticipationConfig(_Section):
+    recall: Participation = "automatic"
+    write: Participation = "automatic"
+    projection: Participation = "automatic"
+    maintenance: Participation = "automatic"
+
+
+class LayerConfig(_Section):
+    enabled: bool = True
+    participation: ParticipationConfig = Field(default_factory=ParticipationConfig)
+
+
+class LayersConfig(_Section):
+    runtime: LayerConfig = Field(default_factory=LayerConfig)
+    documents: LayerConfig = Field(default_factory=LayerConfig)
+    memory_spaces: LayerConfig = Field(default_factory=LayerConfig)
+
+
+class ViewBudgetConfig(_Section):
+    """What one pinned TurnView may project and offer."""
+
+    max_projection_characters: int = Field(16384, ge=1, le=262_144)
+    max_routes: int = Field(16, ge=1, le=128)
+    max_actions: int = Field(16, ge=1, le=128)
+    max_evidence_results: int = Field(20, ge=1, le=100)
+    max_evidence_characters: int = Field(16384, ge=1, le=262_144)
+
+
+class RecallQualityConfig(_Section):
+    """Quality policy applied to federated recall rows."""
+
+    policy: Literal["strict-v1", "balanced-v1", "exhaustive-v1"] = "strict-v1"
+    low_score_threshold: float = Field(0.25, ge=0, le=1)
+    high_score_threshold: float = Field(0.6, ge=0, le=1)
+    candidate_multiplier: float = Field(3, ge=1, le=5)
+    max_medium_results: int = Field(4, ge=0, le=50)
+    max_unknown_results: int = Field(2, ge=0, le=50)
+
+    @model_validator(mode="after")
+    def _low_below_high(self) -> RecallQualityConfig:
+        if self.low_score_threshold >= self.high_score_threshold:
+            raise ValueError(
+                "recall_quality.low_score_threshold must be below high_score_threshold "
+                f"(got {self.low_score_threshold} >= {self.high_score_threshold})"
+            )
+        return self
+
+
+class IdleReviewConfig(_Section):
+    """Background review of completed turns (Layered strategy only)."""
+
+    enabled: bool = True
+    delay_ms: int = Field(30_000, ge=5_000, le=600_000)
+    min_interval_ms: int = Field(300_000, ge=5_000, le=86_400_000)
+    max_per_thread: int = Field(20, ge=0, le=200)
+    max_context_chars: int = Field(24_000, ge=1_000, le=1_000_000)
+    max_tokens: int = Field(4096, ge=128, le=131_072)
+    provider: Literal["spawn", "fork"] = "spawn"
+    fallback: Literal["spawn", "skip"] = "spawn"
+    runtime_memory: bool = True
+
+
+class PersistenceRulesConfig(_Section):
+    allowed_provider_ids: list[str] = Field(default_factory=lambda: ["mnemos"], min_length=1)
+    data_boundary: Literal["allow-remote", "local-only"] = "allow-remote"
+    required_capabilities: list[
+        Literal["graph", "entities", "related", "exact-write", "link", "forget"]
+    ] = Field(default_factory=list)
+    preference: Literal["balanced", "local-first", "shared-first"] = "balanced"
+
+
+class PersistenceStrategyConfig(_Section):
+    """How new Memory Spaces choose a provider."""
+
+    mode: Literal["manual", "automatic"] = "manual"
+    provider_id: str = "mnemos"
+    prompt: str = Field("", max_length=4000)
+    rules: PersistenceRulesConfig = Field(default_factory=PersistenceRulesConfig)
+
+
+class MnemonConfig(BaseSettings):
+    """Every switch and limit of langgraph-mnemon.
+
+    Construct directly, or let ``Mnemon.open()`` build one from the environment.
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix="MNEMON_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        validate_assignment=True,
+    )
+
+    root: Path = Field(Path(".mnemon"), description="Storage root folder (files + database).")
+    global_root: Path = Field(
+        Path("~/.mnemon"),
+        description="Root holding USER entries when runtime_user_scope=global.",
+    )
+    workspace: Path = Field(
+        Path("."),
+        description="Project folder: git branch for scoping, Document source paths.",
+    )
+    database_url: str | None = Field(
+        None, description="SQLAlchemy URL; default: a SQLite file mnemon.db under root."
+    )
+    runtime_user_scope: Literal["storage", "global"] = "storage"
+    timeout_ms: int = Field(10_000, ge=100, le=120_000)
+    default_recall_limit: int = Field(10, ge=1, le=50)
+    runtime: RuntimeConfig = Field(default_factory=RuntimeConfig)
+    documents: DocumentsConfig = Field(default_factory=DocumentsConfig)
+    embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
+    strategy: Literal["layered", "general"] = "layered"
+    layers: LayersConfig = Field(default_factory=LayersConfig)
+    view_budget: ViewBudgetConfig = Field(default_factory=ViewBudgetConfig)
+    recall_quality: RecallQualityConfig = Field(default_factory=RecallQualityConfig)
+    routing_guidance: bool = True
+    lifecycle_enabled: bool = True
+    recall_mode: Literal["guided", "off"] = "guided"
+    writeback_mode: Literal["guided", "off"] = "guided"
+    idle_review: IdleReviewConfig = Field(default_factory=IdleReviewConfig)
+    write_enabled: bool = True
+    worker_model: str | None = Field(
+        None,
+        description='Chat model for worker graphs as "provider:model"; none = heuristics.',
+    )
+    remote_access: Literal["read-only", "trusted-host"] = "read-only"
+    remote_token: SecretStr | None = None
+    persistence_strategy: PersistenceStrategyConfig = Field(
+        default_factory=PersistenceStrategyConfig
+    )
+
+    def __init__(self, **values: Any) -> None:
+        try:
+            super().__init__(**values)
+        except ValidationError as exc:
+            raise InvalidInputError(_explain(exc), code="invalid-config") from None
+
+    @field_validator("worker_model")
+    @classmethod
+    def _check_model_spec(cls, value: str | None) -> str | None:
+        if value is not None and not _MODEL_SPEC.match(value):
+            raise ValueError('must look like "provider:model", e.g. "openai:gpt-4.1-mini"')
+        return value
+
+    @property
+    def root_path(self) -> Path:
+        """``root`` with ``~`` expanded and made absolute."""
+        return self.root.expanduser().absolute()
+
+    @property
+    def global_root_path(self) -> Path:
+        return self.global_root.expanduser().absolute()
+
+    @property
+    def workspace_path(self) -> Path:
+        return self.workspace.expanduser().absolute()
+
+    @property
+    def resolved_database_url(self) -> str:
+        """``database_url``, or the embedded SQLite file under the root."""
+        return self.database_url or f"sqlite:///{self.root_path / 'mnemon.db'}"
+
+
+def _explain(exc: ValidationError) -> str:
+    lines = []
+    for err in exc.errors():
+        loc = tuple(str(p) for p in err["loc"])
+        key = ".".join(loc) or "config"
+        env = "MNEMON_" + "__".join(p.upper() for p in loc) if loc else ""
+        allowed = _allowed(loc)
+        value = err.get("input")
+        shown = "" if isinstance(value, dict) or value is None else f" = {value!r}"
+        reason = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            reason = "is not a known setting"
+        detail = f"{key}{shown}: {reason}"
+        if allowed:
+            detail += f" (allowed: {allowed})"
+        if env:
+            detail += f" [env {env}]"
+        lines.append(detail)
+    return "invalid mnemon configuration: " + "; ".join(lines)
+
+
+def _allowed(loc: tuple[str, ...]) -> str:
+    """Describe the allowed range of the field at ``loc`` from its declared constraints."""
+    model: Any = MnemonConfig
+    field = None
+    for part in loc:
+        fields = getattr(model, "model_fields", None)
+        if not fields or part not in fields:
+            return ""
+        field = fields[part]
+        model = field.annotation
+    if field is None:
+        return ""
+    low = high = None
+    for meta in field.metadata:
+        if isinstance(meta, annotated_types.Ge):
+            low = f"{meta.ge}"
+        elif isinstance(meta, annotated_types.Gt):
+            low = f">{meta.gt}"
+        elif isinstance(meta, annotated_types.Le):
+            high = f"{meta.le}"
+        elif isinstance(meta, annotated_types.Lt):
+            high = f"<{meta.lt}"
+    if low is not None or high is not None:
+        return f"{low if low is not None else '-inf'}..{high if high is not None else 'inf'}"
+    choices = _literal_choices(field.annotation)
+    return " | ".join(choices) if choices else ""
+
+
+def _literal_choices(annotation: Any) -> list[str]:
+    if typing.get_origin(annotation) is Literal:
+        return [str(a) for a in typing.get_args(annotation)]
+    for arg in typing.get_args(annotation):
+        found = _literal_choices(arg)
+        if found:
+            return found
+    return []

@@ -1,0 +1,208 @@
+"""Durable file primitives shared by the file-backed layers (Runtime Memory, Documents).
+
+Commit discipline: every file is written to a temp file beside it and renamed into place, so a
+reader sees either the old or the new bytes. Layers rename derived files first and their JSON
+authority last; the authority rename is the commit marker.
+
+Locking: a kernel ``flock`` on a lock file that is never deleted (deleting it would let two
+processes lock different inodes), so a crashed holder releases it at once and there are no stale
+locks. Inside a process, threads queue FIFO before they touch the kernel lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import secrets
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from langgraph_mnemon.errors import StorageError
+
+_TMP_SUFFIX = ".tmp"
+
+
+def temp_path_for(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{secrets.token_hex(6)}{_TMP_SUFFIX}")
+
+
+def write_temp(path: Path, data: bytes, *, fsync: bool = True) -> Path:
+    """Write ``data`` to a fresh temp file beside ``path`` (mode 0600) and return its path."""
+    tmp = temp_path_for(path)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if fsync:
+            os.fdatasync(fd)
+    except BaseException:
+        os.close(fd)
+        unlink_quietly(tmp)
+        raise
+    os.close(fd)
+    return tmp
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make renames inside ``directory`` durable."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
+    """Replace ``path`` with ``data`` atomically (temp + fsync + rename + directory fsync)."""
+    tmp = write_temp(path, data, fsync=fsync)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        unlink_quietly(tmp)
+        raise
+    if fsync:
+        fsync_dir(path.parent)
+
+
+def append_durable(path: Path, data: bytes) -> None:
+    """Append ``data`` to ``path`` and fsync it.
+
+    A previous writer killed mid-append may have left a torn last line; a newline is written first
+    so the torn line stays a separate, skippable record.
+    """
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def remove_stale_temps(directory: Path) -> int:
+    """Delete temp files left by writers that died before their rename. Call under the lock."""
+    removed = 0
+    if not directory.is_dir():
+        return 0
+    for entry in directory.iterdir():
+        if entry.name.startswith(".") and entry.name.endswith(_TMP_SUFFIX):
+            unlink_quietly(entry)
+            removed += 1
+    return removed
+
+
+def ensure_dir(directory: Path) -> None:
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+
+def unlink_quietly(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+class _FifoQueue:
+    """A ticket lock: threads of one process take the file lock in arrival order."""
+
+    __slots__ = ("_abandoned", "_cond", "_next_ticket", "_serving")
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._next_ticket = 0
+        self._serving = 0
+        self._abandoned: set[int] = set()
+
+    def acquire(self, deadline: float) -> bool:
+        with self._cond:
+            ticket = self._next_ticket
+            self._next_ticket += 1
+            while self._serving != ticket:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    # Leave the queue; the ticket is skipped when its turn comes.
+                    self._abandoned.add(ticket)
+                    return False
+                self._cond.wait(remaining)
+            return True
+
+    def release(self) -> None:
+        with self._cond:
+            self._serving += 1
+            while self._serving in self._abandoned:
+                self._abandoned.discard(self._serving)
+                self._serving += 1
+            self._cond.notify_all()
+
+
+_queues: dict[str, _FifoQueue] = {}
+_queues_guard = threading.Lock()
+
+
+def _queue_for(path: Path) -> _FifoQueue:
+    key = os.path.realpath(path)
+    with _queues_guard:
+        queue = _queues.get(key)
+        if queue is None:
+            queue = _queues[key] = _FifoQueue()
+        return queue
+
+
+def _reset_after_fork() -> None:
+    # A forked child must not inherit tickets held by threads that do not exist in it.
+    global _queues_guard
+    _queues.clear()
+    _queues_guard = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_reset_after_fork)
+
+
+@contextmanager
+def locked(lock_path: Path, *, timeout: float, what: str) -> Iterator[None]:
+    """Hold the in-process queue and the kernel lock on ``lock_path`` for the block.
+
+    Raises :class:`StorageError` naming ``what`` when the lock is not had within ``timeout`` s.
+    """
+    deadline = time.monotonic() + timeout
+    queue = _queue_for(lock_path)
+    if not queue.acquire(deadline):
+        raise StorageError(
+            f"timed out after {timeout:g}s waiting for the {what} lock ({lock_path}); "
+            "another thread of this process is still writing, retry later"
+        )
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            _flock_until(fd, deadline, lock_path, timeout, what)
+            try:
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+    finally:
+        queue.release()
+
+
+def _flock_until(fd: int, deadline: float, lock_path: Path, timeout: float, what: str) -> None:
+    delay = 0.0002
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise StorageError(
+                    f"timed out after {timeout:g}s waiting for the {what} lock ({lock_path}); "
+                    "another process is still writing, retry later"
+                ) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 0.005)

@@ -88,6 +88,15 @@ def append_durable(path: Path, data: bytes) -> None:
         os.close(fd)
 
 
+def has_stale_temps(directory: Path) -> bool:
+    """True when ``directory`` holds temp files (a dead writer's, or a live one's mid-commit)."""
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return False
+    return any(n.startswith(".") and n.endswith(_TMP_SUFFIX) for n in names)
+
+
 def remove_stale_temps(directory: Path) -> int:
     """Delete temp files left by writers that died before their rename. Call under the lock."""
     removed = 0

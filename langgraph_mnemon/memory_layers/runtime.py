@@ -42,6 +42,7 @@ from langgraph_mnemon.memory_layers._files import (
     append_durable,
     ensure_dir,
     fsync_dir,
+    has_stale_temps,
     locked,
     remove_stale_temps,
     unlink_quietly,
@@ -491,7 +492,11 @@ class _RuntimeFile:
 
     def repair(self) -> list[str]:
         """Rewrite projections that differ from the authority; returns the repaired targets."""
-        if not self.stale_projections(self.read()) and self.authority.exists():
+        if (
+            self.authority.exists()
+            and not self.stale_projections(self.read())
+            and not has_stale_temps(self.directory)
+        ):
             return []
         with self.lock():
             remove_stale_temps(self.directory)

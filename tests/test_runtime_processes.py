@@ -1,0 +1,124 @@
+"""Runtime Memory across processes: concurrent writers and writers killed mid-write."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from langgraph_mnemon.memory_layers.runtime import DELIMITER, RuntimeMemory
+
+_WRITER = """
+import sys
+from langgraph_mnemon.memory_layers.runtime import RuntimeMemory
+root, worker, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+rm = RuntimeMemory(root, memory_limit_bytes=1_048_576, user_limit_bytes=1_048_576)
+print("ready", flush=True)
+sys.stdin.readline()  # start together
+for i in range(count):
+    target = "user" if i % 2 else "memory"
+    r = rm.add(target, f"worker {worker} entry {i} " + "中文😀" * (i % 3))
+    assert r.changed, r
+"""
+
+_CHURN = """
+import itertools, os, sys
+from langgraph_mnemon.memory_layers.runtime import RuntimeMemory
+rm = RuntimeMemory(sys.argv[1], memory_limit_bytes=1_048_576, user_limit_bytes=1_048_576)
+me = os.getpid()
+print("ready", flush=True)
+for i in itertools.count():
+    rm.add("memory", f"churn {me}-{i} " + "payload " * 200)
+    rm.add("user", f"user {me}-{i} 中文")
+    if i % 3 == 0:
+        rm.replace("memory", f"churn {me}-{i} ", f"churned {me}-{i} " + "x" * 300)
+    if i % 4 == 0:
+        rm.remove("user", f"user {me}-{i} 中文")
+"""
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parents[1]), env.get("PYTHONPATH", "")])
+    return env
+
+
+def test_four_processes_add_concurrently(tmp_path: Path) -> None:
+    workers, per_worker = 4, 25
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WRITER, str(tmp_path), str(w), str(per_worker)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(),
+        )
+        for w in range(workers)
+    ]
+    for proc in procs:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    rm = RuntimeMemory(tmp_path, memory_limit_bytes=1_048_576, user_limit_bytes=1_048_576)
+    contents = [e.content for e in rm.entries()]
+    expected = {
+        f"worker {w} entry {i} " + "中文😀" * (i % 3)
+        for w in range(workers)
+        for i in range(per_worker)
+    }
+    expected = {" ".join(e.split()) for e in expected}
+    assert len(contents) == workers * per_worker
+    assert set(contents) == expected
+    for target, name in (("user", "USER.md"), ("memory", "MEMORY.md")):
+        on_disk = (tmp_path / "runtime" / name).read_text()
+        assert on_disk == DELIMITER.join(e.content for e in rm.entries(target)) + "\n"
+
+
+def test_writer_killed_at_random_moments(tmp_path: Path) -> None:
+    rng = random.Random(20261129)
+    authority = tmp_path / "runtime" / "memories.json"
+    kills = 0
+    seen_states: set[int] = set()
+    mid_commit = 0
+    for _ in range(32):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _CHURN, str(tmp_path)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(),
+        )
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready", proc.stderr.read()  # type: ignore[union-attr]
+        time.sleep(rng.uniform(0.0, 0.08))
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        assert proc.returncode == -signal.SIGKILL, proc.stderr.read()  # type: ignore[union-attr]
+        kills += 1
+        # The authority always parses: it is only ever replaced by a complete file.
+        data = json.loads(authority.read_text())
+        assert data["version"] == 1
+        seen_states.add(len(data["entries"]))
+        mid_commit += bool(list((tmp_path / "runtime").glob(".*.tmp")))
+        rm = RuntimeMemory(tmp_path, memory_limit_bytes=1_048_576, user_limit_bytes=1_048_576)
+        for target, name in (("user", "USER.md"), ("memory", "MEMORY.md")):
+            entries = [e["content"] for e in data["entries"] if e["target"] == target]
+            expected = DELIMITER.join(entries) + "\n" if entries else ""
+            assert (tmp_path / "runtime" / name).read_text() == expected
+            assert [e.content for e in rm.entries(target)] == entries  # type: ignore[arg-type]
+        assert not list((tmp_path / "runtime").glob(".*.tmp")), "temp files left after reopen"
+    assert kills >= 30
+    assert len(seen_states) > 5, "the writer was not killed at varied moments"
+    assert mid_commit >= 1, "no kill landed inside a commit"

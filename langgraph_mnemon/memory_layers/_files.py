@@ -156,12 +156,14 @@ _queues_guard = threading.Lock()
 
 
 def _queue_for(path: Path) -> _FifoQueue:
-    key = os.path.realpath(path)
-    with _queues_guard:
-        queue = _queues.get(key)
-        if queue is None:
-            queue = _queues[key] = _FifoQueue()
-        return queue
+    # Keyed by the path as given: the kernel lock is what excludes; the queue only orders
+    # threads, so two spellings of one path cost fairness, never safety.
+    key = str(path)
+    queue = _queues.get(key)
+    if queue is None:
+        with _queues_guard:
+            queue = _queues.setdefault(key, _FifoQueue())
+    return queue
 
 
 def _reset_after_fork() -> None:
@@ -188,30 +190,71 @@ def locked(lock_path: Path, *, timeout: float, what: str) -> Iterator[None]:
             "another thread of this process is still writing, retry later"
         )
     try:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = _flock(lock_path, deadline)
+        if fd is None:
+            raise StorageError(
+                f"timed out after {timeout:g}s waiting for the {what} lock ({lock_path}); "
+                "another process is still writing, retry later"
+            )
         try:
-            _flock_until(fd, deadline, lock_path, timeout, what)
-            try:
-                yield
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
+            yield
         finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
     finally:
         queue.release()
 
 
-def _flock_until(fd: int, deadline: float, lock_path: Path, timeout: float, what: str) -> None:
-    delay = 0.0002
-    while True:
+def _flock(lock_path: Path, deadline: float) -> int | None:
+    """Take the kernel lock; return its descriptor, or ``None`` past ``deadline``."""
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return fd
+    except BlockingIOError:
+        pass
+    except BaseException:
+        os.close(fd)
+        raise
+    # Contended: wait in a blocking call so the kernel wakes us the moment the holder lets go
+    # (sleep-polling loses the race to the holder's next commit and starves). A helper thread
+    # makes the wait bounded; if we stop waiting first, it releases the lock it later gets.
+    waiter = _LockWaiter(fd)
+    threading.Thread(target=waiter.run, name="mnemon-flock", daemon=True).start()
+    return fd if waiter.wait(deadline - time.monotonic()) else None
+
+
+class _LockWaiter:
+    __slots__ = ("_acquired", "_cancelled", "_fd", "_guard")
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._guard = threading.Lock()
+        self._acquired = threading.Event()
+        self._cancelled = False
+
+    def run(self) -> None:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+        except OSError:
+            with self._guard:
+                self._cancelled = True
+            os.close(self._fd)
             return
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                raise StorageError(
-                    f"timed out after {timeout:g}s waiting for the {what} lock ({lock_path}); "
-                    "another process is still writing, retry later"
-                ) from None
-            time.sleep(delay)
-            delay = min(delay * 2, 0.005)
+        with self._guard:
+            if not self._cancelled:
+                self._acquired.set()
+                return
+        fcntl.flock(self._fd, fcntl.LOCK_UN)
+        os.close(self._fd)
+
+    def wait(self, timeout: float) -> bool:
+        if self._acquired.wait(max(timeout, 0)):
+            return True
+        with self._guard:
+            if self._acquired.is_set():
+                return True
+            if self._cancelled:  # the waiter failed and closed the descriptor
+                return False
+            self._cancelled = True  # the waiter thread now owns and closes the descriptor
+            return False

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -360,16 +360,85 @@ def _visible(entry: RuntimeEntry, branch: str | None) -> bool:
 # One memories.json file and its projections
 
 
-@dataclass(frozen=True, slots=True)
+class _Row(NamedTuple):
+    """An entry with its JSON renderings and size, computed once per entry object."""
+
+    entry: RuntimeEntry
+    pretty: str  # the entry as it sits in the 2-space-indented file
+    compact: str  # the entry in the compact form hashed for the revision
+    size: int  # UTF-8 bytes of the content
+    key: tuple[Any, ...]  # every stored field, to recognise the entry in a re-read file
+
+
+def _row(entry: RuntimeEntry) -> _Row:
+    data = entry.to_json()
+    # The C encoder only serves scalar dumps; indent= would fall back to the slow Python one.
+    fields = []
+    for key, value in data.items():
+        if isinstance(value, list):
+            items = ",\n".join(f"        {json.dumps(v, ensure_ascii=False)}" for v in value)
+            fields.append(f'      "{key}": [\n{items}\n      ]')
+        else:
+            fields.append(f'      "{key}": {json.dumps(value, ensure_ascii=False)}')
+    pretty = "    {\n" + ",\n".join(fields) + "\n    }"
+    compact = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    key = _raw_key(data)
+    return _Row(entry, pretty, compact, len(entry.content.encode()), key)
+
+
+def _raw_key(item: dict[str, Any]) -> tuple[Any, ...]:
+    branches = item.get("branches")
+    return (
+        item.get("content"),
+        item.get("created_at"),
+        item.get("updated_at"),
+        item.get("target"),
+        item.get("importance", "normal"),
+        tuple(branches) if isinstance(branches, list) else branches,
+        len(item),
+    )
+
+
+def _revision_of(rows: Iterable[_Row]) -> str:
+    body = f'{{"version":{_VERSION},"entries":[{",".join(r.compact for r in rows)}]}}'
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
 class _State:
-    entries: tuple[RuntimeEntry, ...]
+    """One file's committed entries, in file order."""
+
+    __slots__ = ("_bytes", "entries", "rows")
+
+    def __init__(self, rows: tuple[_Row, ...]) -> None:
+        self.rows = rows
+        self.entries = tuple(r.entry for r in rows)
+        self._bytes: dict[str, int] = {}
+
+    @classmethod
+    def derive(cls, base: _State, entries: Iterable[RuntimeEntry]) -> _State:
+        """A new state, reusing the renderings of entries carried over from ``base``."""
+        known = {id(r.entry): r for r in base.rows}
+        return cls(tuple(known.get(id(e)) or _row(e) for e in entries))
 
     def of(self, target: str) -> list[RuntimeEntry]:
         return [e for e in self.entries if e.target == target]
 
+    def rows_of(self, target: str) -> list[_Row]:
+        return [r for r in self.rows if r.entry.target == target]
+
+    def target_bytes(self, target: str) -> int:
+        """UTF-8 bytes of one target's projection body (cached per state)."""
+        cached = self._bytes.get(target)
+        if cached is None:
+            sizes = [r.size for r in self.rows if r.entry.target == target]
+            cached = self._bytes[target] = sum(sizes) + DELIMITER_BYTES * max(len(sizes) - 1, 0)
+        return cached
+
     def to_json_bytes(self) -> bytes:
-        data = {"version": _VERSION, "entries": [e.to_json() for e in self.entries]}
-        return (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode()
+        if not self.rows:
+            return b'{\n  "version": 1,\n  "entries": []\n}\n'
+        body = ",\n".join(r.pretty for r in self.rows)
+        return f'{{\n  "version": {_VERSION},\n  "entries": [\n{body}\n  ]\n}}\n'.encode()
 
 
 _EMPTY = _State(())
@@ -435,16 +504,24 @@ class _RuntimeFile:
                 f"runtime memories.json contains an invalid entry list: {where}. "
                 "mnemon will not overwrite it."
             )
-        entries = []
+        # Another process usually changed one entry: reuse what the last read already checked.
+        known = {r.key: r for r in self._cache[1].rows} if self._cache else {}
+        rows = []
         for index, item in enumerate(raw_entries):
             try:
-                entries.append(_entry_from_json(item))
-            except (InvalidInputError, ValueError, TypeError) as exc:
-                raise StorageError(
-                    f"runtime memories.json contains an invalid entry (#{index + 1}: {exc}): "
-                    f"{where}. Fix or remove that entry; mnemon will not overwrite the file."
-                ) from None
-        return _State(tuple(entries))
+                row = known.get(_raw_key(item)) if isinstance(item, dict) else None
+            except TypeError:  # an unhashable value: let validation explain it
+                row = None
+            if row is None:
+                try:
+                    row = _row(_entry_from_json(item))
+                except (InvalidInputError, ValueError, TypeError) as exc:
+                    raise StorageError(
+                        f"runtime memories.json contains an invalid entry (#{index + 1}: {exc}): "
+                        f"{where}. Fix or remove that entry; mnemon will not overwrite the file."
+                    ) from None
+            rows.append(row)
+        return _State(tuple(rows))
 
     def commit(
         self,
@@ -453,6 +530,10 @@ class _RuntimeFile:
         archive: Sequence[tuple[str, bytes]] = (),
     ) -> None:
         """Write projections for ``targets`` then the authority (the commit marker). Hold the lock.
+
+        Only the authority is fsynced (then the directory): projections are derived and are
+        rewritten from the authority on open if a power loss left them stale, so syncing them
+        would double the cost of a commit without protecting any data.
 
         ``archive`` lines are appended to ``archived/<name>`` before anything else, so a crash
         can leave an archived entry that is also still hot (a safe duplicate), never a lost one.
@@ -466,7 +547,7 @@ class _RuntimeFile:
             for target in targets:
                 path = self.projection_path(target)
                 body = render_projection([e.content for e in state.of(target)]).encode()
-                temps.append((write_temp(path, body), path))
+                temps.append((write_temp(path, body, fsync=False), path))
             temps.append((write_temp(self.authority, state.to_json_bytes()), self.authority))
             for tmp, path in temps:
                 os.replace(tmp, path)
@@ -525,7 +606,8 @@ def _entry_from_json(item: Any) -> RuntimeEntry:
         branches = validate_branches(item["branches"])
         if branches is None:
             raise InvalidInputError("branches must list 1 to 16 names when present")
-    return RuntimeEntry(
+    # Every field was checked above; skip a second validation pass on each load.
+    return RuntimeEntry.model_construct(
         content=content,
         created_at=item["created_at"],
         updated_at=item["updated_at"],
@@ -617,7 +699,7 @@ class RuntimeMemory:
     @property
     def revision(self) -> str:
         """SHA-256 of the committed state; changes iff the state changes."""
-        return self._revision_of(self._composite())
+        return _revision_of(self._composite_rows())
 
     def usage(self, target: RuntimeTarget) -> Usage:
         target = validate_target(target)
@@ -655,8 +737,9 @@ class RuntimeMemory:
         moment = now or self._clock()
         if branch is None:
             branch = current_git_branch(self.workspace)
-        entries = self._composite()
-        revision = self._revision_of(entries)
+        rows = self._composite_rows()
+        entries = [r.entry for r in rows]
+        revision = _revision_of(rows)
         hidden = sum(1 for e in entries if not _visible(e, branch))
         lines = ["MNEMON RUNTIME MEMORY SNAPSHOT", f"Revision: {revision}"]
         if branch is not None:
@@ -737,7 +820,7 @@ class RuntimeMemory:
         """Plan capacity maintenance for ``request`` against the committed state (no writes)."""
         request = self._checked(request)
         entries = self._files[request.target].read().of(request.target)
-        return self._plan(request, entries, self._revision_of(self._composite()))
+        return self._plan(request, entries, _revision_of(self._composite_rows()))
 
     def compact_and_mutate(
         self,
@@ -816,17 +899,14 @@ class RuntimeMemory:
             branches=list(request.branches) if request.branches is not None else None,
         )
 
-    def _composite(self) -> list[RuntimeEntry]:
+    def _composite_rows(self) -> list[_Row]:
         user_file, memory_file = self._files["user"], self._files["memory"]
         if user_file is memory_file:
-            return list(memory_file.read().entries)
-        return user_file.read().of("user") + memory_file.read().of("memory")
+            return list(memory_file.read().rows)
+        return user_file.read().rows_of("user") + memory_file.read().rows_of("memory")
 
-    @staticmethod
-    def _revision_of(entries: Sequence[RuntimeEntry]) -> str:
-        data = {"version": _VERSION, "entries": [e.to_json() for e in entries]}
-        encoded = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
-        return hashlib.sha256(encoded).hexdigest()
+    def _composite(self) -> list[RuntimeEntry]:
+        return [r.entry for r in self._composite_rows()]
 
     def _apply(self, request: RuntimeMutation, entries: list[RuntimeEntry]) -> _Applied:
         stamp = _now_iso(self._clock())
@@ -934,10 +1014,10 @@ class RuntimeMemory:
             entries = state.of(request.target)
             applied = self._apply(request, entries)
             limit = self._limits[request.target]
-            used = joined_bytes(e.content for e in entries)
-            projected = joined_bytes(e.content for e in applied.entries)
+            used = state.target_bytes(request.target)
+            projected = _projected_bytes(used, len(entries), applied)
             if applied.changed and _overflows(used, projected, limit):
-                plan = self._plan(request, entries, self._revision_of(self._composite()))
+                plan = self._plan(request, entries, _revision_of(self._composite_rows()))
                 raise CapacityError(
                     f"Would exceed {request.target} runtime memory capacity: {projected} bytes "
                     f"(current {used}, limit {limit}). Archive and compact runtime memory before "
@@ -976,7 +1056,7 @@ class RuntimeMemory:
         file = self._files[target]
         with file.lock():
             state = file.read()
-            if self._revision_of(self._composite()) != revision:
+            if _revision_of(self._composite_rows()) != revision:
                 raise ConflictError(
                     "runtime memory changed while archival was running; no compacted data was "
                     "applied. Plan again from the current revision.",
@@ -1099,19 +1179,17 @@ class RuntimeMemory:
         changed: bool,
         **fields: Any,
     ) -> RuntimeReceipt:
-        entries = self._files[target].read().of(target)
+        state = self._files[target].read()
+        entries = state.of(target)
         return RuntimeReceipt(
             status="committed",
             message=message,
             changed=changed,
-            revision=self._revision_of(self._composite()),
+            revision=_revision_of(self._composite_rows()),
             action=action,  # type: ignore[arg-type]
             target=target,
             entry_count=len(entries),
-            usage=Usage(
-                used=joined_bytes(e.content for e in entries),
-                limit=self._limits[target],
-            ),
+            usage=Usage(used=state.target_bytes(target), limit=self._limits[target]),
             **fields,
         )
 
@@ -1121,6 +1199,19 @@ _COMPACT_MESSAGES = {
     "replace": "Runtime memory compacted; entry replaced.",
     "remove": "Runtime memory compacted; entry removed.",
 }
+
+
+def _projected_bytes(used: int, count: int, applied: _Applied) -> int:
+    """Bytes after an add / replace / remove, from the one entry it changes."""
+    if not applied.changed:
+        return used
+    old = entry_bytes(applied.excluded.content) if applied.excluded is not None else 0
+    new = entry_bytes(applied.new_entry.content) if applied.new_entry is not None else 0
+    if applied.excluded is None:  # add
+        return used + new + (DELIMITER_BYTES if count else 0)
+    if applied.new_entry is None:  # remove
+        return used - old - (DELIMITER_BYTES if count > 1 else 0)
+    return used - old + new
 
 
 def _overflows(used: int, projected: int, limit: int) -> bool:
@@ -1145,17 +1236,18 @@ def _match(entries: Sequence[RuntimeEntry], old_text: str, target: str) -> int:
 
 def _with_target(state: _State, target: str, entries: list[RuntimeEntry]) -> _State:
     """Swap one target's entries wholesale, keeping the other target's entries."""
-    return _State((*(e for e in state.entries if e.target != target), *entries))
+    return _State.derive(state, (*(e for e in state.entries if e.target != target), *entries))
 
 
 def _apply_to_file(state: _State, applied: _Applied) -> _State:
     """Apply an add / replace / remove to the whole file, keeping every other entry in place."""
     if applied.excluded is None:  # add
         assert applied.new_entry is not None
-        return _State((*state.entries, applied.new_entry))
+        return _State((*state.rows, _row(applied.new_entry)))
     if applied.new_entry is None:  # remove
-        return _State(tuple(e for e in state.entries if e is not applied.excluded))
-    return _State(tuple(applied.new_entry if e is applied.excluded else e for e in state.entries))
+        return _State(tuple(r for r in state.rows if r.entry is not applied.excluded))
+    new = _row(applied.new_entry)
+    return _State(tuple(new if r.entry is applied.excluded else r for r in state.rows))
 
 
 def _checked_candidates(compacted: Any, target: str) -> list[CompactedEntry]:

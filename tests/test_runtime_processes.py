@@ -8,9 +8,13 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
+import pytest
+
+from langgraph_mnemon.errors import StorageError
 from langgraph_mnemon.memory_layers.runtime import DELIMITER, RuntimeMemory
 
 _WRITER = """
@@ -122,3 +126,69 @@ def test_writer_killed_at_random_moments(tmp_path: Path) -> None:
     assert kills >= 30
     assert len(seen_states) > 5, "the writer was not killed at varied moments"
     assert mid_commit >= 1, "no kill landed inside a commit"
+
+
+_HOLDER = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("locked", flush=True)
+time.sleep(60)
+"""
+
+
+def _hold_lock(tmp_path: Path) -> subprocess.Popen[str]:
+    (tmp_path / "runtime").mkdir(parents=True, exist_ok=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(tmp_path / "runtime" / ".memories.lock")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "locked"
+    return proc
+
+
+def test_lock_wait_is_bounded_and_a_killed_holder_frees_it(tmp_path: Path) -> None:
+    rm = RuntimeMemory(tmp_path, lock_timeout=0.3)
+    rm.add("memory", "before")
+    before = (tmp_path / "runtime" / "memories.json").read_bytes()
+    holder = _hold_lock(tmp_path)
+    try:
+        started = time.monotonic()
+        with pytest.raises(StorageError, match=r"timed out after 0\.3s waiting for the runtime"):
+            rm.add("memory", "blocked")
+        assert 0.25 < time.monotonic() - started < 5
+        assert (tmp_path / "runtime" / "memories.json").read_bytes() == before
+        # A process that dies holding the lock releases it at once: no stale-lock timeout.
+        slow = RuntimeMemory(tmp_path, lock_timeout=30)
+        started = time.monotonic()
+        os.kill(holder.pid, signal.SIGKILL)
+        assert slow.add("memory", "after the holder died").changed
+        assert time.monotonic() - started < 5
+    finally:
+        holder.kill()
+        holder.wait()
+    assert [e.content for e in rm.entries("memory")] == ["before", "after the holder died"]
+
+
+def test_threads_of_one_process_queue_fairly(tmp_path: Path) -> None:
+    shared = RuntimeMemory(tmp_path, memory_limit_bytes=1_048_576)
+    errors: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        own = RuntimeMemory(tmp_path, memory_limit_bytes=1_048_576) if n % 2 else shared
+        try:
+            for i in range(20):
+                own.add("memory", f"thread {n} item {i}")
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not errors
+    contents = [e.content for e in shared.entries("memory")]
+    assert sorted(contents) == sorted(f"thread {n} item {i}" for n in range(8) for i in range(20))

@@ -1065,51 +1065,15 @@ class RuntimeMemory:
             limit = self._limits[target]
             plan = self._plan(request, entries, revision) if request is not None else None
             pending = plan.pending if plan is not None else None
-            excluded = plan.excluded if plan is not None else None
-            seen: set[str] = set()
-            for cand in candidates:
-                if cand.content in seen:
-                    raise InvalidInputError("compacted runtime memory contains duplicate entries")
-                seen.add(cand.content)
-                if pending is not None and cand.content == pending.content:
-                    raise InvalidInputError(
-                        "compacted runtime memory duplicates the pending mutation"
-                    )
-                if excluded is not None and cand.content == excluded.content:
-                    raise InvalidInputError(
-                        "compacted runtime memory reintroduces the replaced or removed entry"
-                    )
-            budget = (
-                max_bytes
-                if max_bytes is not None
-                else (plan.budget if plan is not None else compaction_budget(limit))
-            )
-            kept = _pack(candidates, budget)
+            _reject_bad_candidates(candidates, plan)
+            if max_bytes is None:
+                max_bytes = plan.budget if plan is not None else compaction_budget(limit)
             stamp = _now_iso(self._clock())
-            by_content = {e.content: e for e in entries}
-            new_entries: list[RuntimeEntry] = []
-            for cand in kept:
-                existing = by_content.get(cand.content)
-                if existing is not None:
-                    # Unchanged text keeps its history and scope.
-                    new_entries.append(existing.model_copy(update={"importance": cand.importance}))
-                else:
-                    new_entries.append(
-                        RuntimeEntry(
-                            content=cand.content,
-                            created_at=stamp,
-                            updated_at=stamp,
-                            target=target,
-                            importance=cand.importance,
-                            branches=cand.branches,
-                        )
-                    )
+            new_entries = _materialise(_pack(candidates, max_bytes), entries, target, stamp)
             if pending is not None:
-                created = (
-                    excluded.created_at
-                    if (excluded is not None and request and request.action == "replace")
-                    else stamp
-                )
+                # A replaced entry keeps its creation time; an added one starts now.
+                replaced = request is not None and request.action == "replace"
+                created = plan.excluded.created_at if replaced and plan.excluded else stamp
                 new_entries.append(
                     RuntimeEntry(
                         content=pending.content,
@@ -1124,51 +1088,33 @@ class RuntimeMemory:
             if projected > limit:
                 raise CapacityError(
                     f"Would exceed {target} runtime memory capacity: {projected} bytes "
-                    f"(current {joined_bytes(e.content for e in entries)}, limit {limit}). "
-                    "The compacted entries do not leave room; compact further before retrying.",
+                    f"(current {state.target_bytes(target)}, limit {limit}). The compacted "
+                    "entries do not leave room; compact further before retrying.",
                     plan=plan,
                     code="runtime-capacity",
                 )
-            kept_contents = {e.content for e in new_entries}
+            kept = {e.content for e in new_entries}
             originals = plan.entries if plan is not None else tuple(entries)
-            left_out = tuple(e.content for e in originals if e.content not in kept_contents)
-            archive: list[tuple[str, bytes]] = []
-            if archive_left_out:
-                archive = [
-                    (
-                        f"{target}.jsonl",
-                        (
-                            json.dumps(
-                                {
-                                    "archived_at": stamp,
-                                    "revision": revision,
-                                    "entry": e.to_json(),
-                                },
-                                ensure_ascii=False,
-                            )
-                            + "\n"
-                        ).encode(),
-                    )
-                    for e in originals
-                    if e.content not in kept_contents
-                ]
+            left_out = [e for e in originals if e.content not in kept]
+            archive = (
+                [(f"{target}.jsonl", _archive_line(e, stamp, revision)) for e in left_out]
+                if archive_left_out
+                else []
+            )
             changed = [e.to_json() for e in new_entries] != [e.to_json() for e in entries]
             if changed:
                 file.commit(_with_target(state, target, new_entries), [target], archive)
+            fields: dict[str, Any] = {}
+            if pending is not None and request is not None and request.action == "add":
+                fields["added"] = pending.content
             return self._receipt(
                 request.action if request is not None else "compact",
                 target,
-                "Runtime memory compacted."
-                if request is None
-                else _COMPACT_MESSAGES[request.action],
+                _COMPACT_MESSAGES[request.action if request is not None else "compact"],
                 changed,
-                left_out=left_out,
+                left_out=tuple(e.content for e in left_out),
                 archived_locally=len(archive),
-                **(
-                    {"added": pending.content}
-                    if pending and request and request.action == "add"
-                    else {}
-                ),
+                **fields,
             )
 
     def _receipt(
@@ -1195,6 +1141,7 @@ class RuntimeMemory:
 
 
 _COMPACT_MESSAGES = {
+    "compact": "Runtime memory compacted.",
     "add": "Runtime memory compacted; entry added.",
     "replace": "Runtime memory compacted; entry replaced.",
     "remove": "Runtime memory compacted; entry removed.",
@@ -1271,6 +1218,53 @@ def _checked_candidates(compacted: Any, target: str) -> list[CompactedEntry]:
             )
         )
     return result
+
+
+def _reject_bad_candidates(
+    candidates: Sequence[CompactedEntry], plan: MaintenancePlan | None
+) -> None:
+    pending = plan.pending.content if plan is not None and plan.pending else None
+    excluded = plan.excluded.content if plan is not None and plan.excluded else None
+    seen: set[str] = set()
+    for cand in candidates:
+        if cand.content in seen:
+            raise InvalidInputError("compacted runtime memory contains duplicate entries")
+        seen.add(cand.content)
+        if cand.content == pending:
+            raise InvalidInputError("compacted runtime memory duplicates the pending mutation")
+        if cand.content == excluded:
+            raise InvalidInputError(
+                "compacted runtime memory reintroduces the replaced or removed entry"
+            )
+
+
+def _materialise(
+    kept: Sequence[CompactedEntry], entries: Sequence[RuntimeEntry], target: str, stamp: str
+) -> list[RuntimeEntry]:
+    """Entries for the kept candidates; unchanged text keeps its history and scope."""
+    by_content = {e.content: e for e in entries}
+    result = []
+    for cand in kept:
+        existing = by_content.get(cand.content)
+        if existing is not None:
+            result.append(existing.model_copy(update={"importance": cand.importance}))
+        else:
+            result.append(
+                RuntimeEntry(
+                    content=cand.content,
+                    created_at=stamp,
+                    updated_at=stamp,
+                    target=target,  # type: ignore[arg-type]
+                    importance=cand.importance,
+                    branches=cand.branches,
+                )
+            )
+    return result
+
+
+def _archive_line(entry: RuntimeEntry, stamp: str, revision: str) -> bytes:
+    record = {"archived_at": stamp, "revision": revision, "entry": entry.to_json()}
+    return (json.dumps(record, ensure_ascii=False) + "\n").encode()
 
 
 def _pack(candidates: Sequence[CompactedEntry], budget: int) -> list[CompactedEntry]:

@@ -1,0 +1,342 @@
+"""Deterministic activity scoring, dirty admission and idle-review timing.
+
+Completed turns accumulate four signals per thread; when the score reaches 5 and the structural
+admission check passes, an idle review may run after the thread has been quiet for a while.
+Nothing here calls a model: a turn that is eligible but ordinary starts no background work.
+
+Example:
+    >>> gate = ReviewGate(ReviewSettings(), clock=lambda: 0.0)
+    >>> gate.record_turn("t1", TurnActivity(user_text="Please remember: deploys go via CI.",
+    ...                                     tool_calls=("shell", "read", "grep")))
+    >>> gate.on_turn_end("t1")  # seconds until the review may run, or None
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from langgraph_mnemon.errors import InvalidInputError
+
+__all__ = [
+    "ELIGIBLE_SCORE",
+    "ActivityScore",
+    "ReviewDecision",
+    "ReviewGate",
+    "ReviewSettings",
+    "ThreadActivity",
+    "TurnActivity",
+    "activity_score",
+    "is_explicit_save",
+    "is_no_memory",
+]
+
+ELIGIBLE_SCORE = 5
+ADMIT_USER_CHARS = 320
+ADMIT_ASSISTANT_CHARS = 600
+MEMORY_TOOL_PREFIX = "mnemon_"
+
+# "remember", or a save-like verb with "memory" within 32 characters; Chinese save phrasings.
+_EXPLICIT = re.compile(
+    r"\bremember\b"
+    r"|\b(?:save|store|write|record|persist)\b.{0,32}?\bmemor(?:y|ies)\b"
+    r"|记住|记下来|保存到记忆|写入记忆|长期记录",
+    re.IGNORECASE | re.DOTALL,
+)
+# Negated forms: the user explicitly asks for no memory maintenance this turn.
+_NO_MEMORY = re.compile(
+    r"\b(?:do\s+not|don'?t|never|no\s+need\s+to)\s+(?:(?:proactively|automatically)\s+)?"
+    r"(?:remember\b|(?:save|store|write|record|persist|update|keep)\b.{0,32}?\bmemor(?:y|ies)\b)"
+    r"|\bno\s+memory\s+(?:writes?|maintenance|updates?)\b"
+    r"|(?:不要|不必|无需|请勿|禁止|别)[^。！？!?\n]{0,6}?"
+    r"(?:记住|记忆|(?:保存|写入|记录|更新|维护|持久化)[^。！？!?\n]{0,6}?记忆)",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def is_explicit_save(text: str) -> bool:
+    """True when ``text`` asks to remember or save something to memory (English or Chinese)."""
+    return bool(_EXPLICIT.search(text))
+
+
+def is_no_memory(text: str) -> bool:
+    """True when ``text`` explicitly asks for no memory writes or maintenance."""
+    return bool(_NO_MEMORY.search(text))
+
+
+class TurnActivity(BaseModel):
+    """What one completed turn showed: live-user text, assistant text and finished tool calls."""
+
+    model_config = ConfigDict(frozen=True)
+
+    user_text: str = ""
+    assistant_chars: int = Field(0, ge=0)
+    tool_calls: tuple[str, ...] = Field(
+        (), description="Names of the tool calls that completed with a result in this turn."
+    )
+
+    @property
+    def user_chars(self) -> int:
+        return len(self.user_text)
+
+    @property
+    def explicit_save(self) -> bool:
+        return is_explicit_save(self.user_text)
+
+    @property
+    def no_memory(self) -> bool:
+        return is_no_memory(self.user_text)
+
+    @property
+    def did_work(self) -> bool:
+        """A completed tool call that is not one of this plugin's own memory tools."""
+        return any(not name.startswith(MEMORY_TOOL_PREFIX) for name in self.tool_calls)
+
+
+class ActivityScore(BaseModel):
+    """The score and its four parts."""
+
+    model_config = ConfigDict(frozen=True)
+
+    user_chars: int
+    turns: int
+    tool_results: int
+    unique_tools: int
+    score: int
+
+    @property
+    def eligible(self) -> bool:
+        return self.score >= ELIGIBLE_SCORE
+
+
+def activity_score(user_chars: int, turns: int, tool_results: int, unique_tools: int) -> int:
+    """``min(⌊chars/50⌋, 3) + turns + min(⌊results/5⌋, 2) + diversity``.
+
+    Diversity is 0 below 3 distinct tools, 1 at 3 and 2 from 4 on.
+    """
+    for name, value in (
+        ("user_chars", user_chars),
+        ("turns", turns),
+        ("tool_results", tool_results),
+        ("unique_tools", unique_tools),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise InvalidInputError(f"{name} must be a non-negative integer (got {value!r})")
+    diversity = 0 if unique_tools < 3 else min(unique_tools - 2, 2)
+    return min(user_chars // 50, 3) + turns + min(tool_results // 5, 2) + diversity
+
+
+@dataclass
+class ThreadActivity:
+    """Activity accumulated over the completed turns of one thread since the last review."""
+
+    turns: list[TurnActivity] = field(default_factory=list)
+
+    def add(self, turn: TurnActivity) -> None:
+        if not isinstance(turn, TurnActivity):
+            raise InvalidInputError("add() takes a TurnActivity")
+        self.turns.append(turn)
+
+    def clear(self) -> None:
+        self.turns.clear()
+
+    def score(self) -> ActivityScore:
+        user_chars = sum(t.user_chars for t in self.turns)
+        results = sum(len(t.tool_calls) for t in self.turns)
+        unique = len({name for t in self.turns for name in t.tool_calls})
+        return ActivityScore(
+            user_chars=user_chars,
+            turns=len(self.turns),
+            tool_results=results,
+            unique_tools=unique,
+            score=activity_score(user_chars, len(self.turns), results, unique),
+        )
+
+    def admitted(self) -> bool:
+        """Structural dirty admission; no model involved.
+
+        The current (last) turn vetoes with an explicit no-memory request. Otherwise an explicit
+        save request, 320+ user characters, 600+ assistant characters over turns that did not
+        opt out, or any completed work with a non-memory tool lets a review start.
+        """
+        if not self.turns or self.turns[-1].no_memory:
+            return False
+        counted = [t for t in self.turns if not t.no_memory]
+        return (
+            any(t.explicit_save for t in counted)
+            or sum(t.user_chars for t in counted) >= ADMIT_USER_CHARS
+            or sum(t.assistant_chars for t in counted) >= ADMIT_ASSISTANT_CHARS
+            or any(t.did_work for t in counted)
+        )
+
+
+class ReviewSettings(BaseModel):
+    """The switches and timings the review gate honours (from ``MnemonConfig``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    enabled: bool = True
+    lifecycle_enabled: bool = True
+    write_enabled: bool = True
+    writeback_mode: str = "guided"
+    strategy: str = "layered"
+    delay_seconds: float = Field(30.0, ge=0)
+    min_interval_seconds: float = Field(300.0, ge=0)
+    max_per_thread: int = Field(20, ge=0)
+
+    @property
+    def active(self) -> bool:
+        """Review runs only under the Layered strategy with writes and writeback on."""
+        return (
+            self.enabled
+            and self.lifecycle_enabled
+            and self.write_enabled
+            and self.writeback_mode == "guided"
+            and self.strategy == "layered"
+            and self.max_per_thread > 0
+        )
+
+    @classmethod
+    def from_config(cls, config: object) -> ReviewSettings:
+        """Read the relevant keys of a ``MnemonConfig``."""
+        idle = config.idle_review  # type: ignore[attr-defined]
+        return cls(
+            enabled=idle.enabled,
+            lifecycle_enabled=config.lifecycle_enabled,  # type: ignore[attr-defined]
+            write_enabled=config.write_enabled,  # type: ignore[attr-defined]
+            writeback_mode=config.writeback_mode,  # type: ignore[attr-defined]
+            strategy=config.strategy,  # type: ignore[attr-defined]
+            delay_seconds=idle.delay_ms / 1000,
+            min_interval_seconds=idle.min_interval_ms / 1000,
+            max_per_thread=idle.max_per_thread,
+        )
+
+
+class ReviewDecision(BaseModel):
+    """What the scheduler should do when a review timer fires."""
+
+    model_config = ConfigDict(frozen=True)
+
+    action: str = Field(description="run | reschedule | drop")
+    delay_seconds: float | None = None
+    reason: str = ""
+
+
+@dataclass
+class _ThreadState:
+    activity: ThreadActivity = field(default_factory=ThreadActivity)
+    attempts: int = 0
+    last_attempt_at: float | None = None
+    armed: bool = False
+    running: bool = False
+    generation: int = 0  # bumped by every new turn: a stale timer or review knows it is stale
+
+
+class ReviewGate:
+    """Per-thread idle-review bookkeeping; a scheduler (asyncio, LangGraph server) drives it.
+
+    The scheduler calls :meth:`record_turn` and :meth:`on_turn_end` when a turn completes,
+    :meth:`on_turn_start` when a new one begins (cancelling a pending timer or a running review),
+    :meth:`on_fire` when its timer goes off, and :meth:`on_review_finished` afterwards.
+    ``clock`` returns monotonic seconds.
+    """
+
+    def __init__(self, settings: ReviewSettings, *, clock: Callable[[], float] | None = None):
+        if not isinstance(settings, ReviewSettings):
+            raise InvalidInputError("ReviewGate takes ReviewSettings")
+        self.settings = settings
+        self._clock = clock or time.monotonic
+        self._threads: dict[str, _ThreadState] = {}
+
+    def _state(self, thread_id: str) -> _ThreadState:
+        if not isinstance(thread_id, str) or not thread_id:
+            raise InvalidInputError("thread_id must be a non-empty string")
+        return self._threads.setdefault(thread_id, _ThreadState())
+
+    def activity(self, thread_id: str) -> ThreadActivity:
+        return self._state(thread_id).activity
+
+    def attempts(self, thread_id: str) -> int:
+        return self._state(thread_id).attempts
+
+    def generation(self, thread_id: str) -> int:
+        return self._state(thread_id).generation
+
+    def record_turn(self, thread_id: str, turn: TurnActivity) -> None:
+        """Add a completed turn's activity to the thread."""
+        self._state(thread_id).activity.add(turn)
+
+    def on_turn_start(self, thread_id: str) -> bool:
+        """A new turn began: cancel the timer and any running review; keep the activity.
+
+        Returns True when something was cancelled.
+        """
+        state = self._state(thread_id)
+        cancelled = state.armed or state.running
+        state.armed = False
+        state.generation += 1
+        if state.running:
+            state.running = False
+            state.attempts += 1  # an aborted review still counts as an attempt
+            state.last_attempt_at = self._clock()
+        return cancelled
+
+    def on_turn_end(self, thread_id: str) -> float | None:
+        """Seconds until a review may run, or None when none should be scheduled."""
+        state = self._state(thread_id)
+        state.armed = False
+        if not self._wanted(state):
+            return None
+        state.armed = True
+        return self._delay(state)
+
+    def on_fire(self, thread_id: str, generation: int, *, idle: bool = True) -> ReviewDecision:
+        """Re-check everything when the timer fires; ``generation`` is the one it was armed at."""
+        state = self._state(thread_id)
+        if generation != state.generation or not state.armed:
+            return ReviewDecision(action="drop", reason="a newer turn superseded this timer")
+        state.armed = False
+        if not idle:
+            return ReviewDecision(action="drop", reason="the agent is not idle")
+        if not self._wanted(state):
+            return ReviewDecision(action="drop", reason="no longer eligible or admitted")
+        if state.last_attempt_at is not None:
+            wait = state.last_attempt_at + self.settings.min_interval_seconds - self._clock()
+            if wait > 0:
+                state.armed = True
+                return ReviewDecision(
+                    action="reschedule", delay_seconds=wait, reason="minimum interval"
+                )
+        state.running = True
+        state.attempts += 1
+        state.last_attempt_at = self._clock()
+        return ReviewDecision(action="run")
+
+    def on_review_finished(self, thread_id: str, generation: int, *, success: bool) -> None:
+        """Success (a skip included) clears the activity; failure keeps it for later."""
+        state = self._state(thread_id)
+        if generation != state.generation or not state.running:
+            return  # a new turn already aborted this review
+        state.running = False
+        if success:
+            state.activity.clear()
+
+    def _wanted(self, state: _ThreadState) -> bool:
+        return (
+            self.settings.active
+            and state.attempts < self.settings.max_per_thread
+            and state.activity.score().eligible
+            and state.activity.admitted()
+        )
+
+    def _delay(self, state: _ThreadState) -> float:
+        delay = self.settings.delay_seconds
+        if state.last_attempt_at is not None:
+            delay = max(
+                delay, state.last_attempt_at + self.settings.min_interval_seconds - self._clock()
+            )
+        return max(delay, 0.0)

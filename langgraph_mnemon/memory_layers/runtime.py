@@ -814,6 +814,10 @@ class RuntimeMemory:
         """Remove the entry matching ``old_text`` (exact match first, then unique substring)."""
         return self._mutate(self._request("remove", target, old_text=old_text))
 
+    def apply(self, request: RuntimeMutation) -> RuntimeReceipt:
+        """Run a :class:`RuntimeMutation` (the form graphs and tools pass around)."""
+        return self._mutate(self._checked(request))
+
     # -- maintenance primitives (host-only) ---------------------------------------------------
 
     def plan_maintenance(self, request: RuntimeMutation) -> MaintenancePlan:

@@ -7,8 +7,21 @@ Example:
     'Entry added.'
 """
 
+from typing import TYPE_CHECKING, Any
+
 from langgraph_mnemon.config import MnemonConfig
 from langgraph_mnemon.host import Mnemon
 
-__all__ = ["Mnemon", "MnemonConfig", "__version__"]
+if TYPE_CHECKING:  # issue 5: the savers import LangGraph, so they load on first access
+    from langgraph_mnemon.checkpointers import AsyncMnemosSaver, MnemosSaver
+
+__all__ = ["AsyncMnemosSaver", "Mnemon", "MnemonConfig", "MnemosSaver", "__version__"]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:  # issue 5: lazy MnemosSaver / AsyncMnemosSaver
+    if name in ("MnemosSaver", "AsyncMnemosSaver"):
+        from langgraph_mnemon import checkpointers
+
+        return getattr(checkpointers, name)
+    raise AttributeError(f"module 'langgraph_mnemon' has no attribute {name!r}")

@@ -36,12 +36,14 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from .errors import InvalidInputError
 
 __all__ = [
+    "ChromaConfig",
     "DocumentsConfig",
     "EmbeddingConfig",
     "IdleReviewConfig",
     "LayerConfig",
     "LayersConfig",
     "MnemonConfig",
+    "MnemosConfig",
     "ParticipationConfig",
     "PersistenceRulesConfig",
     "PersistenceStrategyConfig",
@@ -75,9 +77,15 @@ class DocumentsConfig(_Section):
 
 
 class EmbeddingConfig(_Section):
-    """Dense embeddings for Memory Spaces. Disabled by default; ``offline`` needs no network."""
+    """Dense embeddings for Memory Spaces (issue 4).
 
-    enabled: bool = False
+    On by default with the offline embedder (WordLlama weights shipped in its wheel, no network
+    at run time). ``protocol="auto"`` means offline unless ``endpoint`` is set, in which case an
+    endpoint ending in ``/v1`` speaks the OpenAI protocol and any other the Ollama one.
+    ``enabled=false`` gives keyword-only native search.
+    """
+
+    enabled: bool = True
     protocol: Literal["auto", "offline", "ollama", "openai"] = "auto"
     endpoint: str = "http://localhost:11434"
     model: str = "nomic-embed-text"
@@ -164,6 +172,67 @@ class PersistenceStrategyConfig(_Section):
     rules: PersistenceRulesConfig = Field(default_factory=PersistenceRulesConfig)
 
 
+# --- Mnemos task memory (issue 5) -------------------------------------------------------------
+class MnemosConfig(_Section):
+    """Mnemos task memory: fatigue model, consolidation, checkpoints, SQLite tuning."""
+
+    context_window_tokens: int = Field(
+        200_000, ge=1_000, le=10_000_000, description="Model context window for token use."
+    )
+    chars_per_token: float = Field(
+        4.0, ge=1.0, le=16.0, description="Estimate when a model reports no usage_metadata."
+    )
+    signal_window: int = Field(30, ge=5, le=1_000, description="Tool calls fatigue looks at.")
+    scatter_min_sample: int = Field(5, ge=1, le=1_000)
+    reread_min_reads: int = Field(3, ge=2, le=1_000)
+    read_only_tools: list[str] = Field(
+        default_factory=list, description="Extra tool names that only read (re-read ratio)."
+    )
+    checkpoint_cooldown_seconds: float = Field(120.0, ge=0, le=86_400)
+    checkpoint_keep: int = Field(
+        100, ge=1, le=100_000, description="Native CheckpointNodes kept per task (newest)."
+    )
+    decay_factor: float = Field(0.95, gt=0, lt=1)
+    compress_batch: int = Field(3, ge=0, le=100)
+    evict_weight_below: float = Field(0.2, gt=0, le=1)
+    evict_max_accesses: int = Field(3, ge=1, le=1_000)
+    checkpoint_results: int = Field(20, ge=1, le=500)
+    git_state: bool = Field(True, description="Record git branch and changed files.")
+    git_timeout_seconds: float = Field(5.0, gt=0, le=60)
+    state_key: str = Field(
+        "mnemos", min_length=1, max_length=128, description="Graph state key of Mnemos state."
+    )
+    task_id_key: str = Field(
+        "mnemos_task_id",
+        min_length=1,
+        max_length=128,
+        description="config['configurable'] key naming the task (default: the thread id).",
+    )
+    sqlite_synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = "NORMAL"
+    sqlite_busy_timeout_ms: int = Field(5_000, ge=0, le=600_000)
+
+
+# --- end Mnemos task memory ------------------------------------------------------------------
+
+
+# --- Memory Spaces (issue 4) -------------------------------------------------------------------
+class ChromaConfig(_Section):
+    """The ``chroma`` Memory Space provider: a local folder by default, a server when ``host``
+    is set (``chroma run --path DIR --port 8000``)."""
+
+    enabled: bool = Field(True, description="Register the chroma provider (needs chromadb).")
+    path: Path | None = Field(None, description="Local folder; default <root>/chroma.")
+    host: str | None = Field(None, min_length=1, max_length=253, description="Server host.")
+    port: int = Field(8000, ge=1, le=65535)
+    ssl: bool = False
+    token: SecretStr | None = Field(None, description="Server token (x-chroma-token header).")
+    tenant: str = Field("default_tenant", min_length=1, max_length=128)
+    database: str = Field("default_database", min_length=1, max_length=128)
+
+
+# --- end Memory Spaces -----------------------------------------------------------------------
+
+
 class MnemonConfig(BaseSettings):
     """Every switch and limit of langgraph-mnemon.
 
@@ -214,6 +283,8 @@ class MnemonConfig(BaseSettings):
     persistence_strategy: PersistenceStrategyConfig = Field(
         default_factory=PersistenceStrategyConfig
     )
+    mnemos: MnemosConfig = Field(default_factory=MnemosConfig)  # issue 5: Mnemos task memory
+    chroma: ChromaConfig = Field(default_factory=ChromaConfig)  # issue 4: Memory Spaces
 
     def __init__(self, **values: Any) -> None:
         try:

@@ -94,6 +94,14 @@ class ReadOnlyError(MnemonError):
 
     code = "read-only"
 
+    @classmethod
+    def writes_disabled(cls, what: str) -> ReadOnlyError:
+        """The error every layer raises for a mutation while ``write_enabled`` is false."""
+        return cls(
+            "langgraph-mnemon is configured read-only (write_enabled: false); "
+            f"enable writes to change {what}"
+        )
+
 
 class ProviderError(MnemonError):
     """A Memory Space provider failed or does not support the requested operation."""

@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import BaseModel, ConfigDict
 
 from langgraph_mnemon.config import MnemonConfig
 from langgraph_mnemon.contracts import Usage
 from langgraph_mnemon.errors import InvalidInputError
+from langgraph_mnemon.memory_layers.documents import Documents  # documents (issue 3)
+from langgraph_mnemon.memory_layers.mnemos import Database, Mnemos  # Mnemos (issue 5)
+from langgraph_mnemon.memory_layers.mnemos.db import create_engine, ensure_sqlite_directory
 from langgraph_mnemon.memory_layers.runtime import RuntimeMemory
+from langgraph_mnemon.memory_layers.spaces import MemorySpaces  # Memory Spaces (issue 4)
 
-__all__ = ["Mnemon", "RuntimeStatus", "Status"]
+if TYPE_CHECKING:  # Mnemos checkpointers import LangGraph; loaded on first use (issue 5)
+    from langgraph.checkpoint.serde.base import SerializerProtocol
+
+    from langgraph_mnemon.checkpointers import AsyncMnemosSaver, MnemosSaver
+
+__all__ = ["DocumentsStatus", "Mnemon", "RuntimeStatus", "SpacesOverview", "Status"]
 
 
 class RuntimeStatus(BaseModel):
@@ -29,6 +39,28 @@ class RuntimeStatus(BaseModel):
     locally_archived: int
 
 
+class DocumentsStatus(BaseModel):
+    """Documents at a glance: counts and the active byte budget (rendered UTF-8 bytes)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    revision: str
+    active: int
+    archived: int
+    active_bytes: Usage
+
+
+class SpacesOverview(BaseModel):
+    """Memory Spaces at a glance (catalog only; providers are not probed)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    total: int
+    active: int
+    providers: list[str]
+    provider_disabled: int
+
+
 class Status(BaseModel):
     """What ``mnemon status`` shows: where data lives and how full each tier is."""
 
@@ -39,6 +71,8 @@ class Status(BaseModel):
     write_enabled: bool
     strategy: str
     runtime: RuntimeStatus
+    documents: DocumentsStatus
+    spaces: SpacesOverview | None = None  # Memory Spaces (issue 4)
 
 
 class Mnemon:
@@ -69,6 +103,18 @@ class Mnemon:
             memory_limit_bytes=cfg.runtime.memory_limit_bytes,
             workspace=cfg.workspace_path,
             lock_timeout=cfg.runtime.lock_timeout_seconds,
+            write_enabled=cfg.write_enabled,
+        )
+        self._database: Database | None = None  # Mnemos (issue 5), opened on first use
+        self._mnemos: Mnemos | None = None
+        self._spaces: MemorySpaces | None = None  # Memory Spaces (issue 4), built on first use
+        self.documents = Documents(
+            self.root,
+            workspace=cfg.workspace_path,
+            body_limit_bytes=cfg.documents.body_limit_bytes,
+            active_limit_bytes=cfg.documents.active_limit_bytes,
+            lock_timeout=cfg.runtime.lock_timeout_seconds,
+            write_enabled=cfg.write_enabled,
         )
 
     @classmethod
@@ -99,10 +145,154 @@ class Mnemon:
                 memory_entries=len(runtime.entries("memory")),
                 locally_archived=len(runtime.archived("memory")) + len(runtime.archived("user")),
             ),
+            documents=DocumentsStatus(
+                revision=self.documents.revision,
+                active=len(self.documents.list("active")),
+                archived=len(self.documents.list("archived")),
+                active_bytes=self.documents.usage(),
+            ),
+            spaces=self._spaces_overview(),
         )
+
+    # --- Mnemos task memory and checkpointer (issue 5) ----------------------------------------
+
+    @property
+    def database(self) -> Database:
+        """The shared SQL database (``config.resolved_database_url``), opened on first use."""
+        if self._database is None:
+            url = self.config.resolved_database_url
+            ensure_sqlite_directory(url)
+            opts = self.config.mnemos
+            engine = create_engine(
+                url,
+                busy_timeout_ms=opts.sqlite_busy_timeout_ms,
+                sqlite_synchronous=opts.sqlite_synchronous,
+            )
+            self._database = Database(engine, owns_engine=True)
+        return self._database
+
+    @property
+    def mnemos(self) -> Mnemos:
+        """Mnemos task memory: nodes, fatigue, consolidation, checkpoints, resume."""
+        if self._mnemos is None:
+            self._mnemos = Mnemos(
+                self.database, self.config.mnemos, workspace=self.config.workspace_path
+            )
+        return self._mnemos
+
+    def checkpointer(self, *, serde: SerializerProtocol | None = None) -> MnemosSaver:
+        """A ready ``MnemosSaver`` on the shared database (schema set up).
+
+        It shares this host's engine: ``close()`` disposes it. Pass ``serde`` for an
+        ``EncryptedSerializer`` or a custom serializer.
+        """
+        from langgraph_mnemon.checkpointers import MnemosSaver
+
+        saver = MnemosSaver(self.database, serde=serde, config=self.config.mnemos)
+        saver.setup()
+        return saver
+
+    def acheckpointer(
+        self, *, serde: SerializerProtocol | None = None
+    ) -> AbstractAsyncContextManager[AsyncMnemosSaver]:
+        """An async context manager yielding an ``AsyncMnemosSaver`` on the shared database.
+
+        Enter it inside the event loop that runs the graph; it opens its own engine (psycopg
+        async on PostgreSQL; on SQLite a pool whose transactions run on worker threads), sets the
+        schema up and disposes the engine on exit. No method blocks the event loop::
+
+            async with mem.acheckpointer() as saver:
+                graph = builder.compile(checkpointer=saver)
+                await graph.ainvoke(inputs, config)
+
+        ``mem.acheckpointer`` itself fits ``langgraph.json`` ``checkpointer.path``.
+        """
+        from langgraph_mnemon.checkpointers import AsyncMnemosSaver
+
+        return AsyncMnemosSaver.from_conn_string(
+            self.config.resolved_database_url, serde=serde, config=self.config.mnemos
+        )
+
+    # --- end Mnemos -------------------------------------------------------------------------
+
+    # --- Memory Spaces (issue 4) --------------------------------------------------------------
+
+    @property
+    def spaces(self) -> MemorySpaces:
+        """Memory Spaces: catalog, federated search, remember / related / link / forget.
+
+        Providers: ``mnemos`` (native, on the shared database, with the configured embedder)
+        and ``chroma`` (when ``chroma.enabled`` and chromadb is installed). Add any LangGraph
+        ``BaseStore`` with ``mem.spaces.register_provider(StoreProvider(store))``.
+        """
+        if self._spaces is None:
+            from langgraph_mnemon.adapters.embeddings import WordLlamaEmbedder, build_embedder
+            from langgraph_mnemon.adapters.providers.mnemos import MnemosProvider
+
+            cfg = self.config
+            embedder = build_embedder(cfg.embedding)
+            providers: list[Any] = [MnemosProvider(self.database, embedder=embedder)]
+            if cfg.chroma.enabled:
+                try:
+                    from langgraph_mnemon.adapters.providers.chroma import ChromaProvider
+                except ImportError:  # chromadb not installed: the provider is simply absent
+                    pass
+                else:
+                    token = cfg.chroma.token.get_secret_value() if cfg.chroma.token else None
+                    providers.append(
+                        ChromaProvider(
+                            embedder if embedder is not None else WordLlamaEmbedder,
+                            path=cfg.chroma.path or self.root / "chroma",
+                            host=cfg.chroma.host,
+                            port=cfg.chroma.port,
+                            ssl=cfg.chroma.ssl,
+                            token=token,
+                            tenant=cfg.chroma.tenant,
+                            database=cfg.chroma.database,
+                        )
+                    )
+            quality = cfg.recall_quality
+            from langgraph_mnemon.memory_layers.recall import QualitySettings
+
+            self._spaces = MemorySpaces(
+                self.database,
+                root=self.root,
+                providers=providers,
+                quality=QualitySettings(
+                    low_score_threshold=quality.low_score_threshold,
+                    high_score_threshold=quality.high_score_threshold,
+                    max_medium_results=quality.max_medium_results,
+                    max_unknown_results=quality.max_unknown_results,
+                ),
+                policy=quality.policy,
+                candidate_multiplier=quality.candidate_multiplier,
+                default_limit=cfg.default_recall_limit,
+                timeout_ms=cfg.timeout_ms,
+                write_enabled=cfg.write_enabled,
+                default_provider_id=cfg.persistence_strategy.provider_id,
+                local_only=cfg.persistence_strategy.rules.data_boundary == "local-only",
+                lock_timeout=cfg.runtime.lock_timeout_seconds,
+            )
+        return self._spaces
+
+    def _spaces_overview(self) -> SpacesOverview:
+        summary = self.spaces.status(probe=False)
+        return SpacesOverview(
+            total=summary.total,
+            active=summary.active,
+            providers=sorted(self.spaces.providers),
+            provider_disabled=summary.provider_disabled,
+        )
+
+    # --- end Memory Spaces --------------------------------------------------------------------
 
     def close(self) -> None:
         """Release resources held by the layers (database engines, clients)."""
+        if self._spaces is not None:  # Memory Spaces (issue 4)
+            self._spaces.close()
+            self._spaces = None
+        if self._database is not None:  # Mnemos (issue 5)
+            self._database.dispose()
 
     def __enter__(self) -> Self:
         return self

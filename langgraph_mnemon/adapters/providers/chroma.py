@@ -1,0 +1,494 @@
+"""The ``chroma`` provider: one Chroma collection per Memory Space.
+
+The client is a ``PersistentClient`` under ``<root>/chroma`` by default, or an ``HttpClient``
+when a host is configured (``chroma.host`` / ``chroma.port``). Every collection uses
+:class:`MnemonEmbeddingFunction`, registered with Chroma under the name ``mnemon`` — never
+Chroma's default embedding function, which downloads a model at first use. Collections use
+cosine distance; a distance ``d`` is reported as the normalised relevance ``max(0, 1 - d)``.
+Forget is a hard delete. Chroma's client is synchronous, so every call runs in a worker thread
+(``asyncio.to_thread``) and never blocks the event loop.
+
+Modes: ``smart`` and ``basic`` rank by vector similarity; ``keyword`` keeps only documents that
+contain a query word and ranks them by similarity.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
+from chromadb.utils.embedding_functions import register_embedding_function
+
+from langgraph_mnemon.adapters.embeddings import (
+    HashingEmbedder,
+    SentenceTransformerEmbedder,
+    WordLlamaEmbedder,
+)
+from langgraph_mnemon.adapters.providers.base import BaseProvider
+from langgraph_mnemon.errors import InvalidInputError, NotFoundError, ProviderError
+from langgraph_mnemon.memory_layers.space_models import (
+    BrowseRequest,
+    Capabilities,
+    DiscoveredSpace,
+    Embedder,
+    Insight,
+    ProviderDescriptor,
+    ProviderSearchRequest,
+    ProviderSearchResult,
+    ProviderStatus,
+    RememberItem,
+    SpaceBinding,
+)
+
+__all__ = ["ChromaProvider", "MnemonEmbeddingFunction", "collection_name"]
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]$")
+_WORD = re.compile(r"[^\W_]{2,}")
+_META_PREFIX = "m:"
+
+
+def collection_name(space_id: str) -> str:
+    """The default collection of a space: ``mnemon-<space id>`` made Chroma-safe."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "-", space_id).strip("._-") or "space"
+    return f"mnemon-{safe}"[:512]
+
+
+def _embedder_from_config(config: Mapping[str, Any]) -> Embedder:
+    kind = config.get("kind")
+    if kind == "hashing":
+        return HashingEmbedder(int(config.get("dim", 512)))
+    if kind == "wordllama":
+        return WordLlamaEmbedder(int(config.get("dim", 256)))
+    if kind == "minilm":
+        return SentenceTransformerEmbedder()
+    raise ValueError(
+        f"collection embedding {config.get('model_id')!r} cannot be rebuilt from its config; "
+        "open the collection through langgraph-mnemon with the same embedder"
+    )
+
+
+@register_embedding_function
+class MnemonEmbeddingFunction(EmbeddingFunction[Documents]):
+    """A Chroma embedding function over a langgraph-mnemon :class:`Embedder`."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        if not isinstance(embedder, Embedder):
+            raise InvalidInputError("MnemonEmbeddingFunction needs an Embedder")
+        self.embedder = embedder
+
+    def __call__(self, input: Documents) -> Embeddings:
+        import numpy as np
+
+        return [np.asarray(v, dtype=np.float32) for v in self.embedder.embed_documents(input)]
+
+    def embed_query(self, input: Documents) -> Embeddings:
+        """Query vectors (the embedder may treat queries differently)."""
+        import numpy as np
+
+        return [np.asarray(self.embedder.embed_query(t), dtype=np.float32) for t in input]
+
+    @staticmethod
+    def name() -> str:
+        """The registered name: ``mnemon``."""
+        return "mnemon"
+
+    def get_config(self) -> dict[str, Any]:
+        """Enough to rebuild the built-in embedders in another process."""
+        model_id = self.embedder.model_id
+        kind = "custom"
+        if isinstance(self.embedder, HashingEmbedder):
+            kind = "hashing"
+        elif isinstance(self.embedder, WordLlamaEmbedder):
+            kind = "wordllama"
+        elif isinstance(self.embedder, SentenceTransformerEmbedder):
+            kind = "minilm"
+        config: dict[str, Any] = {"kind": kind, "model_id": model_id}
+        dim = getattr(self.embedder, "dim", None)
+        if isinstance(dim, int):
+            config["dim"] = dim
+        return config
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> MnemonEmbeddingFunction:
+        """Rebuild from :meth:`get_config` (built-in embedders only)."""
+        return MnemonEmbeddingFunction(_embedder_from_config(config))
+
+    def default_space(self) -> str:  # type: ignore[override]
+        """Cosine distance."""
+        return "cosine"
+
+    def supported_spaces(self) -> list[str]:  # type: ignore[override]
+        """Cosine, inner product and L2."""
+        return ["cosine", "ip", "l2"]
+
+    def is_legacy(self) -> bool:
+        """Not a legacy (config-less) embedding function."""
+        return False
+
+
+class ChromaProvider(BaseProvider):
+    """Memory Spaces in Chroma collections (local folder or a Chroma server)."""
+
+    descriptor = ProviderDescriptor(
+        id="chroma",
+        label="Chroma",
+        capabilities=Capabilities(
+            search=True,
+            browse=True,
+            remember=True,
+            remember_many=True,
+            forget=True,
+            discover=True,
+        ),
+        score_semantics="normalized",
+        write_mode="exact",
+        deletion_mode="hard",
+        local=True,
+    )
+
+    def __init__(
+        self,
+        embedder: Embedder | Callable[[], Embedder],
+        *,
+        path: Path | str | None = None,
+        host: str | None = None,
+        port: int = 8000,
+        ssl: bool = False,
+        token: str | None = None,
+        tenant: str = "default_tenant",
+        database: str = "default_database",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if not isinstance(embedder, Embedder) and not callable(embedder):
+            raise InvalidInputError(
+                "ChromaProvider needs an Embedder (e.g. adapters.embeddings.WordLlamaEmbedder) "
+                "or a function that builds one"
+            )
+        if host is None and path is None:
+            raise InvalidInputError("ChromaProvider needs a folder (path=) or a server (host=)")
+        if host is not None and (not isinstance(host, str) or not host.strip()):
+            raise InvalidInputError("chroma host must be a non-empty host name")
+        if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+            raise InvalidInputError("chroma port must be between 1 and 65535")
+        self._embedder_source = embedder
+        self.path = Path(path).expanduser().absolute() if path is not None else None
+        self.host = host.strip() if host else None
+        self.port = port
+        self.ssl = bool(ssl)
+        self._token = token
+        self.tenant = tenant
+        self.database = database
+        self._clock = clock
+        self._client: Any = None
+        self._lock = threading.Lock()
+        self._ef: MnemonEmbeddingFunction | None = None
+        self.descriptor = self.descriptor.model_copy(update={"local": self.host is None})
+
+    def __repr__(self) -> str:
+        where = f"{self.host}:{self.port}" if self.host else str(self.path)
+        return f"ChromaProvider({where!r})"
+
+    # ------------------------------------------------------------------ client
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder of every collection (built on first use when given as a factory)."""
+        return self._embedding_function().embedder
+
+    def _embedding_function(self) -> MnemonEmbeddingFunction:
+        if self._ef is None:
+            source = self._embedder_source
+            embedder = source if isinstance(source, Embedder) else source()
+            if not isinstance(embedder, Embedder):
+                raise ProviderError("the chroma embedder factory did not return an Embedder")
+            self._ef = MnemonEmbeddingFunction(embedder)
+        return self._ef
+
+    def _connect(self) -> Any:
+        with self._lock:
+            self._embedding_function()
+            if self._client is not None:
+                return self._client
+            import chromadb
+            from chromadb.config import Settings
+
+            settings = Settings(anonymized_telemetry=False, allow_reset=False)
+            try:
+                if self.host:
+                    headers = {"x-chroma-token": self._token} if self._token else None
+                    client = chromadb.HttpClient(
+                        host=self.host,
+                        port=self.port,
+                        ssl=self.ssl,
+                        headers=headers,
+                        settings=settings,
+                        tenant=self.tenant,
+                        database=self.database,
+                    )
+                else:
+                    assert self.path is not None
+                    self.path.mkdir(parents=True, exist_ok=True)
+                    client = chromadb.PersistentClient(
+                        path=str(self.path),
+                        settings=settings,
+                        tenant=self.tenant,
+                        database=self.database,
+                    )
+            except Exception as exc:
+                where = f"{self.host}:{self.port}" if self.host else str(self.path)
+                raise ProviderError(f"cannot open Chroma at {where}: {exc}") from None
+            self._client = client
+            return client
+
+    def check_config(self, config: Mapping[str, Any], secrets: Mapping[str, str]) -> dict[str, Any]:
+        """Accepts ``collection`` (a Chroma collection name); no secrets per space."""
+        unknown = set(config) - {"collection"}
+        if unknown:
+            raise InvalidInputError(
+                f"chroma spaces take only 'collection' (got {', '.join(sorted(unknown))})"
+            )
+        if secrets:
+            raise InvalidInputError(
+                "chroma spaces take no secrets; set the server token in chroma.token"
+            )
+        name = config.get("collection")
+        if name is None:
+            return {}
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise InvalidInputError(
+                "chroma collection must be 3-512 characters of letters, digits, '.', '_' or '-' "
+                f"starting and ending with a letter or digit (got {name!r})"
+            )
+        return {"collection": name}
+
+    def _collection(self, space: SpaceBinding, *, create: bool) -> Any:
+        client = self._connect()
+        name = space.config.get("collection") or collection_name(space.id)
+        try:
+            if create:
+                return client.get_or_create_collection(
+                    name=name,
+                    embedding_function=self._embedding_function(),
+                    configuration={"hnsw": {"space": "cosine"}},
+                    metadata={"mnemon_space": space.id},
+                )
+            return client.get_collection(name=name, embedding_function=self._embedding_function())
+        except Exception as exc:
+            if not create and "does not exist" in str(exc).lower():
+                return None
+            raise ProviderError(f"chroma collection {name!r}: {exc}") from None
+
+    # ------------------------------------------------------------------ sync operations
+
+    def _remember_sync(self, space: SpaceBinding, items: list[RememberItem]) -> list[dict]:
+        collection = self._collection(space, create=True)
+        now = self._clock()
+        ids = [uuid.uuid4().hex for _ in items]
+        metadatas = [_metadata(item, now) for item in items]
+        try:
+            collection.add(ids=ids, documents=[i.content for i in items], metadatas=metadatas)
+        except Exception as exc:
+            raise ProviderError(f"chroma rejected the write: {exc}") from None
+        return [{"status": "stored", "id": i, "created": 1} for i in ids]
+
+    def _search_sync(
+        self, space: SpaceBinding, request: ProviderSearchRequest
+    ) -> ProviderSearchResult:
+        collection = self._collection(space, create=False)
+        if collection is None:
+            return ProviderSearchResult(results=[])
+        count = collection.count()
+        if count == 0:
+            return ProviderSearchResult(results=[])
+        where: dict[str, Any] | None = None
+        clauses = []
+        if request.category:
+            clauses.append({"category": request.category})
+        if request.source:
+            clauses.append({"source": request.source})
+        if len(clauses) == 1:
+            where = clauses[0]
+        elif clauses:
+            where = {"$and": clauses}
+        where_document = None
+        if request.mode == "keyword":
+            words = list(dict.fromkeys(_WORD.findall(request.query)))[:16]
+            if not words:
+                return ProviderSearchResult(results=[], hint="the query has no searchable words")
+            variants = list(dict.fromkeys(v for w in words for v in (w, w.lower(), w.title())))
+            contains = [{"$contains": v} for v in variants]
+            where_document = contains[0] if len(contains) == 1 else {"$or": contains}
+        found = collection.query(
+            query_texts=[request.query],
+            n_results=min(request.limit, count),
+            where=where,
+            where_document=where_document,
+            include=["documents", "metadatas", "distances"],
+        )
+        results = []
+        for rid, doc, meta, dist in zip(
+            found["ids"][0],
+            found["documents"][0],
+            found["metadatas"][0],
+            found["distances"][0],
+            strict=True,
+        ):
+            relevance = max(0.0, min(1.0, 1.0 - float(dist)))
+            results.append(
+                _insight(rid, doc, meta, space, score=round(relevance, 6), via=request.mode)
+            )
+        return ProviderSearchResult(results=results)
+
+    def _browse_sync(self, space: SpaceBinding, request: BrowseRequest) -> list[Insight]:
+        collection = self._collection(space, create=False)
+        if collection is None:
+            return []
+        where = {"category": request.category} if request.category else None
+        got = collection.get(
+            where=where,
+            limit=request.limit,
+            offset=request.offset,
+            include=["documents", "metadatas"],
+        )
+        rows = [
+            _insight(rid, doc, meta, space)
+            for rid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
+        ]
+        rows.sort(key=lambda r: -(r.created_at or 0.0))
+        return rows
+
+    def _forget_sync(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
+        collection = self._collection(space, create=False)
+        if collection is None or not collection.get(ids=[insight_id], include=[])["ids"]:
+            raise NotFoundError(
+                f"no memory {insight_id!r} in Memory Space {space.id!r}; search or browse the "
+                "space for the exact id"
+            )
+        collection.delete(ids=[insight_id])
+        return {"status": "deleted", "id": insight_id, "deleted": 1}
+
+    def _status_sync(self, space: SpaceBinding) -> ProviderStatus:
+        try:
+            client = self._connect()
+            client.heartbeat()
+            collection = self._collection(space, create=False)
+        except ProviderError as exc:
+            return ProviderStatus(healthy=False, error=str(exc)[:300])
+        except Exception as exc:
+            return ProviderStatus(healthy=False, error=f"chroma: {exc}"[:300])
+        total = collection.count() if collection is not None else 0
+        return ProviderStatus(healthy=True, total_insights=total, deleted_insights=0)
+
+    def _discover_sync(self) -> list[DiscoveredSpace]:
+        client = self._connect()
+        out = []
+        for collection in client.list_collections():
+            name = collection if isinstance(collection, str) else collection.name
+            out.append(
+                DiscoveredSpace(
+                    external_id=name,
+                    name=name,
+                    description=f"Chroma collection {name}",
+                    config={"collection": name},
+                )
+            )
+        return out
+
+    # ------------------------------------------------------------------ async hooks
+
+    async def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
+        return (await asyncio.to_thread(self._remember_sync, space, [item]))[0]
+
+    async def _remember_many(
+        self, space: SpaceBinding, items: list[RememberItem]
+    ) -> list[dict[str, Any]]:
+        return await asyncio.to_thread(self._remember_sync, space, items)
+
+    async def _search(
+        self, space: SpaceBinding, request: ProviderSearchRequest
+    ) -> ProviderSearchResult:
+        return await asyncio.to_thread(self._search_sync, space, request)
+
+    async def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[Insight]:
+        return await asyncio.to_thread(self._browse_sync, space, request)
+
+    async def _forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
+        return await asyncio.to_thread(self._forget_sync, space, insight_id)
+
+    async def _status(self, space: SpaceBinding) -> ProviderStatus:
+        return await asyncio.to_thread(self._status_sync, space)
+
+    async def _discover(
+        self, config: Mapping[str, Any], secrets: Mapping[str, str]
+    ) -> list[DiscoveredSpace]:
+        return await asyncio.to_thread(self._discover_sync)
+
+    async def aclose(self) -> None:
+        """Drop the client (Chroma keeps no open sockets for the persistent client)."""
+        with self._lock:
+            self._client = None
+
+
+def _metadata(item: RememberItem, now: float) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "category": item.category,
+        "importance": item.importance,
+        "source": item.source,
+        "created_at": now,
+        "tags": json.dumps(list(item.tags), ensure_ascii=False),
+        "entities": json.dumps(list(item.entities), ensure_ascii=False),
+    }
+    for key, value in item.metadata.items():
+        meta[_META_PREFIX + key] = value
+    return meta
+
+
+def _json_list(value: Any) -> list[str]:
+    if not isinstance(value, str):
+        return []
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return []
+    return [str(v) for v in parsed] if isinstance(parsed, list) else []
+
+
+def _insight(
+    rid: str,
+    doc: str | None,
+    meta: Mapping[str, Any] | None,
+    space: SpaceBinding,
+    *,
+    score: float | None = None,
+    via: str | None = None,
+) -> Insight:
+    meta = dict(meta or {})
+    importance = meta.get("importance")
+    created = meta.get("created_at")
+    return Insight(
+        id=rid,
+        content=doc or "",
+        category=str(meta.get("category", "general")),
+        importance=int(importance) if isinstance(importance, (int, float)) else None,
+        tags=_json_list(meta.get("tags")),
+        entities=_json_list(meta.get("entities")),
+        source=str(meta["source"]) if "source" in meta else None,
+        metadata={
+            k[len(_META_PREFIX) :]: v
+            for k, v in meta.items()
+            if isinstance(k, str) and k.startswith(_META_PREFIX)
+        },
+        score=score,
+        matched_via=via,
+        created_at=float(created) if isinstance(created, (int, float)) else None,
+        space_id=space.id,
+        space_name=space.name,
+    )

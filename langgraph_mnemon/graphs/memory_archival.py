@@ -1,0 +1,89 @@
+"""MEMORY.md archival as a LangGraph state graph.
+
+plan → (fits now? apply) → destinations → none: keep what fits, archive the rest locally
+→ one or several: route (planner model only when several) → write every entry verbatim and
+require committed receipts → keep hot entries by importance → commit under the plan revision.
+A failure before the commit leaves Runtime Memory as it was; durable copies already written
+stay as safe duplicates.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from langgraph_mnemon.memory_layers.runtime import (
+    CompactedEntry,
+    MaintenancePlan,
+    RuntimeMemory,
+    RuntimeMutation,
+    RuntimeReceipt,
+)
+from langgraph_mnemon.memory_layers.spaces import MemorySpaces, SpaceRecord
+from langgraph_mnemon.nodes import archival, compaction
+
+__all__ = ["ArchivalState", "build_memory_archival_graph"]
+
+
+class ArchivalState(TypedDict, total=False):
+    """Input: ``request``. Output: ``receipt`` or ``error``, plus ``copies`` written."""
+
+    request: RuntimeMutation
+    plan: MaintenancePlan
+    destinations: list[SpaceRecord]
+    durable: bool
+    routes: dict[int, str]
+    routed_by: str
+    copies: dict[int, str]
+    compacted: list[CompactedEntry]
+    receipt: RuntimeReceipt
+    error: str
+
+
+def _after_plan(state: ArchivalState) -> str:
+    if state.get("error"):
+        return END
+    return "destinations" if state["plan"].requires_maintenance else "apply"
+
+
+def _after_destinations(state: ArchivalState) -> str:
+    if state.get("error"):
+        return END
+    return "route" if state["destinations"] else "commit"
+
+
+def _unless_error(target: str) -> Any:
+    def route(state: ArchivalState) -> str:
+        return END if state.get("error") else target
+
+    return route
+
+
+def build_memory_archival_graph(
+    runtime: RuntimeMemory, spaces: MemorySpaces, model: BaseChatModel | None = None
+) -> CompiledStateGraph:
+    """Compile the MEMORY archival graph; ``model=None`` routes deterministically.
+
+    Example:
+        >>> graph = build_memory_archival_graph(mem.runtime, mem.spaces)
+        >>> graph.invoke({"request": RuntimeMutation(action="add", target="memory",
+        ...                                          content="CI runs on every push.")})
+    """
+    graph = StateGraph(ArchivalState)
+    graph.add_node("plan", compaction.plan_maintenance(runtime))
+    graph.add_node("apply", compaction.apply_directly(runtime))
+    graph.add_node("destinations", archival.find_destinations(spaces))
+    graph.add_node("route", archival.plan_routes(model))
+    graph.add_node("write", archival.write_copies(spaces))
+    graph.add_node("commit", compaction.commit(runtime))
+    graph.add_edge(START, "plan")
+    graph.add_conditional_edges("plan", _after_plan, ["destinations", "apply", END])
+    graph.add_conditional_edges("destinations", _after_destinations, ["route", "commit", END])
+    graph.add_conditional_edges("route", _unless_error("write"), ["write", END])
+    graph.add_conditional_edges("write", _unless_error("commit"), ["commit", END])
+    graph.add_edge("apply", END)
+    graph.add_edge("commit", END)
+    return graph.compile(name="mnemon_memory_archival")

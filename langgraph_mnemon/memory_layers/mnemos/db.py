@@ -1,0 +1,614 @@
+"""The SQL database shared by Mnemos, the ``MnemosSaver`` checkpointer and Memory Spaces.
+
+One code path builds engines for SQLite (the embedded default) and PostgreSQL (psycopg 3), sync
+and async, and one runner applies versioned migrations. Layers declare their tables in their own
+``MetaData`` and hand :func:`migrate` a tuple of :class:`Migration` steps tagged with a
+*component* name (``"mnemos"`` here; Memory Spaces adds its own component the same way). Applied
+steps are recorded in the ``schema_version`` table, so ``setup()`` is idempotent, and it is safe
+to run from several processes at once: SQLite serialises it with ``BEGIN IMMEDIATE`` and
+PostgreSQL with a transaction-scoped advisory lock.
+
+SQLite connections get ``journal_mode=WAL``, ``busy_timeout``, ``foreign_keys=ON`` and a
+configurable ``synchronous`` level (``NORMAL`` by default: with WAL the database cannot be
+corrupted by a crash, only the last commits before a power loss may be lost). SQLAlchemy, not the
+``sqlite3`` module, emits ``BEGIN``: reads use a deferred transaction and writes
+``BEGIN IMMEDIATE``, so two writers queue on the busy timeout instead of failing on a lock
+upgrade.
+
+Example:
+    >>> db = Database(create_engine("sqlite:///./.mnemon/mnemon.db"))
+    >>> with db.write() as conn:
+    ...     conn.execute(sa.text("SELECT 1")).scalar()
+    1
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import threading
+import time
+import weakref
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, asynccontextmanager, contextmanager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import URL, Connection, Engine, make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import create_async_engine as _sa_create_async_engine
+from sqlalchemy.pool import StaticPool
+
+from langgraph_mnemon.errors import InvalidInputError, StorageError
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "AsyncDatabase",
+    "Database",
+    "Migration",
+    "SqliteSynchronous",
+    "ThreadedAsyncDatabase",
+    "advisory_lock",
+    "create_async_engine",
+    "create_engine",
+    "ensure_sqlite_directory",
+    "insert_ignore",
+    "migrate",
+    "parse_database_url",
+    "redact_url",
+    "upsert",
+]
+
+SqliteSynchronous = Literal["OFF", "NORMAL", "FULL", "EXTRA"]
+_SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
+_WRITE_OPTION = "mnemon_write"
+_T = TypeVar("_T")
+
+_VERSION_METADATA = sa.MetaData()
+SCHEMA_VERSION = sa.Table(
+    "schema_version",
+    _VERSION_METADATA,
+    sa.Column("component", sa.String(64), primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True),
+    sa.Column("description", sa.Text, nullable=False, server_default=""),
+    sa.Column("applied_at", sa.Float, nullable=False),
+)
+"""One row per applied migration step: ``(component, version)``."""
+
+
+# --------------------------------------------------------------------------------------------
+# URLs and engines
+
+
+def parse_database_url(url: str | Path | URL, *, use_async: bool = False) -> URL:
+    """Normalise a database address to a SQLAlchemy URL with the driver this package uses.
+
+    Accepts ``sqlite:///path``, ``sqlite://`` (memory), a bare file path or ``":memory:"``,
+    and ``postgresql://`` / ``postgres://`` / ``postgresql+psycopg://`` URLs. SQLite gets
+    ``pysqlite`` (sync) or ``aiosqlite`` (async); PostgreSQL always gets psycopg 3.
+    """
+    if isinstance(url, URL):
+        parsed = url
+    elif isinstance(url, Path):
+        parsed = URL.create("sqlite", database=str(url))
+    elif isinstance(url, str) and url.strip():
+        text = url.strip()
+        if text == ":memory:":
+            parsed = URL.create("sqlite")
+        elif "://" not in text:
+            parsed = URL.create("sqlite", database=text)
+        else:
+            if text.startswith("postgres://"):
+                text = "postgresql://" + text.removeprefix("postgres://")
+            try:
+                parsed = make_url(text)
+            except ArgumentError:
+                raise InvalidInputError(
+                    f"cannot parse database URL {text!r}; use sqlite:///path/to/file.db or "
+                    "postgresql+psycopg://user:password@host:port/dbname"
+                ) from None
+    else:
+        raise InvalidInputError(
+            "database URL must be a non-empty string such as sqlite:///mnemon.db "
+            f"(got {type(url).__name__})"
+        )
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        database = parsed.database
+        if database and database != ":memory:" and not database.startswith("file:"):
+            database = str(Path(database).expanduser())
+        return parsed.set(
+            drivername="sqlite+aiosqlite" if use_async else "sqlite+pysqlite", database=database
+        )
+    if backend == "postgresql":
+        return parsed.set(drivername="postgresql+psycopg")
+    raise InvalidInputError(
+        f"unsupported database {backend!r}: use SQLite (sqlite:///path) or PostgreSQL "
+        "(postgresql+psycopg://user:password@host:port/dbname)"
+    )
+
+
+def redact_url(url: str | URL) -> str:
+    """The URL as text with any password masked (for messages and status output)."""
+    try:
+        parsed = url if isinstance(url, URL) else make_url(url)
+    except ArgumentError:
+        return str(url)
+    return parsed.render_as_string(hide_password=True)
+
+
+def _is_memory(url: URL) -> bool:
+    database = url.database or ""
+    return database in ("", ":memory:") or "mode=memory" in database
+
+
+def ensure_sqlite_directory(url: str | Path | URL) -> None:
+    """Create the folder of a SQLite database file (a no-op for memory and PostgreSQL)."""
+    parsed = parse_database_url(url)
+    if parsed.get_backend_name() != "sqlite" or _is_memory(parsed):
+        return
+    database = parsed.database or ""
+    if database.startswith("file:"):
+        return
+    try:
+        Path(database).parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(
+            f"cannot create the folder of the SQLite database {database}: {exc.strerror}"
+        ) from None
+
+
+def _check_sqlite_options(busy_timeout_ms: int, sqlite_synchronous: str) -> None:
+    if isinstance(busy_timeout_ms, bool) or not isinstance(busy_timeout_ms, int):
+        raise InvalidInputError("busy_timeout_ms must be an integer number of milliseconds")
+    if not 0 <= busy_timeout_ms <= 600_000:
+        raise InvalidInputError("busy_timeout_ms must be between 0 and 600000")
+    if sqlite_synchronous not in _SYNCHRONOUS:
+        raise InvalidInputError(f"sqlite_synchronous must be one of {', '.join(_SYNCHRONOUS)}")
+
+
+def _install_sqlite_hooks(
+    engine: Engine, *, memory: bool, busy_timeout_ms: int, synchronous: str
+) -> None:
+    pragmas = [f"PRAGMA busy_timeout = {busy_timeout_ms}", "PRAGMA foreign_keys = ON"]
+    if not memory:
+        pragmas.append("PRAGMA journal_mode = WAL")
+    pragmas.append(f"PRAGMA synchronous = {synchronous}")
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # SQLAlchemy emits BEGIN itself (see _on_begin); the driver must not.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            for pragma in pragmas:
+                cursor.execute(pragma)
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        write = conn.get_execution_options().get(_WRITE_OPTION, False)
+        cursor = conn.connection.cursor()
+        try:
+            cursor.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        finally:
+            cursor.close()
+
+
+def create_engine(
+    url: str | Path | URL,
+    *,
+    busy_timeout_ms: int = 5000,
+    sqlite_synchronous: SqliteSynchronous = "NORMAL",
+    echo: bool = False,
+) -> Engine:
+    """A sync SQLAlchemy engine for SQLite (pysqlite) or PostgreSQL (psycopg 3).
+
+    A SQLite memory database gets a single shared connection, so every caller sees the same
+    data. The folder of a SQLite file is not created here (see :func:`ensure_sqlite_directory`).
+    Pooled connections are not reset on check-in: use them through :class:`Database`, whose
+    transactions always end in a commit or a rollback.
+    """
+    parsed = parse_database_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        _check_sqlite_options(busy_timeout_ms, sqlite_synchronous)
+        memory = _is_memory(parsed)
+        kwargs: dict[str, Any] = {"connect_args": {"check_same_thread": False}}
+        if memory:
+            kwargs["poolclass"] = StaticPool
+        engine = sa.create_engine(parsed, echo=echo, pool_reset_on_return=None, **kwargs)
+        _install_sqlite_hooks(
+            engine, memory=memory, busy_timeout_ms=busy_timeout_ms, synchronous=sqlite_synchronous
+        )
+        return engine
+    return sa.create_engine(parsed, echo=echo, pool_pre_ping=True, pool_reset_on_return=None)
+
+
+def create_async_engine(
+    url: str | Path | URL,
+    *,
+    busy_timeout_ms: int = 5000,
+    sqlite_synchronous: SqliteSynchronous = "NORMAL",
+    echo: bool = False,
+) -> AsyncEngine:
+    """The async twin of :func:`create_engine` (aiosqlite / psycopg 3 async).
+
+    Create it inside the event loop that will use it; it opens no connection until first use.
+    """
+    parsed = parse_database_url(url, use_async=True)
+    if parsed.get_backend_name() == "sqlite":
+        _check_sqlite_options(busy_timeout_ms, sqlite_synchronous)
+        memory = _is_memory(parsed)
+        kwargs: dict[str, Any] = {}
+        if memory:
+            kwargs["poolclass"] = StaticPool
+        engine = _sa_create_async_engine(parsed, echo=echo, pool_reset_on_return=None, **kwargs)
+        _install_sqlite_hooks(
+            engine.sync_engine,
+            memory=memory,
+            busy_timeout_ms=busy_timeout_ms,
+            synchronous=sqlite_synchronous,
+        )
+        return engine
+    return _sa_create_async_engine(parsed, echo=echo, pool_pre_ping=True, pool_reset_on_return=None)
+
+
+# --------------------------------------------------------------------------------------------
+# Dialect helpers shared by the layers
+
+
+def _insert(dialect: str, table: sa.Table) -> Any:
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    return insert(table)
+
+
+def insert_ignore(dialect: str, table: sa.Table, keys: Sequence[str]) -> Any:
+    """``INSERT ... ON CONFLICT (keys) DO NOTHING`` for ``dialect`` (``sqlite``/``postgresql``)."""
+    return _insert(dialect, table).on_conflict_do_nothing(index_elements=list(keys))
+
+
+def upsert(dialect: str, table: sa.Table, keys: Sequence[str], update: Sequence[str]) -> Any:
+    """``INSERT ... ON CONFLICT (keys) DO UPDATE SET`` the ``update`` columns."""
+    stmt = _insert(dialect, table)
+    return stmt.on_conflict_do_update(
+        index_elements=list(keys), set_={name: stmt.excluded[name] for name in update}
+    )
+
+
+def _lock_id(scope: str, key: str) -> int:
+    digest = hashlib.blake2b(f"{scope}\x00{key}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def advisory_lock(conn: Connection, scope: str, key: str, *, shared: bool = False) -> None:
+    """Take a transaction-scoped lock on ``(scope, key)``.
+
+    PostgreSQL uses ``pg_advisory_xact_lock`` (``_shared`` for readers of the key); SQLite
+    needs nothing because its write transactions (``BEGIN IMMEDIATE``) are already exclusive.
+    """
+    if conn.dialect.name != "postgresql":
+        return
+    fn = sa.func.pg_advisory_xact_lock_shared if shared else sa.func.pg_advisory_xact_lock
+    conn.execute(sa.select(fn(_lock_id(scope, key))))
+
+
+# --------------------------------------------------------------------------------------------
+# Migrations
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema step of one component. ``upgrade`` runs inside the migration transaction."""
+
+    component: str
+    version: int
+    description: str
+    upgrade: Callable[[Connection], None]
+
+
+def _check_migrations(migrations: Sequence[Migration]) -> dict[str, list[Migration]]:
+    by_component: dict[str, list[Migration]] = {}
+    for step in migrations:
+        by_component.setdefault(step.component, []).append(step)
+    for component, steps in by_component.items():
+        versions = [s.version for s in steps]
+        if versions != list(range(1, len(steps) + 1)):
+            raise InvalidInputError(
+                f"migrations of component {component!r} must be numbered 1..n in order "
+                f"(got {versions})"
+            )
+    return by_component
+
+
+def migrate(conn: Connection, migrations: Sequence[Migration]) -> list[Migration]:
+    """Apply the steps of ``migrations`` not yet recorded in ``schema_version``.
+
+    Runs inside the caller's write transaction (all steps commit together or not at all) and
+    returns the steps it applied. Raises :class:`StorageError` when the database was migrated
+    by a newer release (a component version above the newest step given).
+    """
+    by_component = _check_migrations(migrations)
+    advisory_lock(conn, "mnemon-schema", "migrate")
+    SCHEMA_VERSION.create(conn, checkfirst=True)
+    rows = conn.execute(sa.select(SCHEMA_VERSION.c.component, SCHEMA_VERSION.c.version)).all()
+    applied: dict[str, set[int]] = {}
+    for component, version in rows:
+        applied.setdefault(component, set()).add(int(version))
+    done: list[Migration] = []
+    for component, steps in by_component.items():
+        have = applied.get(component, set())
+        if have and max(have) > len(steps):
+            raise StorageError(
+                f"the database schema of {component!r} is at version {max(have)} but this "
+                f"langgraph-mnemon knows versions up to {len(steps)}; upgrade langgraph-mnemon"
+            )
+        for step in steps:
+            if step.version in have:
+                continue
+            step.upgrade(conn)
+            conn.execute(
+                sa.insert(SCHEMA_VERSION).values(
+                    component=component,
+                    version=step.version,
+                    description=step.description,
+                    applied_at=time.time(),
+                )
+            )
+            done.append(step)
+    return done
+
+
+# --------------------------------------------------------------------------------------------
+# Database handles
+
+_SETUP_DONE: weakref.WeakKeyDictionary[Engine, set[tuple[str, int]]] = weakref.WeakKeyDictionary()
+
+
+_E = TypeVar("_E", Engine, AsyncEngine)
+
+
+def _reader(engine: _E) -> _E:
+    """Reads see one snapshot: SQLite's deferred transaction does that already, PostgreSQL
+    needs REPEATABLE READ (READ COMMITTED would let a concurrent prune slip between the
+    statements of one read)."""
+    if engine.dialect.name == "postgresql":
+        return engine.execution_options(isolation_level="REPEATABLE READ")
+    return engine
+
+
+def _autocommit(engine: _E) -> _E | None:
+    if engine.dialect.name == "postgresql":
+        return engine.execution_options(isolation_level="AUTOCOMMIT")
+    return None
+
+
+def _migration_keys(migrations: Sequence[Migration]) -> set[tuple[str, int]]:
+    return {(m.component, m.version) for m in migrations}
+
+
+def _storage_error(exc: DBAPIError, url: URL) -> StorageError:
+    detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+    return StorageError(
+        f"database error on {redact_url(url)}: {detail}. Check that the database is reachable "
+        "and writable; nothing was changed"
+    )
+
+
+class Database:
+    """A sync engine plus read / write transaction helpers that speak in typed errors.
+
+    ``write()`` opens ``BEGIN IMMEDIATE`` on SQLite. Any exception rolls the transaction back;
+    driver errors surface as :class:`~langgraph_mnemon.errors.StorageError`.
+    """
+
+    def __init__(self, engine: Engine, *, owns_engine: bool = False) -> None:
+        if not isinstance(engine, Engine):
+            raise InvalidInputError(
+                f"Database() takes a SQLAlchemy Engine (got {type(engine).__name__}); "
+                "build one with create_engine(url)"
+            )
+        self.engine = engine
+        self.dialect: str = engine.dialect.name
+        self.owns_engine = owns_engine
+        self._writer = engine.execution_options(**{_WRITE_OPTION: True})
+        self._reader = _reader(engine)
+        self._single = _autocommit(engine)
+        # One shared connection (SQLite memory): transactions of different threads must not
+        # interleave on it.
+        self._lock: AbstractContextManager[Any] = (
+            threading.RLock() if isinstance(engine.pool, StaticPool) else nullcontext()
+        )
+
+    @property
+    def url(self) -> str:
+        """The database URL with the password masked."""
+        return redact_url(self.engine.url)
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        """A connection inside a read transaction (deferred on SQLite)."""
+        try:
+            with self._lock, self._reader.begin() as conn:
+                yield conn
+        except DBAPIError as exc:
+            raise _storage_error(exc, self.engine.url) from exc
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        """A connection inside a write transaction that commits on success."""
+        try:
+            with self._lock, self._writer.begin() as conn:
+                yield conn
+        except DBAPIError as exc:
+            raise _storage_error(exc, self.engine.url) from exc
+
+    def run_read(self, fn: Callable[..., _T], *args: Any) -> _T:
+        """``fn(conn, *args)`` in a read transaction."""
+        with self.read() as conn:
+            return fn(conn, *args)
+
+    def run_single(self, fn: Callable[..., _T], *args: Any) -> _T:
+        """``fn(conn, *args)`` for a read that is one statement: autocommit on PostgreSQL (no
+        BEGIN / COMMIT round trips; one statement is one snapshot), a read transaction on
+        SQLite."""
+        if self._single is None:
+            return self.run_read(fn, *args)
+        try:
+            with self._lock, self._single.connect() as conn:
+                return fn(conn, *args)
+        except DBAPIError as exc:
+            raise _storage_error(exc, self.engine.url) from exc
+
+    def run_write(self, fn: Callable[..., _T], *args: Any) -> _T:
+        """``fn(conn, *args)`` in a write transaction."""
+        with self.write() as conn:
+            return fn(conn, *args)
+
+    def is_setup(self, migrations: Sequence[Migration]) -> bool:
+        """Whether ``migrations`` were applied through this engine already."""
+        return _migration_keys(migrations) <= _SETUP_DONE.get(self.engine, set())
+
+    def setup(self, migrations: Sequence[Migration]) -> list[Migration]:
+        """Create or migrate the schema (idempotent, safe across processes)."""
+        if self.is_setup(migrations):
+            return []
+        with self.write() as conn:
+            done = migrate(conn, migrations)
+        _SETUP_DONE.setdefault(self.engine, set()).update(_migration_keys(migrations))
+        return done
+
+    def dispose(self) -> None:
+        """Close pooled connections (the engine stays usable and reconnects on demand)."""
+        self.engine.dispose()
+
+
+class AsyncDatabase:
+    """The async twin of :class:`Database`.
+
+    Operations are plain functions over a sync :class:`~sqlalchemy.engine.Connection`; they run
+    through :meth:`sqlalchemy.ext.asyncio.AsyncConnection.run_sync`, so the I/O goes through the
+    async driver (aiosqlite / psycopg async) and never blocks the event loop, and the sync and
+    async code paths share every SQL statement.
+    """
+
+    def __init__(self, engine: AsyncEngine, *, owns_engine: bool = False) -> None:
+        if not isinstance(engine, AsyncEngine):
+            raise InvalidInputError(
+                f"AsyncDatabase() takes a SQLAlchemy AsyncEngine (got {type(engine).__name__}); "
+                "build one with create_async_engine(url)"
+            )
+        self.engine = engine
+        self.dialect: str = engine.dialect.name
+        self.owns_engine = owns_engine
+        self._writer = engine.execution_options(**{_WRITE_OPTION: True})
+        self._reader = _reader(engine)
+        self._single = _autocommit(engine)
+
+    @property
+    def url(self) -> str:
+        """The database URL with the password masked."""
+        return redact_url(self.engine.url)
+
+    @asynccontextmanager
+    async def _begin(self, engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
+        try:
+            async with engine.begin() as conn:
+                yield conn
+        except DBAPIError as exc:
+            raise _storage_error(exc, self.engine.url) from exc
+
+    async def run_read(self, fn: Callable[..., _T], *args: Any) -> _T:
+        """Run ``fn(conn, *args)`` in a read transaction."""
+        async with self._begin(self._reader) as conn:
+            return await conn.run_sync(fn, *args)
+
+    async def run_write(self, fn: Callable[..., _T], *args: Any) -> _T:
+        """Run ``fn(conn, *args)`` in a write transaction that commits on success."""
+        async with self._begin(self._writer) as conn:
+            return await conn.run_sync(fn, *args)
+
+    async def run_single(self, fn: Callable[..., _T], *args: Any) -> _T:
+        """``fn(conn, *args)`` for a one-statement read (autocommit on PostgreSQL)."""
+        if self._single is None:
+            return await self.run_read(fn, *args)
+        try:
+            async with self._single.connect() as conn:
+                return await conn.run_sync(fn, *args)
+        except DBAPIError as exc:
+            raise _storage_error(exc, self.engine.url) from exc
+
+    def is_setup(self, migrations: Sequence[Migration]) -> bool:
+        """Whether ``migrations`` were applied through this engine already."""
+        return _migration_keys(migrations) <= _SETUP_DONE.get(self.engine.sync_engine, set())
+
+    async def setup(self, migrations: Sequence[Migration]) -> list[Migration]:
+        """Create or migrate the schema (idempotent, safe across processes)."""
+        if self.is_setup(migrations):
+            return []
+        done = await self.run_write(migrate, migrations)
+        _SETUP_DONE.setdefault(self.engine.sync_engine, set()).update(_migration_keys(migrations))
+        return done
+
+    async def dispose(self) -> None:
+        """Close pooled connections."""
+        await self.engine.dispose()
+
+
+class ThreadedAsyncDatabase:
+    """Async access to a sync :class:`Database`: each transaction runs whole on a worker thread.
+
+    This is how the async checkpointer talks to SQLite. SQLite has no network I/O and aiosqlite
+    is itself a thread per connection that every statement hops to and back (measured ~75 µs
+    per statement); running the transaction body on one worker thread instead costs one hop per
+    transaction and never blocks the event loop either. The operations are the same functions
+    :class:`AsyncDatabase` runs.
+    """
+
+    def __init__(self, database: Database) -> None:
+        if not isinstance(database, Database):
+            raise InvalidInputError(
+                f"ThreadedAsyncDatabase() takes a Database (got {type(database).__name__})"
+            )
+        self.database = database
+        self.engine = database.engine
+        self.dialect: str = database.dialect
+        self.owns_engine = database.owns_engine
+
+    @property
+    def url(self) -> str:
+        """The database URL with the password masked."""
+        return self.database.url
+
+    async def run_read(self, fn: Callable[..., _T], *args: Any) -> _T:
+        """Run ``fn(conn, *args)`` in a read transaction on a worker thread."""
+        return await asyncio.to_thread(self.database.run_read, fn, *args)
+
+    async def run_write(self, fn: Callable[..., _T], *args: Any) -> _T:
+        """Run ``fn(conn, *args)`` in a write transaction on a worker thread."""
+        return await asyncio.to_thread(self.database.run_write, fn, *args)
+
+    async def run_single(self, fn: Callable[..., _T], *args: Any) -> _T:
+        """Run a one-statement read on a worker thread."""
+        return await asyncio.to_thread(self.database.run_single, fn, *args)
+
+    def is_setup(self, migrations: Sequence[Migration]) -> bool:
+        """Whether ``migrations`` were applied through this engine already."""
+        return self.database.is_setup(migrations)
+
+    async def setup(self, migrations: Sequence[Migration]) -> list[Migration]:
+        """Create or migrate the schema (idempotent, safe across processes)."""
+        if self.is_setup(migrations):
+            return []
+        return await asyncio.to_thread(self.database.setup, migrations)
+
+    async def dispose(self) -> None:
+        """Close pooled connections."""
+        await asyncio.to_thread(self.database.dispose)

@@ -1,0 +1,477 @@
+"""The Memory Space provider contract: models, the ``MemoryProvider`` protocol, receipt rules.
+
+Memory Spaces (tier 3) are named stores behind *providers*. A provider is any object that
+implements :class:`MemoryProvider`; :mod:`langgraph_mnemon.adapters.providers` ships the native
+``mnemos`` provider (SQL), ``chroma`` and ``store`` (any LangGraph ``BaseStore``). Every
+provider declares what it can do (:class:`Capabilities`), what its scores mean
+(:data:`ScoreSemantics`), whether a write is visible at once (:data:`WriteMode`) and how it
+deletes (:data:`DeletionMode`). Unsupported operations are rejected before any I/O.
+
+Providers return raw receipts (plain dicts in the provider's own vocabulary); the host decides
+whether a write happened with :func:`is_committed`, never by trusting a provider's success flag
+alone. Only a committed receipt counts as a write.
+
+This module imports no LangGraph, LangChain, httpx or Chroma code.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from langgraph_mnemon.contracts import Receipt
+
+__all__ = [
+    "CATEGORIES",
+    "EDGE_TYPES",
+    "INTENTS",
+    "SEARCH_MODES",
+    "SOURCES",
+    "BrowseRequest",
+    "Capabilities",
+    "Category",
+    "DeletionMode",
+    "DiscoveredSpace",
+    "EdgeType",
+    "Embedder",
+    "GraphEdge",
+    "GraphNode",
+    "GraphProjection",
+    "Insight",
+    "InsightSource",
+    "Intent",
+    "LinkRequest",
+    "MemoryProvider",
+    "MemoryReceipt",
+    "ProviderDescriptor",
+    "ProviderSearchRequest",
+    "ProviderSearchResult",
+    "ProviderStatus",
+    "RelatedRequest",
+    "RememberItem",
+    "ScoreSemantics",
+    "SearchMode",
+    "SpaceBinding",
+    "WriteMode",
+    "is_committed",
+]
+
+SearchMode = Literal["smart", "keyword", "basic"]
+Category = Literal["preference", "decision", "fact", "insight", "context", "general"]
+InsightSource = Literal["user", "agent", "external"]
+EdgeType = Literal["temporal", "semantic", "causal", "entity"]
+Intent = Literal["WHY", "WHEN", "ENTITY", "GENERAL"]
+ScoreSemantics = Literal["normalized", "unknown"]
+"""``normalized``: finite 0..1, larger is better. ``unknown``: any other scale (or no score)."""
+WriteMode = Literal["exact", "async"]
+"""``exact``: a committed write is searchable at once. ``async``: the provider extracts later."""
+DeletionMode = Literal["soft", "hard", "unsupported"]
+
+SEARCH_MODES: tuple[str, ...] = ("smart", "keyword", "basic")
+CATEGORIES: tuple[str, ...] = ("preference", "decision", "fact", "insight", "context", "general")
+SOURCES: tuple[str, ...] = ("user", "agent", "external")
+EDGE_TYPES: tuple[str, ...] = ("temporal", "semantic", "causal", "entity")
+INTENTS: tuple[str, ...] = ("WHY", "WHEN", "ENTITY", "GENERAL")
+
+MetadataValue = str | int | float | bool
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Capabilities(_Frozen):
+    """What a provider can do. The host hides and rejects everything that is ``False``."""
+
+    search: bool = True
+    browse: bool = False
+    graph: bool = False
+    entities: bool = False
+    related: bool = False
+    remember: bool = True
+    remember_many: bool = False
+    link: bool = False
+    forget: bool = False
+    discover: bool = False
+
+    def names(self) -> list[str]:
+        """The supported operation names, in declaration order."""
+        return [name for name, on in self.model_dump().items() if on]
+
+
+class ProviderDescriptor(_Frozen):
+    """A provider's identity and declared semantics."""
+
+    id: str = Field(pattern=r"^[a-z][a-z0-9-]{0,63}$")
+    label: str
+    capabilities: Capabilities = Field(default_factory=Capabilities)
+    score_semantics: ScoreSemantics = "unknown"
+    write_mode: WriteMode = "exact"
+    deletion_mode: DeletionMode = "unsupported"
+    local: bool = True
+    """Data stays on this machine (``data_boundary=local-only`` allows only local providers)."""
+    secret_fields: tuple[str, ...] = ()
+    """Configuration keys that hold credentials; they go to ``secrets``, never to ``config``."""
+
+
+class SpaceBinding(_Frozen):
+    """What a provider receives about the Memory Space it serves in one call.
+
+    ``secrets`` are host-side only: they are excluded from ``repr`` and from serialisation.
+    """
+
+    id: str
+    name: str
+    description: str = ""
+    config: dict[str, Any] = Field(default_factory=dict)
+    secrets: dict[str, str] = Field(default_factory=dict, repr=False, exclude=True)
+
+
+class Insight(BaseModel):
+    """One memory row as a provider returns it and as federated recall reports it.
+
+    ``score`` is the provider's raw score, never rewritten. Recall adds ``normalized_score``
+    (0..1, or ``None`` when the scale is unknown), ``relevance_tier`` and, when more than one
+    provider kind was queried, ``federated_score`` (reciprocal-rank fusion).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    content: str
+    category: str = "general"
+    importance: int | None = None
+    tags: list[str] = Field(default_factory=list)
+    entities: list[str] = Field(default_factory=list)
+    source: str | None = None
+    metadata: dict[str, MetadataValue] = Field(default_factory=dict)
+    score: float | None = None
+    normalized_score: float | None = None
+    relevance_tier: Literal["high", "medium", "low", "unknown"] | None = None
+    federated_score: float | None = None
+    confidence: float | None = None
+    intent: str | None = None
+    matched_via: str | None = None
+    created_at: float | None = None
+    depth: int | None = None
+    edge_type: str | None = None
+    space_id: str | None = None
+    space_name: str | None = None
+    provider_id: str | None = None
+    capabilities: list[str] | None = None
+    external_uri: str | None = None
+
+
+class ProviderSearchRequest(_Frozen):
+    """A validated search request for one space."""
+
+    query: str
+    mode: SearchMode = "smart"
+    limit: int = Field(10, ge=1, le=50)
+    category: str | None = None
+    source: str | None = None
+    intent: str | None = None
+
+
+class ProviderSearchResult(_Frozen):
+    """Ranked rows (best first) and an optional hint from the provider."""
+
+    results: list[Insight] = Field(default_factory=list)
+    hint: str | None = None
+
+
+class BrowseRequest(_Frozen):
+    """List stored rows, newest first."""
+
+    limit: int = Field(50, ge=1, le=500)
+    offset: int = Field(0, ge=0)
+    category: str | None = None
+
+
+class RememberItem(_Frozen):
+    """One validated write."""
+
+    content: str
+    category: Category = "general"
+    importance: int = Field(3, ge=1, le=5)
+    tags: tuple[str, ...] = ()
+    entities: tuple[str, ...] = ()
+    source: InsightSource = "agent"
+    metadata: dict[str, MetadataValue] = Field(default_factory=dict)
+
+
+class RelatedRequest(_Frozen):
+    """Graph traversal from one row."""
+
+    id: str
+    depth: int = Field(2, ge=1, le=5)
+    edge: EdgeType | None = None
+    limit: int = Field(20, ge=1, le=100)
+
+
+class LinkRequest(_Frozen):
+    """A typed, weighted edge between two rows of one space."""
+
+    source_id: str
+    target_id: str
+    type: EdgeType = "semantic"
+    weight: float = Field(0.5, ge=0, le=1)
+    reason: str | None = None
+
+
+class GraphNode(_Frozen):
+    """One row in a graph projection."""
+
+    id: str
+    label: str
+    category: str | None = None
+    entities: list[str] = Field(default_factory=list)
+
+
+class GraphEdge(_Frozen):
+    """A typed edge between two rows of a graph projection."""
+
+    source: str
+    target: str
+    type: str
+    weight: float | None = None
+
+
+class GraphProjection(_Frozen):
+    """Nodes and typed edges of a space (bounded)."""
+
+    nodes: list[GraphNode] = Field(default_factory=list)
+    edges: list[GraphEdge] = Field(default_factory=list)
+
+
+class ProviderStatus(_Frozen):
+    """Health and optional statistics of one space on its provider."""
+
+    healthy: bool
+    error: str | None = None
+    total_insights: int | None = None
+    deleted_insights: int | None = None
+    edge_count: int | None = None
+    db_size_bytes: int | None = None
+    by_category: dict[str, int] = Field(default_factory=dict)
+    top_entities: list[tuple[str, int]] = Field(default_factory=list)
+
+
+class DiscoveredSpace(_Frozen):
+    """A namespace the provider already holds (for mapping into a Memory Space)."""
+
+    external_id: str
+    name: str
+    description: str = ""
+    config: dict[str, Any] = Field(default_factory=dict)
+
+
+class MemoryReceipt(Receipt):
+    """What a Memory Space write did. Only ``status="committed"`` means it happened.
+
+    ``completion`` is ``committed`` for a write that is durable and visible, ``pending`` when the
+    provider accepted it for later processing (not a write yet), ``none`` otherwise.
+    ``revision`` is the id of the object the write produced or touched.
+    """
+
+    space_id: str
+    id: str | None = None
+    completion: Literal["committed", "pending", "none"] = "none"
+    activated: bool = False
+    provider_receipt: dict[str, Any] = Field(default_factory=dict)
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Dense text embeddings (sync; callers off the event loop use a thread)."""
+
+    @property
+    def model_id(self) -> str:
+        """A stable name of the model and its settings (stored beside every vector)."""
+        ...
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text."""
+        ...
+
+    def embed_query(self, text: str) -> list[float]:
+        """The vector of a query."""
+        ...
+
+
+@runtime_checkable
+class MemoryProvider(Protocol):
+    """The data-plane contract every Memory Space provider implements (all methods async).
+
+    The host calls an operation only when ``descriptor.capabilities`` declares it. ``space``
+    names the Memory Space the call is about; one provider object serves many spaces.
+    """
+
+    descriptor: ProviderDescriptor
+
+    def check_config(self, config: Mapping[str, Any], secrets: Mapping[str, str]) -> dict[str, Any]:
+        """Validate a space's provider configuration (no I/O); return the normalised config."""
+        ...
+
+    async def status(self, space: SpaceBinding) -> ProviderStatus:
+        """Health and statistics of one space."""
+        ...
+
+    async def search(
+        self, space: SpaceBinding, request: ProviderSearchRequest
+    ) -> ProviderSearchResult:
+        """Ranked rows (best first, at most ``request.limit``)."""
+        ...
+
+    async def browse(self, space: SpaceBinding, request: BrowseRequest) -> list[Insight]:
+        """Stored rows of the space."""
+        ...
+
+    async def graph(self, space: SpaceBinding, limit: int = 200) -> GraphProjection:
+        """Nodes and typed edges of the space."""
+        ...
+
+    async def remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
+        """Store one row; return the provider's raw receipt."""
+        ...
+
+    async def remember_many(
+        self, space: SpaceBinding, items: Sequence[RememberItem]
+    ) -> list[dict[str, Any]]:
+        """Store several rows; one raw receipt per item, in order."""
+        ...
+
+    async def related(self, space: SpaceBinding, request: RelatedRequest) -> list[Insight]:
+        """Rows reachable from ``request.id`` through typed edges."""
+        ...
+
+    async def link(self, space: SpaceBinding, request: LinkRequest) -> dict[str, Any]:
+        """Add a typed, weighted edge; return the raw receipt."""
+        ...
+
+    async def forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
+        """Delete one row; return the raw receipt."""
+        ...
+
+    async def discover(
+        self, config: Mapping[str, Any], secrets: Mapping[str, str]
+    ) -> list[DiscoveredSpace]:
+        """Namespaces the provider already holds."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release clients and connections."""
+        ...
+
+
+# --------------------------------------------------------------------------------------------
+# Receipt classification
+
+_NOT_COMMITTED_STATES = frozenset(
+    {
+        "accepted",
+        "candidate",
+        "canceled",
+        "cancelled",
+        "error",
+        "failed",
+        "pending",
+        "partial",
+        "processing",
+        "queued",
+        "running",
+        "skipped",
+    }
+)
+_COMMITTED_STATES = frozenset(
+    {
+        "added",
+        "committed",
+        "completed",
+        "created",
+        "deleted",
+        "forgotten",
+        "imported",
+        "invalidated",
+        "linked",
+        "merged",
+        "removed",
+        "replaced",
+        "stored",
+        "succeeded",
+        "success",
+        "updated",
+    }
+)
+_COUNT_KEYS = ("created", "deleted", "edges_inserted", "imported", "removed", "stored", "updated")
+_STATE_KEYS = ("action", "status", "state")
+
+
+def _state_values(receipt: Mapping[str, Any]) -> list[str]:
+    return [
+        receipt[key].strip().lower()
+        for key in _STATE_KEYS
+        if isinstance(receipt.get(key), str) and receipt[key].strip()
+    ]
+
+
+def is_committed(receipt: Any) -> bool:
+    """Whether a provider receipt proves a durable write.
+
+    Not committed when any of ``success/ok/committed/durable`` is ``False``, ``errors`` is
+    non-empty, or ``action/status/state`` says accepted, candidate, canceled/cancelled, error,
+    failed, pending, partial, processing, queued, running or skipped. Committed when
+    ``committed``/``durable`` is ``True``, a state says added, committed, completed, created,
+    deleted, forgotten, imported, invalidated, linked, merged, removed, replaced, stored,
+    succeeded, success or updated, a count among created, deleted, edges_inserted, imported,
+    removed, stored, updated is positive, or a ``memory_receipt`` (``memoryReceipt``) says
+    ``status="succeeded"`` with ``completion="committed"`` and a ``committed_at`` time.
+    Anything else is not committed.
+    """
+    if not isinstance(receipt, Mapping):
+        return False
+    for key in ("success", "ok", "committed", "durable"):
+        if receipt.get(key) is False:
+            return False
+    errors = receipt.get("errors")
+    if errors:
+        return False
+    states = _state_values(receipt)
+    if any(state in _NOT_COMMITTED_STATES for state in states):
+        return False
+    if receipt.get("committed") is True or receipt.get("durable") is True:
+        return True
+    if any(state in _COMMITTED_STATES for state in states):
+        return True
+    for key in _COUNT_KEYS:
+        value = receipt.get(key)
+        if (
+            isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            and value > 0
+        ):
+            return True
+    nested = receipt.get("memory_receipt", receipt.get("memoryReceipt"))
+    if isinstance(nested, Mapping):
+        committed_at = nested.get("committed_at", nested.get("committedAt"))
+        return (
+            nested.get("status") == "succeeded"
+            and nested.get("completion") == "committed"
+            and isinstance(committed_at, str)
+            and bool(committed_at.strip())
+        )
+    return False
+
+
+def is_pending(receipt: Any) -> bool:
+    """Whether a receipt says the provider accepted the write for later processing."""
+    if not isinstance(receipt, Mapping):
+        return False
+    return any(
+        state in {"accepted", "pending", "processing", "queued", "running"}
+        for state in _state_values(receipt)
+    )

@@ -11,14 +11,21 @@ from pydantic import BaseModel, ConfigDict
 
 from langgraph_mnemon.config import MnemonConfig
 from langgraph_mnemon.contracts import Usage
-from langgraph_mnemon.errors import InvalidInputError
-from langgraph_mnemon.memory_layers.documents import Documents  # documents (issue 3)
+from langgraph_mnemon.errors import CapacityError, ConflictError, InvalidInputError
+from langgraph_mnemon.memory_layers.documents import (
+    DocumentMutation,
+    DocumentReceipt,
+    Documents,
+)  # documents (issue 3)
 from langgraph_mnemon.memory_layers.mnemos import Database, Mnemos  # Mnemos (issue 5)
 from langgraph_mnemon.memory_layers.mnemos.db import create_engine, ensure_sqlite_directory
-from langgraph_mnemon.memory_layers.runtime import RuntimeMemory
+from langgraph_mnemon.memory_layers.runtime import RuntimeMemory, RuntimeMutation, RuntimeReceipt
 from langgraph_mnemon.memory_layers.spaces import MemorySpaces  # Memory Spaces (issue 4)
 
-if TYPE_CHECKING:  # Mnemos checkpointers import LangGraph; loaded on first use (issue 5)
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    # Mnemos checkpointers import LangGraph; loaded on first use (issue 5)
     from langgraph.checkpoint.serde.base import SerializerProtocol
 
     from langgraph_mnemon.checkpointers import AsyncMnemosSaver, MnemosSaver
@@ -75,6 +82,9 @@ class Status(BaseModel):
     spaces: SpacesOverview | None = None  # Memory Spaces (issue 4)
 
 
+_UNSET = object()
+
+
 class Mnemon:
     """Layered long-term memory for LangGraph agents.
 
@@ -108,6 +118,8 @@ class Mnemon:
         self._database: Database | None = None  # Mnemos (issue 5), opened on first use
         self._mnemos: Mnemos | None = None
         self._spaces: MemorySpaces | None = None  # Memory Spaces (issue 4), built on first use
+        self._graphs: dict[str, Any] = {}
+        self._worker_model: Any = _UNSET
         self.documents = Documents(
             self.root,
             workspace=cfg.workspace_path,
@@ -285,6 +297,95 @@ class Mnemon:
         )
 
     # --- end Memory Spaces --------------------------------------------------------------------
+
+    # --- capacity maintenance: the deterministic write first, a worker graph on overflow ----------
+
+    @property
+    def worker_model(self) -> BaseChatModel | None:
+        """The chat model of the worker graphs (``config.worker_model``); None = heuristics."""
+        if self._worker_model is _UNSET:
+            from langgraph_mnemon.adapters.models import resolve_chat_model
+
+            self._worker_model = resolve_chat_model(self.config.worker_model)
+        return self._worker_model  # type: ignore[return-value]
+
+    def write_runtime(self, request: RuntimeMutation) -> RuntimeReceipt:
+        """Apply a Runtime Memory mutation, maintaining capacity when it would overflow.
+
+        Under the Layered strategy an overflowing USER write runs USER compaction and an
+        overflowing MEMORY write runs MEMORY archival; under the General strategy the
+        :class:`CapacityError` is raised as is. A maintenance run that cannot complete raises
+        :class:`CapacityError` saying why, with every file unchanged.
+        """
+        try:
+            return self.runtime.apply(request)
+        except CapacityError as exc:
+            if not self._maintains_capacity("runtime"):
+                raise
+            if request.target == "user":
+                graph = self._graph("user_compaction")
+            else:
+                graph = self._graph("memory_archival")
+            out = graph.invoke({"request": request})
+            if out.get("error"):
+                raise CapacityError(
+                    f"{exc} Capacity maintenance did not complete: {out['error']}",
+                    plan=exc.plan,
+                    code=exc.code,
+                ) from None
+            return out["receipt"]
+
+    def write_document(self, mutation: DocumentMutation | dict[str, Any]) -> DocumentReceipt:
+        """Create or update a Document, cold-archiving least-recently-used ones on overflow."""
+        try:
+            return self.documents.apply(mutation)
+        except CapacityError as exc:
+            if not self._maintains_capacity("documents"):
+                raise
+            out = self._graph("document_archive").invoke({"mutation": mutation})
+            if out.get("error"):
+                raise CapacityError(
+                    f"{exc} Cold archiving did not complete: {out['error']}",
+                    plan=exc.plan,
+                    code=exc.code,
+                ) from None
+            return out["receipt"]
+
+    def archive_document(self, document_id: str) -> DocumentReceipt:
+        """Archive one Document: cold reference first (when a Memory Space can take it), then
+        the revision-checked move. Raises :class:`ConflictError` / :class:`ProviderError` with
+        the document still active when that fails."""
+        out = self._graph("document_archive").invoke({"document_id": document_id})
+        if out.get("error"):
+            raise ConflictError(
+                f"document {document_id} was not archived: {out['error']}", code="archive-failed"
+            )
+        return out["archived"][-1]
+
+    def _maintains_capacity(self, layer: str) -> bool:
+        participation = getattr(self.config.layers, layer).participation.maintenance
+        return self.config.strategy == "layered" and participation != "off"
+
+    def _graph(self, name: str) -> Any:
+        graph = self._graphs.get(name)
+        if graph is None:
+            from langgraph_mnemon.graphs.document_archive import build_document_archive_graph
+            from langgraph_mnemon.graphs.memory_archival import build_memory_archival_graph
+            from langgraph_mnemon.graphs.user_compaction import build_user_compaction_graph
+
+            builders = {
+                "user_compaction": lambda: build_user_compaction_graph(
+                    self.runtime, self.worker_model
+                ),
+                "memory_archival": lambda: build_memory_archival_graph(
+                    self.runtime, self.spaces, self.worker_model
+                ),
+                "document_archive": lambda: build_document_archive_graph(
+                    self.documents, self.spaces, self.worker_model
+                ),
+            }
+            graph = self._graphs[name] = builders[name]()
+        return graph
 
     def close(self) -> None:
         """Release resources held by the layers (database engines, clients)."""

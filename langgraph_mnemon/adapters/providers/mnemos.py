@@ -125,8 +125,11 @@ class HybridWeights:
     the one written just before or after it), computed for the ``neighbour_top`` best rows.
     ``pool`` / ``dense_pool`` are the candidate pools taken from the keyword index and from the
     dense ranking; the keyword pool reads the postings of the rarest query terms up to
-    ``posting_budget`` rows. Defaults were chosen on three LoCoMo-R conversations and checked on two
-    others (bench/locomo.py).
+    ``posting_budget`` rows. The dense pool is an exact scan of the space's vectors while the
+    space holds at most ``dense_scan_limit`` of them; in larger spaces dense similarity only
+    re-scores the keyword candidates (at 100k vectors a full scan alone takes a large part of
+    the 25 ms recall budget on two cores). Defaults were chosen on three LoCoMo-R conversations
+    and checked on two others (bench/locomo.py).
     """
 
     k1: float = 1.2
@@ -137,6 +140,7 @@ class HybridWeights:
     neighbour_top: int = 50
     pool: int = 100
     dense_pool: int = 50
+    dense_scan_limit: int = 50_000
     posting_budget: int = 10_000
 
 
@@ -687,10 +691,10 @@ class MnemosProvider(BaseProvider):
             cache: _VectorCache | None = None
             if query_vector is not None and request.mode == "smart":
                 cache = self._load_vectors(conn, space.id, version)
-                if cache is not None and cache.matrix.shape[1] == query_vector.shape[0]:
-                    dense = cache.top(query_vector, w.dense_pool)
-                else:
+                if cache is None or cache.matrix.shape[1] != query_vector.shape[0]:
                     cache = None
+                elif cache.matrix.shape[0] <= w.dense_scan_limit:
+                    dense = cache.top(query_vector, w.dense_pool)
             candidates = list(dict.fromkeys([*pool, *dense]))
             if not candidates:
                 hint = None if terms else "the query has no searchable words"

@@ -118,7 +118,11 @@ class WordLlamaEmbedder:
         if dim not in (64, 128, 256):
             raise InvalidInputError("WordLlamaEmbedder dim must be 64, 128 or 256")
         self.dim = dim
-        self._model = self._load()
+
+    @property
+    def _model(self) -> Any:
+        # Loaded on first use (and shared), so building a host stays fast.
+        return self._load()
 
     @classmethod
     def _load(cls) -> Any:

@@ -1,0 +1,122 @@
+"""Deterministic parts of the long-term write worker.
+
+The worker decides where a durable memory goes; the host owns every write and reports only what
+receipts prove. With no model, the heuristic writes to the space whose name and description share
+the most words with the memory (the first space on a tie), skips an exact duplicate, and creates
+the default space only when none exists.
+
+Example:
+    >>> space = choose_space(mem.spaces.list_spaces(active=True), "Deploys need two approvals")
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from langgraph_mnemon.contracts import Receipt
+from langgraph_mnemon.memory_layers.space_models import MemoryReceipt
+from langgraph_mnemon.memory_layers.spaces import MemorySpaces, SpaceRecord
+
+__all__ = [
+    "WriteCandidate",
+    "WriteReceipt",
+    "WriteResult",
+    "choose_space",
+    "exact_duplicate",
+    "summarize_receipts",
+]
+
+_WORD = re.compile(r"[^\W_]{2,}", re.UNICODE)
+
+
+class WriteCandidate(BaseModel):
+    """A durable memory the root agent wants kept."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    content: str = Field(min_length=1, max_length=20_000)
+    category: Literal["preference", "decision", "fact", "insight", "context", "general"] = "general"
+    importance: int = Field(3, ge=1, le=5)
+    tags: tuple[str, ...] = ()
+    entities: tuple[str, ...] = ()
+    memory_body_id: str | None = Field(
+        default=None, description="A Memory Space the caller insists on."
+    )
+
+
+class WriteResult(BaseModel):
+    """What the worker says it did (its result tool's schema)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    summary: str = ""
+    action: Literal["stored", "skipped", "failed"]
+    memory_body_ids: list[str] = Field(default_factory=list)
+
+
+class WriteReceipt(Receipt):
+    """The host's account of a write run: only receipts it observed count."""
+
+    action: Literal["remember"] = "remember"
+    space_ids: tuple[str, ...] = ()
+    memory_ids: tuple[str, ...] = ()
+    receipts: tuple[MemoryReceipt, ...] = ()
+    summary: str = ""
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(unicodedata.normalize("NFKC", text).casefold()))
+
+
+def choose_space(spaces: Sequence[SpaceRecord], content: str) -> SpaceRecord | None:
+    """The space whose name and description share the most words with ``content``."""
+    if not spaces:
+        return None
+    words = _words(content)
+    best = max(
+        range(len(spaces)),
+        key=lambda i: (len(words & _words(f"{spaces[i].name} {spaces[i].description}")), -i),
+    )
+    return spaces[best]
+
+
+def exact_duplicate(spaces: MemorySpaces, space_id: str, content: str) -> str | None:
+    """The id of a row in ``space_id`` whose text is exactly ``content``, if any."""
+    found = spaces.search(content[:2000], mode="keyword", space_ids=[space_id], limit=10)
+    return next((row.id for row in found.results if row.content == content.strip()), None)
+
+
+def summarize_receipts(
+    receipts: Sequence[MemoryReceipt], summary: str, *, skipped_duplicate: str | None = None
+) -> WriteReceipt:
+    """One receipt for the run: committed only when a write was committed."""
+    committed = [r for r in receipts if r.status == "committed"]
+    revision = committed[-1].revision if committed else ""
+    if committed:
+        status, message = "committed", f"{len(committed)} memory write(s) committed."
+    elif skipped_duplicate is not None:
+        status, message = "skipped", "An identical memory is already stored; nothing written."
+    elif any(r.completion == "pending" for r in receipts):
+        status, message = "skipped", "The provider accepted the write for later; not stored yet."
+    elif receipts:
+        status, message = "failed", f"No write was committed ({receipts[-1].message})."
+    else:
+        status, message = "skipped", "The worker wrote nothing."
+    ids = [r.id for r in committed if r.id]
+    if skipped_duplicate:
+        ids.append(skipped_duplicate)
+    return WriteReceipt(
+        status=status,  # type: ignore[arg-type]
+        message=message,
+        changed=bool(committed),
+        revision=revision,
+        space_ids=tuple(dict.fromkeys(r.space_id for r in receipts)),
+        memory_ids=tuple(ids),
+        receipts=tuple(receipts),
+        summary=summary,
+    )

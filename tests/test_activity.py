@@ -174,7 +174,7 @@ def test_new_turn_cancels_timer_and_running_review() -> None:
     gate.on_turn_start("t")  # aborts the running review
     gate.on_review_finished("t", gen, success=True)  # too late: ignored
     assert gate.activity("t").score().eligible
-    assert gate.attempts("t") == 2  # the aborted run counted once at start, once at abort
+    assert gate.attempts("t") == 1  # the aborted run counts once, when it started
 
 
 def test_min_interval_and_failure_keeps_activity() -> None:

@@ -280,9 +280,7 @@ class ReviewGate:
         state.armed = False
         state.generation += 1
         if state.running:
-            state.running = False
-            state.attempts += 1  # an aborted review still counts as an attempt
-            state.last_attempt_at = self._clock()
+            state.running = False  # aborted; it already counted as an attempt when it started
         return cancelled
 
     def on_turn_end(self, thread_id: str) -> float | None:

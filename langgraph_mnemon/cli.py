@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from rich.console import Console
 from rich.table import Table
 
@@ -326,9 +326,17 @@ def docs_archive(
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Move an active document to archived/ (no Memory Space index unless --memory-space)."""
+    """Archive an active document: cold reference in a Memory Space first, then the move.
+
+    With no options the cold-archive worker writes the reference (when an active Memory Space
+    can take it, else the document moves without one). --memory-space names spaces that
+    already hold a reference you wrote yourself.
+    """
     mem = _open(ctx)
     doc_id = _doc_id(mem, document_id)
+    if not memory_space and summary is None and revision is None:
+        _print_doc_receipt(mem.archive_document(doc_id), as_json)
+        return
     expected = revision if revision is not None else mem.documents.get(doc_id).revision
     if memory_space:
         receipt = mem.documents.archive(doc_id, expected, summary, memory_space)
@@ -776,6 +784,53 @@ def ingest(
 
 
 # --- end mnemon spaces -------------------------------------------------------------------
+
+
+# --------------------------------------------------------------------------------------------
+# mnemon remember / query: the write worker and agent query
+
+
+@app.command("remember")
+def remember(
+    ctx: typer.Context,
+    content: Annotated[str, typer.Argument(help="The durable memory to keep.")],
+    space: Annotated[str | None, typer.Option("--space", help="Memory Space id to use.")] = None,
+    category: Annotated[str, typer.Option(help="preference, decision, fact, ...")] = "general",
+    importance: Annotated[int, typer.Option(min=1, max=5)] = 3,
+    as_json: JsonOption = False,
+) -> None:
+    """Store a long-term memory through the write worker (honest receipt)."""
+    from langgraph_mnemon.memory_layers.write_worker import WriteCandidate
+
+    try:
+        candidate = WriteCandidate(
+            content=content, category=category, importance=importance, memory_body_id=space
+        )
+    except ValidationError as exc:
+        raise InvalidInputError(f"invalid memory: {exc.errors()[0]['msg']}") from None
+    receipt = _open(ctx).remember(candidate)
+    if as_json:
+        _print_json(receipt)
+        return
+    _out.print(f"{receipt.status}: {receipt.message} {' '.join(receipt.memory_ids)}".rstrip())
+    if receipt.status != "committed":
+        raise typer.Exit(3 if receipt.status == "skipped" else 1)
+
+
+@app.command("query")
+def query(
+    ctx: typer.Context,
+    question: Annotated[str, typer.Argument(help="What to ask the stored memories.")],
+    as_json: JsonOption = False,
+) -> None:
+    """Answer a question from Memory Spaces evidence, with citations."""
+    answer = _open(ctx).query(question)
+    if as_json:
+        _print_json(answer)
+        return
+    typer.echo(answer.answer)
+    for c in answer.citations:
+        typer.echo(f"  [{c.memory_body_id}/{c.id}]")
 
 
 def main() -> None:

@@ -11,7 +11,12 @@ from pydantic import BaseModel, ConfigDict
 
 from langgraph_mnemon.config import MnemonConfig
 from langgraph_mnemon.contracts import Usage
-from langgraph_mnemon.errors import CapacityError, ConflictError, InvalidInputError
+from langgraph_mnemon.errors import (
+    CapacityError,
+    ConflictError,
+    InvalidInputError,
+    ProviderError,
+)
 from langgraph_mnemon.memory_layers.documents import (
     DocumentMutation,
     DocumentReceipt,
@@ -29,6 +34,8 @@ if TYPE_CHECKING:
     from langgraph.checkpoint.serde.base import SerializerProtocol
 
     from langgraph_mnemon.checkpointers import AsyncMnemosSaver, MnemosSaver
+    from langgraph_mnemon.memory_layers.agent_query import QueryAnswer
+    from langgraph_mnemon.memory_layers.write_worker import WriteCandidate, WriteReceipt
 
 __all__ = ["DocumentsStatus", "Mnemon", "RuntimeStatus", "SpacesOverview", "Status"]
 
@@ -362,6 +369,27 @@ class Mnemon:
             )
         return out["archived"][-1]
 
+    def remember(self, candidate: WriteCandidate) -> WriteReceipt:
+        """Store a durable memory through the write worker; the receipt says what happened."""
+        from langgraph_mnemon.memory_layers.write_worker import WriteCandidate
+
+        if not isinstance(candidate, WriteCandidate):
+            raise InvalidInputError("remember() takes a WriteCandidate")
+        out = self._graph("write_worker").invoke({"candidate": candidate})
+        if "receipt" not in out:
+            raise ProviderError(f"the memory was not stored: {out.get('error')}")
+        return out["receipt"]
+
+    def query(self, question: str, *, space_ids: list[str] | None = None) -> QueryAnswer:
+        """Answer ``question`` from direct-search evidence; citations are real rows only."""
+        request: dict[str, Any] = {"query": question}
+        if space_ids is not None:
+            request["space_ids"] = space_ids
+        out = self._graph("agent_query").invoke(request)
+        if out.get("error"):
+            raise ProviderError(f"the query was not answered: {out['error']}")
+        return out["answer"]
+
     def _maintains_capacity(self, layer: str) -> bool:
         participation = getattr(self.config.layers, layer).participation.maintenance
         return self.config.strategy == "layered" and participation != "off"
@@ -369,11 +397,15 @@ class Mnemon:
     def _graph(self, name: str) -> Any:
         graph = self._graphs.get(name)
         if graph is None:
+            from langgraph_mnemon.graphs.agent_query import build_agent_query_graph
             from langgraph_mnemon.graphs.document_archive import build_document_archive_graph
             from langgraph_mnemon.graphs.memory_archival import build_memory_archival_graph
             from langgraph_mnemon.graphs.user_compaction import build_user_compaction_graph
+            from langgraph_mnemon.graphs.write_worker import build_write_worker_graph
 
             builders = {
+                "write_worker": lambda: build_write_worker_graph(self.spaces, self.worker_model),
+                "agent_query": lambda: build_agent_query_graph(self.spaces, self.worker_model),
                 "user_compaction": lambda: build_user_compaction_graph(
                     self.runtime, self.worker_model
                 ),

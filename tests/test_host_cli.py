@@ -123,3 +123,28 @@ def test_cli_usage_error_exit_code(tmp_path: Path) -> None:
     out = run_cli(tmp_path, "--help")
     assert out.returncode == 0
     assert "runtime" in out.stdout
+
+
+def test_cli_remember_query_and_archive(tmp_path: Path) -> None:
+    out = run_cli(tmp_path, "remember", "Deploys need two approvals.", "--category", "fact")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("committed:")
+    again = run_cli(tmp_path, "remember", "Deploys need two approvals.")
+    assert again.returncode == 3  # skipped: an identical memory exists
+    assert "already stored" in again.stdout
+    answer = run_cli(tmp_path, "query", "deploy approvals")
+    assert "Deploys need two approvals." in answer.stdout
+    assert "[default/" in answer.stdout
+    bad = run_cli(tmp_path, "remember", "x", "--category", "gossip")
+    assert bad.returncode == 1
+    assert "invalid memory" in bad.stderr
+    created = run_cli(
+        tmp_path, "docs", "create", "--title", "Runbook", "Restart with make restart."
+    )
+    assert created.returncode == 0, created.stderr
+    doc_id = Mnemon.open(tmp_path).documents.list("active")[0].id
+    archived = run_cli(tmp_path, "docs", "archive", doc_id[:8], "--json")
+    assert archived.returncode == 0, archived.stderr
+    receipt = json.loads(archived.stdout)
+    assert receipt["document"]["status"] == "archived"
+    assert receipt["indexed"] is True  # the default space took the cold reference

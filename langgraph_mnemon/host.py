@@ -329,18 +329,8 @@ class Mnemon:
         except CapacityError as exc:
             if not self._maintains_capacity("runtime"):
                 raise
-            if request.target == "user":
-                graph = self._graph("user_compaction")
-            else:
-                graph = self._graph("memory_archival")
-            out = graph.invoke({"request": request})
-            if out.get("error"):
-                raise CapacityError(
-                    f"{exc} Capacity maintenance did not complete: {out['error']}",
-                    plan=exc.plan,
-                    code=exc.code,
-                ) from None
-            return out["receipt"]
+            graph = "user_compaction" if request.target == "user" else "memory_archival"
+            return self._maintain(graph, {"request": request}, exc)
 
     def write_document(self, mutation: DocumentMutation | dict[str, Any]) -> DocumentReceipt:
         """Create or update a Document, cold-archiving least-recently-used ones on overflow."""
@@ -349,14 +339,7 @@ class Mnemon:
         except CapacityError as exc:
             if not self._maintains_capacity("documents"):
                 raise
-            out = self._graph("document_archive").invoke({"mutation": mutation})
-            if out.get("error"):
-                raise CapacityError(
-                    f"{exc} Cold archiving did not complete: {out['error']}",
-                    plan=exc.plan,
-                    code=exc.code,
-                ) from None
-            return out["receipt"]
+            return self._maintain("document_archive", {"mutation": mutation}, exc)
 
     def archive_document(self, document_id: str) -> DocumentReceipt:
         """Archive one Document: cold reference first (when a Memory Space can take it), then
@@ -389,6 +372,17 @@ class Mnemon:
         if out.get("error"):
             raise ProviderError(f"the query was not answered: {out['error']}")
         return out["answer"]
+
+    def _maintain(self, graph: str, inputs: dict[str, Any], overflow: CapacityError) -> Any:
+        """Run a maintenance graph for ``overflow``; its failure becomes a CapacityError."""
+        out = self._graph(graph).invoke(inputs)
+        if out.get("error"):
+            raise CapacityError(
+                f"{overflow} Capacity maintenance did not complete: {out['error']}",
+                plan=overflow.plan,
+                code=overflow.code,
+            ) from None
+        return out["receipt"]
 
     def _maintains_capacity(self, layer: str) -> bool:
         participation = getattr(self.config.layers, layer).participation.maintenance

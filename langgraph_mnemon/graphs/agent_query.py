@@ -10,7 +10,7 @@ import json
 from typing import Any, TypedDict
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import ValidationError
@@ -23,6 +23,7 @@ from langgraph_mnemon.memory_layers.agent_query import (
 )
 from langgraph_mnemon.memory_layers.space_models import Insight
 from langgraph_mnemon.memory_layers.spaces import MemorySpaces
+from langgraph_mnemon.nodes._results import parse_result, tool_schema
 
 __all__ = ["AgentQueryState", "build_agent_query_graph"]
 
@@ -75,20 +76,13 @@ def build_agent_query_graph(
                 + json.dumps(rows, ensure_ascii=False, indent=1)
             ),
         ]
-        tool = {
-            "type": "function",
-            "function": {
-                "name": RESULT_TOOL,
-                "description": "Submit the answer and its citations.",
-                "parameters": QueryAnswer.model_json_schema(),
-            },
-        }
+        tool = tool_schema(RESULT_TOOL, "Submit the answer and its citations.", QueryAnswer)
         try:
             reply = model.bind_tools([tool]).invoke(messages)
         except Exception as exc:
             return {"error": f"the answering model failed: {type(exc).__name__}: {exc}"}
         try:
-            proposed = _parse(reply)
+            proposed = parse_result(reply, RESULT_TOOL, QueryAnswer)
         except (ValueError, ValidationError) as exc:
             return {"error": f"the answering model returned an invalid result: {exc}"}
         return {"answer": filter_citations(proposed, evidence)}
@@ -102,14 +96,3 @@ def build_agent_query_graph(
     )
     graph.add_edge("answer", END)
     return graph.compile(name="mnemon_agent_query")
-
-
-def _parse(reply: Any) -> QueryAnswer:
-    if not isinstance(reply, AIMessage):
-        raise ValueError("no message came back")
-    for call in reply.tool_calls:
-        if call["name"] == RESULT_TOOL:
-            return QueryAnswer.model_validate(call["args"])
-    if isinstance(reply.content, str) and reply.content.strip():
-        return QueryAnswer(answer=reply.content.strip())
-    raise ValueError(f"the answering model did not call {RESULT_TOOL}")

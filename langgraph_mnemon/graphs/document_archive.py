@@ -9,7 +9,7 @@ keeps the document active; a reference written before a conflict stays as a safe
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
@@ -23,6 +23,7 @@ from langgraph_mnemon.memory_layers.documents import (
 )
 from langgraph_mnemon.memory_layers.spaces import MemorySpaces, SpaceRecord
 from langgraph_mnemon.nodes import cold_archive as nodes
+from langgraph_mnemon.nodes._results import unless_error
 
 __all__ = ["DocumentArchiveState", "build_document_archive_graph"]
 
@@ -59,13 +60,6 @@ def _after_destinations(state: DocumentArchiveState) -> str:
     return "summarise" if state["destinations"] else "move_unindexed"
 
 
-def _unless_error(target: str) -> Any:
-    def route(state: DocumentArchiveState) -> str:
-        return END if state.get("error") else target
-
-    return route
-
-
 def build_document_archive_graph(
     documents: Documents,
     spaces: MemorySpaces,
@@ -93,9 +87,9 @@ def build_document_archive_graph(
     graph.add_conditional_edges(
         "destinations", _after_destinations, ["summarise", "move_unindexed", END]
     )
-    graph.add_conditional_edges("summarise", _unless_error("reference"), ["reference", END])
-    graph.add_conditional_edges("reference", _unless_error("move"), ["move", END])
-    graph.add_conditional_edges("move", _unless_error("check"), ["check", END])
-    graph.add_conditional_edges("move_unindexed", _unless_error("check"), ["check", END])
+    graph.add_conditional_edges("summarise", unless_error("reference"), ["reference", END])
+    graph.add_conditional_edges("reference", unless_error("move"), ["move", END])
+    graph.add_conditional_edges("move", unless_error("check"), ["check", END])
+    graph.add_conditional_edges("move_unindexed", unless_error("check"), ["check", END])
     graph.add_edge("apply", END)
     return graph.compile(name="mnemon_document_archive")

@@ -9,7 +9,7 @@ stay as safe duplicates.
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
@@ -24,6 +24,7 @@ from langgraph_mnemon.memory_layers.runtime import (
 )
 from langgraph_mnemon.memory_layers.spaces import MemorySpaces, SpaceRecord
 from langgraph_mnemon.nodes import archival, compaction
+from langgraph_mnemon.nodes._results import unless_error
 
 __all__ = ["ArchivalState", "build_memory_archival_graph"]
 
@@ -55,13 +56,6 @@ def _after_destinations(state: ArchivalState) -> str:
     return "route" if state["destinations"] else "commit"
 
 
-def _unless_error(target: str) -> Any:
-    def route(state: ArchivalState) -> str:
-        return END if state.get("error") else target
-
-    return route
-
-
 def build_memory_archival_graph(
     runtime: RuntimeMemory, spaces: MemorySpaces, model: BaseChatModel | None = None
 ) -> CompiledStateGraph:
@@ -82,8 +76,8 @@ def build_memory_archival_graph(
     graph.add_edge(START, "plan")
     graph.add_conditional_edges("plan", _after_plan, ["destinations", "apply", END])
     graph.add_conditional_edges("destinations", _after_destinations, ["route", "commit", END])
-    graph.add_conditional_edges("route", _unless_error("write"), ["write", END])
-    graph.add_conditional_edges("write", _unless_error("commit"), ["commit", END])
+    graph.add_conditional_edges("route", unless_error("write"), ["write", END])
+    graph.add_conditional_edges("write", unless_error("commit"), ["commit", END])
     graph.add_edge("apply", END)
     graph.add_edge("commit", END)
     return graph.compile(name="mnemon_memory_archival")

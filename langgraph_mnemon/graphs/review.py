@@ -30,6 +30,7 @@ from langgraph_mnemon.memory_layers.activity import ReviewGate, TurnActivity, is
 from langgraph_mnemon.memory_layers.documents import bound_for_model
 from langgraph_mnemon.memory_layers.review import ReviewGuard, explicit_assertions
 from langgraph_mnemon.memory_layers.runtime import RuntimeMutation
+from langgraph_mnemon.nodes._results import tool_schema
 
 if TYPE_CHECKING:
     from langgraph_mnemon.host import Mnemon
@@ -95,17 +96,6 @@ class _Result(BaseModel):
     summary: str = ""
 
 
-def _schema(name: str, description: str, model: type[BaseModel]) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": model.model_json_schema(),
-        },
-    }
-
-
 class _ReviewRun:
     """One pass: the three tools, the guard, and the receipts of committed writes."""
 
@@ -116,13 +106,13 @@ class _ReviewRun:
         self.writes: list[dict[str, Any]] = []
 
     def tools(self) -> list[dict[str, Any]]:
-        tools = [_schema("mnemon_document_search", "Search project Documents.", _SearchArgs)]
+        tools = [tool_schema("mnemon_document_search", "Search project Documents.", _SearchArgs)]
         if self.runtime_memory:
             tools.append(
-                _schema("mnemon_runtime_memory", "Change USER.md or MEMORY.md.", _RuntimeArgs)
+                tool_schema("mnemon_runtime_memory", "Change USER.md or MEMORY.md.", _RuntimeArgs)
             )
-        tools.append(_schema("mnemon_document_create", "Create one Document.", _CreateArgs))
-        tools.append(_schema(RESULT_TOOL, "Report the outcome of this review.", _Result))
+        tools.append(tool_schema("mnemon_document_create", "Create one Document.", _CreateArgs))
+        tools.append(tool_schema(RESULT_TOOL, "Report the outcome of this review.", _Result))
         return tools
 
     def call(self, name: str, args: dict[str, Any]) -> Any:

@@ -36,6 +36,7 @@ from langgraph_mnemon.memory_layers.write_worker import (
     exact_duplicate,
     summarize_receipts,
 )
+from langgraph_mnemon.nodes._results import tool_schema
 
 __all__ = ["WriteWorkerState", "build_write_worker_graph"]
 
@@ -97,25 +98,14 @@ class _NoArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-def _tool(name: str, description: str, schema: type[BaseModel]) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": schema.model_json_schema(),
-        },
-    }
-
-
 _TOOLS = [
-    _tool("mnemon_memory_bodies", "List the Memory Spaces.", _NoArgs),
-    _tool("mnemon_recall", "Search stored memories.", _Recall),
-    _tool("mnemon_remember", "Store the memory in one space.", _Remember),
-    _tool("mnemon_link", "Link two stored memories.", _Link),
-    _tool("mnemon_forget", "Forget one stored memory.", _Forget),
-    _tool("mnemon_memory_body_create", "Create a Memory Space.", _CreateSpace),
-    _tool(RESULT_TOOL, "Report what you did.", WriteResult),
+    tool_schema("mnemon_memory_bodies", "List the Memory Spaces.", _NoArgs),
+    tool_schema("mnemon_recall", "Search stored memories.", _Recall),
+    tool_schema("mnemon_remember", "Store the memory in one space.", _Remember),
+    tool_schema("mnemon_link", "Link two stored memories.", _Link),
+    tool_schema("mnemon_forget", "Forget one stored memory.", _Forget),
+    tool_schema("mnemon_memory_body_create", "Create a Memory Space.", _CreateSpace),
+    tool_schema(RESULT_TOOL, "Report what you did.", WriteResult),
 ]
 
 

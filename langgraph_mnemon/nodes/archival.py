@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import ValidationError
 
 from langgraph_mnemon.errors import MnemonError
@@ -21,6 +20,7 @@ from langgraph_mnemon.memory_layers.archival import (
 )
 from langgraph_mnemon.memory_layers.runtime import MaintenancePlan
 from langgraph_mnemon.memory_layers.spaces import MemorySpaces
+from langgraph_mnemon.nodes._results import parse_result, tool_schema
 from langgraph_mnemon.nodes.compaction import Node
 
 RESULT_TOOL = "mnemon_archive_routes"
@@ -54,11 +54,13 @@ def plan_routes(model: BaseChatModel | None) -> Node:
         if model is None or len(destinations) == 1:
             return {"routes": fallback_routes(plan, destinations), "routed_by": "host"}
         try:
-            reply = model.bind_tools([_result_tool()]).invoke(_prompt(plan, destinations))
+            reply = model.bind_tools(
+                [tool_schema(RESULT_TOOL, "Submit the routes.", ArchiveRoutes)]
+            ).invoke(_prompt(plan, destinations))
         except Exception:  # the model failed to run: route deterministically instead
             return {"routes": fallback_routes(plan, destinations), "routed_by": "fallback"}
         try:
-            answer = _parse(reply)
+            answer = parse_result(reply, RESULT_TOOL, ArchiveRoutes)
             return {"routes": validate_routes(plan, answer, destinations), "routed_by": "model"}
         except (ValueError, ValidationError, MnemonError) as exc:
             return {"error": f"the archive planner's routes were rejected: {exc}"}
@@ -78,17 +80,6 @@ def write_copies(spaces: MemorySpaces) -> Node:
     return write
 
 
-def _result_tool() -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {
-            "name": RESULT_TOOL,
-            "description": "Submit the routes.",
-            "parameters": ArchiveRoutes.model_json_schema(),
-        },
-    }
-
-
 def _prompt(plan: MaintenancePlan, destinations: list[Any]) -> list[Any]:
     spaces = "\n".join(f"- {d.id}: {d.name} — {d.description}" for d in destinations)
     batches = "\n\n".join(routing_batches(plan.entries))
@@ -96,14 +87,3 @@ def _prompt(plan: MaintenancePlan, destinations: list[Any]) -> list[Any]:
         SystemMessage(_SYSTEM.format(tool=RESULT_TOOL)),
         HumanMessage(f"Memory Spaces:\n{spaces}\n\nEntries:\n{batches}"),
     ]
-
-
-def _parse(reply: Any) -> ArchiveRoutes:
-    if not isinstance(reply, AIMessage):
-        raise ValueError("no message came back")
-    for call in reply.tool_calls:
-        if call["name"] == RESULT_TOOL:
-            return ArchiveRoutes.model_validate(call["args"])
-    if isinstance(reply.content, str) and reply.content.strip():
-        return ArchiveRoutes.model_validate(json.loads(reply.content))
-    raise ValueError(f"the planner did not call {RESULT_TOOL}")

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from langgraph_mnemon.errors import MnemonError
@@ -14,6 +13,7 @@ from langgraph_mnemon.memory_layers.archival import eligible_destinations
 from langgraph_mnemon.memory_layers.cold_archive import extractive_summary, write_reference
 from langgraph_mnemon.memory_layers.documents import ArchivePlan, Documents
 from langgraph_mnemon.memory_layers.spaces import MemorySpaces
+from langgraph_mnemon.nodes._results import parse_result, tool_schema
 from langgraph_mnemon.nodes.compaction import Node
 
 RESULT_TOOL = "mnemon_cold_reference"
@@ -77,11 +77,19 @@ def summarise(model: BaseChatModel | None) -> Node:
         if model is None:
             return {"summary": extractive_summary(plan), "destination": destinations[0].id}
         try:
-            reply = model.bind_tools([_result_tool()]).invoke(_prompt(plan, destinations))
+            reply = model.bind_tools(
+                [
+                    tool_schema(
+                        RESULT_TOOL,
+                        "Submit the cold reference summary and its Memory Space.",
+                        ColdReferenceAnswer,
+                    )
+                ]
+            ).invoke(_prompt(plan, destinations))
         except Exception as exc:  # a failing model keeps the document active
             return {"error": f"the archive worker failed: {type(exc).__name__}: {exc}"}
         try:
-            answer = _parse(reply)
+            answer = parse_result(reply, RESULT_TOOL, ColdReferenceAnswer)
         except (ValueError, ValidationError) as exc:
             return {"error": f"the archive worker returned an invalid result: {exc}"}
         if answer.memory_body_id not in {d.id for d in destinations}:
@@ -138,17 +146,6 @@ def apply_mutation(documents: Documents) -> Node:
     return apply
 
 
-def _result_tool() -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {
-            "name": RESULT_TOOL,
-            "description": "Submit the cold reference summary and its Memory Space.",
-            "parameters": ColdReferenceAnswer.model_json_schema(),
-        },
-    }
-
-
 def _prompt(plan: ArchivePlan, destinations: list[Any]) -> list[Any]:
     spaces = "\n".join(f"- {d.id}: {d.name} — {d.description}" for d in destinations)
     cut = " (truncated)" if plan.content_truncated else ""
@@ -159,14 +156,3 @@ def _prompt(plan: ArchivePlan, destinations: list[Any]) -> list[Any]:
             f"\nBody{cut}:\n{plan.content}"
         ),
     ]
-
-
-def _parse(reply: Any) -> ColdReferenceAnswer:
-    if not isinstance(reply, AIMessage):
-        raise ValueError("no message came back")
-    for call in reply.tool_calls:
-        if call["name"] == RESULT_TOOL:
-            return ColdReferenceAnswer.model_validate(call["args"])
-    if isinstance(reply.content, str) and reply.content.strip():
-        return ColdReferenceAnswer.model_validate(json.loads(reply.content))
-    raise ValueError(f"the archive worker did not call {RESULT_TOOL}")

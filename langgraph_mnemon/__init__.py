@@ -12,14 +12,15 @@ from typing import TYPE_CHECKING, Any
 from langgraph_mnemon.config import MnemonConfig
 from langgraph_mnemon.host import Mnemon
 
-if TYPE_CHECKING:  # issue 5: the savers import LangGraph, so they load on first access
+if TYPE_CHECKING:
     from langgraph_mnemon.checkpointers import AsyncMnemosSaver, MnemosSaver
 
 __all__ = ["AsyncMnemosSaver", "Mnemon", "MnemonConfig", "MnemosSaver", "__version__"]
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str) -> Any:  # issue 5: lazy MnemosSaver / AsyncMnemosSaver
+def __getattr__(name: str) -> Any:
+    # The savers import LangGraph: load them on first access so `import langgraph_mnemon` stays light.
     if name in ("MnemosSaver", "AsyncMnemosSaver"):
         from langgraph_mnemon import checkpointers
 

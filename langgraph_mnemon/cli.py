@@ -73,7 +73,7 @@ def status(ctx: typer.Context, as_json: JsonOption = False) -> None:
     table.add_row(
         "Runtime MEMORY.md", str(rt.memory_entries), f"{rt.memory.used} / {rt.memory.limit}"
     )
-    dc = report.documents  # documents (issue 3)
+    dc = report.documents
     table.add_row(
         "Documents (active)",
         str(dc.active),
@@ -81,7 +81,7 @@ def status(ctx: typer.Context, as_json: JsonOption = False) -> None:
     )
     table.add_row("Documents (archived)", str(dc.archived), "-")
     _out.print(table)
-    if report.spaces is not None:  # Memory Spaces (issue 4)
+    if report.spaces is not None:
         sp = report.spaces
         _out.print(
             f"memory spaces: {sp.total} ({sp.active} active); providers: "
@@ -177,7 +177,7 @@ def _print_receipt(receipt: Any, as_json: bool) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# mnemon docs (issue 3: Documents)
+# mnemon docs (Documents)
 
 docs_app = typer.Typer(
     help="Documents: project records (active / archived).",
@@ -357,7 +357,7 @@ def _print_doc_receipt(receipt: Any, as_json: bool) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# mnemon mnemos (issue 5: Mnemos task memory)
+# mnemon mnemos (Mnemos task memory)
 
 mnemos_app = typer.Typer(
     help="Mnemos task memory: nodes, fatigue, checkpoints, resume.",
@@ -553,7 +553,7 @@ def mnemos_add(
 
 
 # --------------------------------------------------------------------------------------------
-# mnemon spaces / mnemon ingest (issue 4: Memory Spaces)
+# mnemon spaces / mnemon ingest (Memory Spaces)
 
 spaces_app = typer.Typer(
     help="Memory Spaces: long-term memory behind providers (mnemos, chroma, ...).",

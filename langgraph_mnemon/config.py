@@ -77,7 +77,7 @@ class DocumentsConfig(_Section):
 
 
 class EmbeddingConfig(_Section):
-    """Dense embeddings for Memory Spaces (issue 4).
+    """Dense embeddings for Memory Spaces.
 
     On by default with the offline embedder (WordLlama weights shipped in its wheel, no network
     at run time). ``protocol="auto"`` means offline unless ``endpoint`` is set, in which case an
@@ -172,7 +172,7 @@ class PersistenceStrategyConfig(_Section):
     rules: PersistenceRulesConfig = Field(default_factory=PersistenceRulesConfig)
 
 
-# --- Mnemos task memory (issue 5) -------------------------------------------------------------
+# --- Mnemos task memory -------------------------------------------------------------
 class MnemosConfig(_Section):
     """Mnemos task memory: fatigue model, consolidation, checkpoints, SQLite tuning."""
 
@@ -215,7 +215,7 @@ class MnemosConfig(_Section):
 # --- end Mnemos task memory ------------------------------------------------------------------
 
 
-# --- Memory Spaces (issue 4) -------------------------------------------------------------------
+# --- Memory Spaces -------------------------------------------------------------------
 class ChromaConfig(_Section):
     """The ``chroma`` Memory Space provider: a local folder by default, a server when ``host``
     is set (``chroma run --path DIR --port 8000``)."""
@@ -283,8 +283,8 @@ class MnemonConfig(BaseSettings):
     persistence_strategy: PersistenceStrategyConfig = Field(
         default_factory=PersistenceStrategyConfig
     )
-    mnemos: MnemosConfig = Field(default_factory=MnemosConfig)  # issue 5: Mnemos task memory
-    chroma: ChromaConfig = Field(default_factory=ChromaConfig)  # issue 4: Memory Spaces
+    mnemos: MnemosConfig = Field(default_factory=MnemosConfig)
+    chroma: ChromaConfig = Field(default_factory=ChromaConfig)
 
     def __init__(self, **values: Any) -> None:
         try:

@@ -21,16 +21,16 @@ from langgraph_mnemon.memory_layers.documents import (
     DocumentMutation,
     DocumentReceipt,
     Documents,
-)  # documents (issue 3)
-from langgraph_mnemon.memory_layers.mnemos import Database, Mnemos  # Mnemos (issue 5)
+)
+from langgraph_mnemon.memory_layers.mnemos import Database, Mnemos
 from langgraph_mnemon.memory_layers.mnemos.db import create_engine, ensure_sqlite_directory
 from langgraph_mnemon.memory_layers.runtime import RuntimeMemory, RuntimeMutation, RuntimeReceipt
-from langgraph_mnemon.memory_layers.spaces import MemorySpaces  # Memory Spaces (issue 4)
+from langgraph_mnemon.memory_layers.spaces import MemorySpaces
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-    # Mnemos checkpointers import LangGraph; loaded on first use (issue 5)
+    # Mnemos checkpointers import LangGraph; loaded on first use
     from langgraph.checkpoint.serde.base import SerializerProtocol
 
     from langgraph_mnemon.checkpointers import AsyncMnemosSaver, MnemosSaver
@@ -86,7 +86,7 @@ class Status(BaseModel):
     strategy: str
     runtime: RuntimeStatus
     documents: DocumentsStatus
-    spaces: SpacesOverview | None = None  # Memory Spaces (issue 4)
+    spaces: SpacesOverview | None = None
 
 
 _UNSET = object()
@@ -122,9 +122,9 @@ class Mnemon:
             lock_timeout=cfg.runtime.lock_timeout_seconds,
             write_enabled=cfg.write_enabled,
         )
-        self._database: Database | None = None  # Mnemos (issue 5), opened on first use
+        self._database: Database | None = None  # opened on first use
         self._mnemos: Mnemos | None = None
-        self._spaces: MemorySpaces | None = None  # Memory Spaces (issue 4), built on first use
+        self._spaces: MemorySpaces | None = None  # built on first use
         self._graphs: dict[str, Any] = {}
         self._worker_model: Any = _UNSET
         self.documents = Documents(
@@ -173,7 +173,7 @@ class Mnemon:
             spaces=self._spaces_overview(),
         )
 
-    # --- Mnemos task memory and checkpointer (issue 5) ----------------------------------------
+    # --- Mnemos task memory and checkpointer ----------------------------------------
 
     @property
     def database(self) -> Database:
@@ -234,7 +234,7 @@ class Mnemon:
 
     # --- end Mnemos -------------------------------------------------------------------------
 
-    # --- Memory Spaces (issue 4) --------------------------------------------------------------
+    # --- Memory Spaces --------------------------------------------------------------
 
     @property
     def spaces(self) -> MemorySpaces:
@@ -415,10 +415,10 @@ class Mnemon:
 
     def close(self) -> None:
         """Release resources held by the layers (database engines, clients)."""
-        if self._spaces is not None:  # Memory Spaces (issue 4)
+        if self._spaces is not None:
             self._spaces.close()
             self._spaces = None
-        if self._database is not None:  # Mnemos (issue 5)
+        if self._database is not None:
             self._database.dispose()
 
     def __enter__(self) -> Self:

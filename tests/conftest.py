@@ -56,7 +56,7 @@ def database_url(request: pytest.FixtureRequest, tmp_path: os.PathLike[str]) -> 
     return str(request.getfixturevalue("postgres_url"))
 
 
-# --- Memory Spaces (issue 4): a real `chroma run` server ------------------------------------
+# --- Memory Spaces: a real `chroma run` server ------------------------------------
 
 CHROMA_ENV = "MNEMON_TEST_CHROMA_URL"
 

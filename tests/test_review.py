@@ -198,3 +198,21 @@ def test_scheduler_aborts_a_running_review() -> None:
         await scheduler.aclose()
 
     asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        tool_call("mnemon_review_result", {"action": "maybe"}),
+        tool_call("mnemon_review_result", {"outcome": "changed"}),
+        AIMessage(content="I think we are done."),
+    ],
+)
+def test_malformed_review_results_write_nothing(mem: Mnemon, reply: AIMessage) -> None:
+    out = build_review_graph(mem, ScriptedChatModel(responses=[reply])).invoke(
+        {"messages": [HumanMessage("Please remember that builds use uv.")]}
+    )
+    assert out["outcome"].action == "failed"
+    assert out["error"]
+    assert mem.runtime.entries() == []
+    assert mem.documents.list("active") == []

@@ -20,7 +20,7 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:
-    # The savers import LangGraph: load them on first access so `import langgraph_mnemon` stays light.
+    # The savers import LangGraph: load them on first access to keep the import light.
     if name in ("MnemosSaver", "AsyncMnemosSaver"):
         from langgraph_mnemon import checkpointers
 

@@ -14,21 +14,23 @@ from collections.abc import Iterator
 import pytest
 
 POSTGRES_ENV = "MNEMON_TEST_POSTGRES_URL"
-POSTGRES_SKIP = (
-    "PostgreSQL not configured: set MNEMON_TEST_POSTGRES_URL "
-    "(bash .ci/start-postgres.sh prints one)"
-)
+CHROMA_ENV = "MNEMON_TEST_CHROMA_URL"
+
+
+def service_url(env: str, what: str, script: str) -> str:
+    """The URL in ``env``; skip when unset, but fail under ``CI=true`` (CI must start it)."""
+    url = os.environ.get(env, "").strip()
+    if not url:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{env} is not set under CI=true; .ci/run must export it")
+        pytest.skip(f"{what} not configured: set {env} (bash {script} prints one)")
+    return url
 
 
 @pytest.fixture(scope="session")
 def postgres_server() -> str:
     """The PostgreSQL server URL (``postgresql+psycopg://...``)."""
-    url = os.environ.get(POSTGRES_ENV, "").strip()
-    if not url:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{POSTGRES_ENV} is not set under CI=true; .ci/run must export it")
-        pytest.skip(POSTGRES_SKIP)
-    return url
+    return service_url(POSTGRES_ENV, "PostgreSQL", ".ci/start-postgres.sh")
 
 
 @pytest.fixture
@@ -58,8 +60,6 @@ def database_url(request: pytest.FixtureRequest, tmp_path: os.PathLike[str]) -> 
 
 # --- Memory Spaces: a real `chroma run` server ------------------------------------
 
-CHROMA_ENV = "MNEMON_TEST_CHROMA_URL"
-
 
 @pytest.fixture(scope="session")
 def chroma_server() -> tuple[str, int]:
@@ -70,13 +70,7 @@ def chroma_server() -> tuple[str, int]:
     """
     from urllib.parse import urlsplit
 
-    url = os.environ.get(CHROMA_ENV, "").strip()
-    if not url:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{CHROMA_ENV} is not set under CI=true; .ci/run must export it")
-        pytest.skip(
-            f"Chroma server not configured: set {CHROMA_ENV} (bash .ci/start-chroma.sh prints one)"
-        )
+    url = service_url(CHROMA_ENV, "Chroma server", ".ci/start-chroma.sh")
     parts = urlsplit(url)
     if not parts.hostname or not parts.port:
         pytest.fail(f"{CHROMA_ENV} must look like http://127.0.0.1:58123 (got {url!r})")

@@ -32,9 +32,12 @@ if TYPE_CHECKING:
 
     # Mnemos checkpointers import LangGraph; loaded on first use
     from langgraph.checkpoint.serde.base import SerializerProtocol
+    from langgraph.graph.state import CompiledStateGraph
 
     from langgraph_mnemon.checkpointers import AsyncMnemosSaver, MnemosSaver
+    from langgraph_mnemon.memory_layers.activity import ReviewGate
     from langgraph_mnemon.memory_layers.agent_query import QueryAnswer
+    from langgraph_mnemon.memory_layers.view import ViewComposer, WakeTracker
     from langgraph_mnemon.memory_layers.write_worker import WriteCandidate, WriteReceipt
 
 __all__ = ["DocumentsStatus", "Mnemon", "RuntimeStatus", "SpacesOverview", "Status"]
@@ -126,6 +129,9 @@ class Mnemon:
         self._mnemos: Mnemos | None = None
         self._spaces: MemorySpaces | None = None  # built on first use
         self._graphs: dict[str, Any] = {}
+        self._views: ViewComposer | None = None
+        self._wake_tracker: WakeTracker | None = None
+        self._review_gate: ReviewGate | None = None
         self._worker_model: Any = _UNSET
         self.documents = Documents(
             self.root,
@@ -304,6 +310,47 @@ class Mnemon:
         )
 
     # --- end Memory Spaces --------------------------------------------------------------------
+
+    # --- turns: pinned views, the Wake, activity for idle review -----------------------------
+
+    @property
+    def views(self) -> ViewComposer:
+        """Composes and pins the TurnView of each turn (child agents retain their parent's)."""
+        if self._views is None:
+            from langgraph_mnemon.memory_layers.view import ViewComposer
+
+            self._views = ViewComposer(
+                self.config, runtime=self.runtime, documents=self.documents, spaces=self.spaces
+            )
+        return self._views
+
+    @property
+    def wake_tracker(self) -> WakeTracker:
+        """Which Wake digest and cue each thread last received."""
+        if self._wake_tracker is None:
+            from langgraph_mnemon.memory_layers.view import WakeTracker
+
+            self._wake_tracker = WakeTracker()
+        return self._wake_tracker
+
+    @property
+    def review_gate(self) -> ReviewGate:
+        """Per-thread activity and idle-review timing (drive it with an IdleReviewScheduler)."""
+        if self._review_gate is None:
+            from langgraph_mnemon.memory_layers.activity import ReviewGate, ReviewSettings
+
+            self._review_gate = ReviewGate(ReviewSettings.from_config(self.config))
+        return self._review_gate
+
+    def turn_graph(self, *, agent_id: str = "main", root: bool = True) -> CompiledStateGraph:
+        """The turn-lifecycle subgraph: add it before and after the agent node.
+
+        The parent state needs ``messages`` (with ``add_messages``) and ``mnemon_turn``; subclass
+        :class:`~langgraph_mnemon.graphs.turn.MnemonTurnState`. ``root=False`` for child agents.
+        """
+        from langgraph_mnemon.graphs.turn import build_turn_graph
+
+        return build_turn_graph(self, agent_id=agent_id, root=root)
 
     # --- capacity maintenance: the deterministic write first, a worker graph on overflow ----------
 

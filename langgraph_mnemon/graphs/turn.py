@@ -1,0 +1,134 @@
+"""The turn lifecycle as a LangGraph subgraph: begin before the agent, end after it.
+
+Begin pins one immutable TurnView for the turn and appends the Wake (this plugin's message with
+``form=recall`` metadata) only when it differs from the last Wake in the thread, plus at most one
+reminder cue per thread. End releases the pin and records the turn's activity for idle review.
+What was last sent is read back from the thread's own messages, so delivery survives restarts
+and checkpoint resumes.
+
+Add the same compiled subgraph before and after the agent node of a parent graph whose state
+includes :class:`MnemonTurnState` (``messages`` with ``add_messages`` and ``mnemon_turn``)::
+
+    class State(MnemonTurnState): ...
+    builder.add_node("memory_begin", mem.turn_graph())
+    builder.add_node("agent", agent)
+    builder.add_node("memory_end", mem.turn_graph())
+    builder.add_edge(START, "memory_begin"); builder.add_edge("memory_begin", "agent")
+    builder.add_edge("agent", "memory_end"); builder.add_edge("memory_end", END)
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, Any, TypedDict
+
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+from langgraph.graph.state import CompiledStateGraph
+
+from langgraph_mnemon.memory_layers.activity import TurnActivity
+from langgraph_mnemon.memory_layers.view import TurnScope
+
+if TYPE_CHECKING:
+    from langgraph_mnemon.host import Mnemon
+
+__all__ = ["MnemonTurnState", "build_turn_graph", "plugin_form", "turn_activity"]
+
+_KEY = "mnemon"
+
+
+class MnemonTurnState(TypedDict, total=False):
+    """The state keys the turn subgraph reads and writes in its parent graph."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    mnemon_turn: str | None
+
+
+def plugin_form(message: BaseMessage) -> str | None:
+    """``recall`` (a Wake), ``instructions`` (a cue) or None for messages not from this plugin."""
+    meta = message.additional_kwargs.get(_KEY)
+    if isinstance(meta, dict) and isinstance(meta.get("source"), dict):
+        form = meta["source"].get("form")
+        return form if isinstance(form, str) else None
+    return None
+
+
+def _last_wake_digest(messages: Sequence[BaseMessage]) -> str | None:
+    for message in reversed(messages):
+        if plugin_form(message) == "recall":
+            return message.additional_kwargs[_KEY]["source"].get("digest")
+    return None
+
+
+def turn_activity(messages: Sequence[BaseMessage]) -> TurnActivity:
+    """Activity of the turn that ends at the last message: text after the last real user
+    message (plugin messages are not the user), and the tool calls that got a result."""
+    start = 0
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, HumanMessage) and plugin_form(message) is None:
+            start = index
+            break
+    turn = messages[start:]
+    user = turn[0].content if turn and isinstance(turn[0], HumanMessage) else ""
+    answered = {m.tool_call_id for m in turn if isinstance(m, ToolMessage)}
+    calls = tuple(
+        call["name"]
+        for m in turn
+        if isinstance(m, AIMessage)
+        for call in m.tool_calls
+        if call["id"] in answered
+    )
+    assistant = sum(
+        len(m.content) for m in turn if isinstance(m, AIMessage) and isinstance(m.content, str)
+    )
+    return TurnActivity(
+        user_text=user if isinstance(user, str) else "",
+        assistant_chars=assistant,
+        tool_calls=calls,
+    )
+
+
+def build_turn_graph(
+    mem: Mnemon, *, agent_id: str = "main", root: bool = True
+) -> CompiledStateGraph:
+    """Compile the turn subgraph over a host. Use it before and after the agent node.
+
+    ``root=False`` marks a child agent: no reminder cue and no idle review for its turns.
+    """
+
+    def lifecycle(state: MnemonTurnState, config: RunnableConfig) -> dict[str, Any]:
+        thread = str((config.get("configurable") or {}).get("thread_id") or "default")
+        scope = TurnScope(thread_id=thread, agent_id=agent_id)
+        messages = list(state.get("messages") or [])
+        turn = state.get("mnemon_turn")
+        if turn:  # end of the turn
+            mem.views.release(turn)
+            if root:
+                mem.review_gate.record_turn(thread, turn_activity(messages))
+                mem.review_gate.on_turn_end(thread)
+            return {"mnemon_turn": None}
+        turn = uuid.uuid4().hex
+        if root:
+            mem.review_gate.on_turn_start(thread)
+        view = mem.views.pin(turn, scope)
+        tracker = mem.wake_tracker
+        cued = any(plugin_form(m) == "instructions" for m in messages)
+        tracker.restore(f"{thread}/{agent_id}", digest=_last_wake_digest(messages), cued=cued)
+        out: list[BaseMessage] = []
+        cue = tracker.cue_for(f"{thread}/{agent_id}", mem.config, view, root=root)
+        if cue is not None:
+            out.append(HumanMessage(content=cue.text, additional_kwargs={_KEY: cue.metadata}))
+        wake = tracker.wake_for(f"{thread}/{agent_id}", view)
+        if wake is not None:
+            out.append(HumanMessage(content=wake.text, additional_kwargs={_KEY: wake.metadata}))
+        return {"mnemon_turn": turn, "messages": out}
+
+    graph = StateGraph(MnemonTurnState)
+    graph.add_node("lifecycle", lifecycle)
+    graph.add_edge(START, "lifecycle")
+    graph.add_edge("lifecycle", END)
+    return graph.compile(name="mnemon_turn")

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from langgraph_mnemon.memory_layers.agent_query import QueryAnswer
     from langgraph_mnemon.memory_layers.view import ViewComposer, WakeTracker
     from langgraph_mnemon.memory_layers.write_worker import WriteCandidate, WriteReceipt
+    from langgraph_mnemon.middleware import MnemonMiddleware
 
 __all__ = ["DocumentsStatus", "Mnemon", "RuntimeStatus", "SpacesOverview", "Status"]
 
@@ -351,6 +352,12 @@ class Mnemon:
         from langgraph_mnemon.graphs.turn import build_turn_graph
 
         return build_turn_graph(self, agent_id=agent_id, root=root)
+
+    def middleware(self, *, agent_id: str = "main", root: bool = True) -> MnemonMiddleware:
+        """An ``AgentMiddleware`` for ``langchain.agents.create_agent`` doing the turn lifecycle."""
+        from langgraph_mnemon.middleware import MnemonMiddleware
+
+        return MnemonMiddleware(self, agent_id=agent_id, root=root)
 
     # --- capacity maintenance: the deterministic write first, a worker graph on overflow ----------
 

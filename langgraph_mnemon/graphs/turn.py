@@ -35,7 +35,15 @@ from langgraph_mnemon.memory_layers.view import TurnScope
 if TYPE_CHECKING:
     from langgraph_mnemon.host import Mnemon
 
-__all__ = ["MnemonTurnState", "build_turn_graph", "plugin_form", "turn_activity"]
+__all__ = [
+    "MnemonTurnState",
+    "begin_turn",
+    "build_turn_graph",
+    "end_turn",
+    "plugin_form",
+    "thread_of",
+    "turn_activity",
+]
 
 _KEY = "mnemon"
 
@@ -92,6 +100,43 @@ def turn_activity(messages: Sequence[BaseMessage]) -> TurnActivity:
     )
 
 
+def begin_turn(
+    mem: Mnemon, thread: str, messages: Sequence[BaseMessage], *, agent_id: str, root: bool
+) -> tuple[str, list[BaseMessage]]:
+    """Pin the turn's view; return the turn id and the cue / Wake messages to append."""
+    turn = uuid.uuid4().hex
+    if root:
+        mem.review_gate.on_turn_start(thread)
+    view = mem.views.pin(turn, TurnScope(thread_id=thread, agent_id=agent_id))
+    key = f"{thread}/{agent_id}"
+    tracker = mem.wake_tracker
+    cued = any(plugin_form(m) == "instructions" for m in messages)
+    tracker.restore(key, digest=_last_wake_digest(messages), cued=cued)
+    out: list[BaseMessage] = []
+    cue = tracker.cue_for(key, mem.config, view, root=root)
+    if cue is not None:
+        out.append(HumanMessage(content=cue.text, additional_kwargs={_KEY: cue.metadata}))
+    wake = tracker.wake_for(key, view)
+    if wake is not None:
+        out.append(HumanMessage(content=wake.text, additional_kwargs={_KEY: wake.metadata}))
+    return turn, out
+
+
+def end_turn(
+    mem: Mnemon, thread: str, turn: str, messages: Sequence[BaseMessage], *, root: bool
+) -> None:
+    """Release the turn's pin and record its activity (root agents only) for idle review."""
+    mem.views.release(turn)
+    if root:
+        mem.review_gate.record_turn(thread, turn_activity(messages))
+        mem.review_gate.on_turn_end(thread)
+
+
+def thread_of(config: RunnableConfig | None) -> str:
+    """The thread id of a run (``"default"`` when the run has none)."""
+    return str(((config or {}).get("configurable") or {}).get("thread_id") or "default")
+
+
 def build_turn_graph(
     mem: Mnemon, *, agent_id: str = "main", root: bool = True
 ) -> CompiledStateGraph:
@@ -101,31 +146,14 @@ def build_turn_graph(
     """
 
     def lifecycle(state: MnemonTurnState, config: RunnableConfig) -> dict[str, Any]:
-        thread = str((config.get("configurable") or {}).get("thread_id") or "default")
-        scope = TurnScope(thread_id=thread, agent_id=agent_id)
+        thread = thread_of(config)
         messages = list(state.get("messages") or [])
         turn = state.get("mnemon_turn")
-        if turn:  # end of the turn
-            mem.views.release(turn)
-            if root:
-                mem.review_gate.record_turn(thread, turn_activity(messages))
-                mem.review_gate.on_turn_end(thread)
+        if turn:
+            end_turn(mem, thread, turn, messages, root=root)
             return {"mnemon_turn": None}
-        turn = uuid.uuid4().hex
-        if root:
-            mem.review_gate.on_turn_start(thread)
-        view = mem.views.pin(turn, scope)
-        tracker = mem.wake_tracker
-        cued = any(plugin_form(m) == "instructions" for m in messages)
-        tracker.restore(f"{thread}/{agent_id}", digest=_last_wake_digest(messages), cued=cued)
-        out: list[BaseMessage] = []
-        cue = tracker.cue_for(f"{thread}/{agent_id}", mem.config, view, root=root)
-        if cue is not None:
-            out.append(HumanMessage(content=cue.text, additional_kwargs={_KEY: cue.metadata}))
-        wake = tracker.wake_for(f"{thread}/{agent_id}", view)
-        if wake is not None:
-            out.append(HumanMessage(content=wake.text, additional_kwargs={_KEY: wake.metadata}))
-        return {"mnemon_turn": turn, "messages": out}
+        turn, new = begin_turn(mem, thread, messages, agent_id=agent_id, root=root)
+        return {"mnemon_turn": turn, "messages": new}
 
     graph = StateGraph(MnemonTurnState)
     graph.add_node("lifecycle", lifecycle)

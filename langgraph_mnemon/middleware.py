@@ -1,0 +1,75 @@
+"""``MnemonMiddleware``: the turn lifecycle for ``langchain.agents.create_agent``.
+
+Before the agent: pin the turn's view, append the Wake when it changed and the one cue. Around
+every model call: add the system sections (the Runtime Memory protocol and routing guidance,
+byte-stable across writes). After the agent: release the pin and record the turn's activity.
+
+Example:
+    >>> agent = create_agent(model, tools=[...], middleware=[mem.middleware()],
+    ...                      checkpointer=mem.checkpointer())
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NotRequired
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest
+from langchain_core.messages import SystemMessage
+from langgraph.config import get_config
+
+from langgraph_mnemon.graphs.turn import begin_turn, end_turn, thread_of
+from langgraph_mnemon.memory_layers.view import system_sections
+
+if TYPE_CHECKING:
+    from langgraph_mnemon.host import Mnemon
+
+__all__ = ["MnemonAgentState", "MnemonMiddleware"]
+
+
+class MnemonAgentState(AgentState):
+    """Agent state plus the id of the turn being run (``None`` between turns)."""
+
+    mnemon_turn: NotRequired[str | None]
+
+
+class MnemonMiddleware(AgentMiddleware[MnemonAgentState]):
+    """Memory for a ``create_agent`` agent; ``root=False`` for a child agent (no cue, no review)."""
+
+    state_schema = MnemonAgentState
+
+    def __init__(self, mem: Mnemon, *, agent_id: str = "main", root: bool = True) -> None:
+        super().__init__()
+        self.mem = mem
+        self.agent_id = agent_id
+        self.root = root
+
+    @property
+    def name(self) -> str:
+        return "MnemonMiddleware"
+
+    def before_agent(self, state: MnemonAgentState, runtime: Any) -> dict[str, Any] | None:
+        turn, new = begin_turn(
+            self.mem,
+            thread_of(get_config()),
+            state["messages"],
+            agent_id=self.agent_id,
+            root=self.root,
+        )
+        return {"mnemon_turn": turn, "messages": new}
+
+    def after_agent(self, state: MnemonAgentState, runtime: Any) -> dict[str, Any] | None:
+        turn = state.get("mnemon_turn")
+        if turn:
+            end_turn(self.mem, thread_of(get_config()), turn, state["messages"], root=self.root)
+        return {"mnemon_turn": None}
+
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
+        turn = request.state.get("mnemon_turn") if request.state else None
+        view = self.mem.views.pinned(turn) if turn else None
+        sections = "\n\n".join(text for _, text in system_sections(self.mem.config, view))
+        if not sections:
+            return handler(request)
+        base = request.system_message.content if request.system_message else ""
+        text = f"{base}\n\n{sections}" if isinstance(base, str) and base else sections
+        return handler(request.override(system_message=SystemMessage(content=text)))

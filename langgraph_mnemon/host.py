@@ -29,6 +29,7 @@ from langgraph_mnemon.memory_layers.spaces import MemorySpaces
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
+    from langchain_core.tools import BaseTool
 
     # Mnemos checkpointers import LangGraph; loaded on first use
     from langgraph.checkpoint.serde.base import SerializerProtocol
@@ -352,6 +353,12 @@ class Mnemon:
         from langgraph_mnemon.graphs.turn import build_turn_graph
 
         return build_turn_graph(self, agent_id=agent_id, root=root)
+
+    def tools(self) -> list[BaseTool]:
+        """The model-facing memory tools (write tools only while ``write_enabled``)."""
+        from langgraph_mnemon.tools import build_tools
+
+        return build_tools(self)
 
     def middleware(self, *, agent_id: str = "main", root: bool = True) -> MnemonMiddleware:
         """An ``AgentMiddleware`` for ``langchain.agents.create_agent`` doing the turn lifecycle."""

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pytest
 from langchain_core.messages import AIMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
 from test_recall_envelope import TieredProvider, remember
 
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.graphs.recall import REFINE_TOOL, build_recall_graph
 from langgraph_mnemon.memory_layers.recall_envelope import (
     HINT_EXHAUSTED,
+    HINT_REPLAY,
     HINT_SECOND,
     TurnRetrieval,
     TurnRetrievals,
@@ -171,3 +174,29 @@ def test_async_invocation_joins_concurrent_identical_calls(setup: Any) -> None:
     assert [x.attempt for x in out["attempts"]] == [1, 2]
     assert out["output"]["refined_query"] == "cafeteria hours"
     assert provider.searches == 3
+
+
+def test_runs_as_a_checkpointed_subgraph_with_a_turn_key(setup: Any) -> None:
+    mem, provider, sid = setup
+
+    class Parent(TypedDict, total=False):
+        query: str
+        turn_key: str
+        granted_space_ids: list[str]
+        output: dict[str, Any]
+
+    turns = TurnRetrievals()
+    parent = StateGraph(Parent)
+    parent.add_node("recall", build_recall_graph(mem.spaces, turns=turns))
+    parent.add_edge(START, "recall")
+    parent.add_edge("recall", END)
+    app = parent.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "thread-1"}}
+    out = app.invoke(
+        {"query": "staging deploys", "turn_key": "k", "granted_space_ids": [sid]}, config
+    )
+    assert out["output"]["results"][0]["content"].startswith("Deploys go through")
+    again = app.invoke({"query": "staging deploys!", "turn_key": "k"}, config)
+    assert again["output"]["hint"] == HINT_REPLAY
+    assert again["output"]["evidence"] == out["output"]["evidence"]
+    assert provider.searches == 1

@@ -135,6 +135,12 @@ def build_recall_graph(
     def fail(exc: MnemonError) -> dict[str, Any]:
         return {"error": str(exc), "output": exc.to_dict()}
 
+    def turn(state: RecallState) -> TurnRetrieval:
+        # Resolved per node so that only plain data (never the live state) enters the graph
+        # state when the caller passes a turn key: the graph stays checkpointable.
+        given = state.get("retrieval")
+        return given if given is not None else registry.get(state["turn_key"])
+
     def validate(state: RecallState) -> dict[str, Any]:
         try:
             retrieval = state.get("retrieval")
@@ -162,13 +168,13 @@ def build_recall_graph(
             )
         except MnemonError as exc:
             return fail(exc)
-        return {"retrieval": retrieval, "request": request, "attempts": []}
+        return {"request": request, "attempts": []}
 
     def recall_sync(state: RecallState) -> dict[str, Any]:
-        return {"attempts": [state["retrieval"].recall(spaces, state["request"])]}
+        return {"attempts": [turn(state).recall(spaces, state["request"])]}
 
     async def recall_async(state: RecallState) -> dict[str, Any]:
-        return {"attempts": [await state["retrieval"].arecall(spaces, state["request"])]}
+        return {"attempts": [await turn(state).arecall(spaces, state["request"])]}
 
     def judge_messages(state: RecallState) -> list[Any]:
         first = state["attempts"][0]
@@ -192,7 +198,7 @@ def build_recall_graph(
             return {"judge_note": decision.reason or "the judge found the evidence sufficient"}
         first = state["request"]
         try:
-            refined = state["retrieval"].shape(
+            refined = turn(state).shape(
                 decision.query, limit=first.limit, space_ids=list(first.space_ids), mode=first.mode
             )
         except MnemonError as exc:
@@ -223,11 +229,11 @@ def build_recall_graph(
         return decide(state, reply)
 
     def refine_sync(state: RecallState) -> dict[str, Any]:
-        second = state["retrieval"].recall(spaces, state["refinement"])
+        second = turn(state).recall(spaces, state["refinement"])
         return {"attempts": [*state["attempts"], second]}
 
     async def refine_async(state: RecallState) -> dict[str, Any]:
-        second = await state["retrieval"].arecall(spaces, state["refinement"])
+        second = await turn(state).arecall(spaces, state["refinement"])
         return {"attempts": [*state["attempts"], second]}
 
     def respond(state: RecallState) -> dict[str, Any]:

@@ -790,9 +790,9 @@ class TurnRetrieval:
                     mode=request.mode,
                     space_ids=list(request.space_ids),
                 )
-            except (Exception, asyncio.CancelledError) as exc:
+            except BaseException as exc:  # cancellation too: never leave joiners waiting
                 output = self._finish(step, request, None, exc)
-                if isinstance(exc, asyncio.CancelledError):
+                if not isinstance(exc, Exception):
                     raise
                 return output
             return self._finish(step, request, found, None)
@@ -992,9 +992,9 @@ class TurnRetrieval:
                 found = await spaces.arelated(
                     mid, space_id=space_id, depth=depth, edge=edge, limit=RELATED_FETCH
                 )
-            except (Exception, asyncio.CancelledError) as exc:
+            except BaseException as exc:  # cancellation too: never leave joiners waiting
                 output = self._finish_related(step, space_id, mid, depth, edge, None, exc)
-                if isinstance(exc, asyncio.CancelledError):
+                if not isinstance(exc, Exception):
                     raise
                 return output
             return self._finish_related(step, space_id, mid, depth, edge, found, None)

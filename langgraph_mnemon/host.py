@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from langgraph_mnemon.checkpointers import AsyncMnemosSaver, MnemosSaver
     from langgraph_mnemon.memory_layers.activity import ReviewGate
     from langgraph_mnemon.memory_layers.agent_query import QueryAnswer
+    from langgraph_mnemon.memory_layers.recall_envelope import TurnRetrievals
     from langgraph_mnemon.memory_layers.view import ViewComposer, WakeTracker
     from langgraph_mnemon.memory_layers.write_worker import WriteCandidate, WriteReceipt
     from langgraph_mnemon.middleware import MnemonMiddleware
@@ -134,6 +135,7 @@ class Mnemon:
         self._views: ViewComposer | None = None
         self._wake_tracker: WakeTracker | None = None
         self._review_gate: ReviewGate | None = None
+        self._retrievals: TurnRetrievals | None = None
         self._worker_model: Any = _UNSET
         self.documents = Documents(
             self.root,
@@ -325,6 +327,15 @@ class Mnemon:
                 self.config, runtime=self.runtime, documents=self.documents, spaces=self.spaces
             )
         return self._views
+
+    @property
+    def retrievals(self) -> TurnRetrievals:
+        """Per-turn recall / Related / Documents-search budgets, keyed by turn id."""
+        if self._retrievals is None:
+            from langgraph_mnemon.memory_layers.recall_envelope import TurnRetrievals
+
+            self._retrievals = TurnRetrievals()
+        return self._retrievals
 
     @property
     def wake_tracker(self) -> WakeTracker:

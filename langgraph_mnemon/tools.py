@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.prebuilt import InjectedState
 from pydantic import BaseModel, ConfigDict, Field
 
-from langgraph_mnemon.errors import MnemonError
+from langgraph_mnemon.errors import InvalidInputError, MnemonError
 from langgraph_mnemon.memory_layers.runtime import RuntimeMutation
 from langgraph_mnemon.memory_layers.write_worker import WriteCandidate
 
@@ -74,6 +75,46 @@ class DocumentCreateArgs(BaseModel):
     content: str
     description: str | None = None
     source_paths: list[str] = Field(default_factory=list)
+
+
+class RecallArgs(BaseModel):
+    """Search long-term memory for durable history or an exact earlier detail. Costs recall
+    budget: one query, then at most one materially different refinement per turn."""
+
+    query: str
+    mode: Literal["smart", "keyword", "basic"] = "smart"
+    limit: int | None = Field(None, ge=1, le=6)
+    memory_body_ids: list[str] = Field(default_factory=list)
+    state: Annotated[dict[str, Any], InjectedState]
+
+
+class RelatedArgs(BaseModel):
+    """Follow links from one memory this turn's recall returned (once per turn)."""
+
+    id: str
+    memory_body_id: str | None = None
+    depth: int = Field(2, ge=1, le=5)
+    edge: Literal["temporal", "semantic", "causal", "entity"] | None = None
+    state: Annotated[dict[str, Any], InjectedState]
+
+
+class DocumentSearchArgs(BaseModel):
+    """Search project Documents (one search per turn; up to 4 records)."""
+
+    query: str
+    include_archived: bool = False
+    limit: int = Field(4, ge=1, le=4)
+    state: Annotated[dict[str, Any], InjectedState]
+
+
+def _retrieval(mem: Mnemon, state: dict[str, Any]) -> Any:
+    turn = state.get("mnemon_turn") if isinstance(state, dict) else None
+    if not turn:
+        raise InvalidInputError(
+            "this tool needs a pinned memory turn: run the agent with mem.middleware() "
+            "or put mem.turn_graph() around the agent node"
+        )
+    return mem.retrievals.get(turn)
 
 
 def _result(fn: Callable[..., Any]) -> Callable[..., str]:
@@ -163,6 +204,27 @@ def build_tools(mem: Mnemon) -> list[BaseTool]:
         doc = receipt.document
         return {"status": receipt.status, "message": receipt.message, "id": doc.id}
 
+    def recall(state: dict[str, Any], **args: Any) -> dict[str, Any]:
+        a = RecallArgs(state=state, **args)
+        evidence = _retrieval(mem, state).recall(
+            mem.spaces, a.query, limit=a.limit, space_ids=a.memory_body_ids or None, mode=a.mode
+        )
+        return evidence.to_model()
+
+    def related(state: dict[str, Any], **args: Any) -> dict[str, Any]:
+        a = RelatedArgs(state=state, **args)
+        evidence = _retrieval(mem, state).related(
+            mem.spaces, a.id, memory_body_id=a.memory_body_id, depth=a.depth, edge=a.edge
+        )
+        return evidence.to_model()
+
+    def document_search(state: dict[str, Any], **args: Any) -> dict[str, Any]:
+        a = DocumentSearchArgs(state=state, **args)
+        found = _retrieval(mem, state).search_documents(
+            mem.documents, a.query, include_archived=a.include_archived, limit=a.limit
+        )
+        return found.model_dump(mode="json", exclude_defaults=True)
+
     tools = [
         StructuredTool.from_function(
             _result(status),
@@ -175,6 +237,24 @@ def build_tools(mem: Mnemon) -> list[BaseTool]:
             name="mnemon_memory_bodies",
             description="The Memory Spaces catalog (at most 16 items).",
             args_schema=_NoArgs,
+        ),
+        StructuredTool.from_function(
+            _result(recall),
+            name="mnemon_recall",
+            description=RecallArgs.__doc__ or "",
+            args_schema=RecallArgs,
+        ),
+        StructuredTool.from_function(
+            _result(related),
+            name="mnemon_related",
+            description=RelatedArgs.__doc__ or "",
+            args_schema=RelatedArgs,
+        ),
+        StructuredTool.from_function(
+            _result(document_search),
+            name="mnemon_document_search",
+            description=DocumentSearchArgs.__doc__ or "",
+            args_schema=DocumentSearchArgs,
         ),
         StructuredTool.from_function(
             _result(runtime_memory),

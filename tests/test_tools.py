@@ -93,4 +93,64 @@ def test_catalog_status_remember_and_document(tmp_path: Path) -> None:
 def test_read_only_has_no_write_tools(tmp_path: Path) -> None:
     with Mnemon.open(tmp_path, write_enabled=False) as mem:
         names = {t.name for t in mem.tools()}
-        assert names == {"mnemon_status", "mnemon_memory_bodies"}
+        assert names == {
+            "mnemon_status",
+            "mnemon_memory_bodies",
+            "mnemon_recall",
+            "mnemon_related",
+            "mnemon_document_search",
+        }
+
+
+def test_recall_budget_per_turn_through_the_agent(tmp_path: Path) -> None:
+    mem = Mnemon.open(tmp_path / "root", workspace=tmp_path)
+    space = mem.spaces.create_space("Ops", "Operations", active=True).space
+    assert space is not None
+    mem.spaces.remember("Production deploys need two approvals.", space_id=space.id)
+    mem.documents.create("Runbook", "Deploy with make deploy after approvals.")
+    calls: list[str] = []
+    real = mem.spaces.asearch
+
+    async def counting(*args: object, **kwargs: object) -> object:
+        calls.append(str(args[0]))
+        return await real(*args, **kwargs)  # type: ignore[arg-type]
+
+    mem.spaces.asearch = counting  # type: ignore[method-assign]
+    turn_one = [
+        tool_call("mnemon_recall", {"query": "deploy approvals"}, "r1"),
+        tool_call("mnemon_recall", {"query": "Deploy, APPROVALS!"}, "r2"),  # same query: replay
+        tool_call("mnemon_recall", {"query": "x", "memory_body_ids": ["nope"]}, "r3"),
+        tool_call("mnemon_document_search", {"query": "deploy"}, "d1"),
+        tool_call("mnemon_document_search", {"query": "runbook"}, "d2"),  # one per turn
+        "Answer.",
+    ]
+    model = ScriptedChatModel(
+        responses=[*turn_one, tool_call("mnemon_recall", {"query": "deploy approvals"}, "r4"), "ok"]
+    )
+    agent = create_agent(
+        model, tools=mem.tools(), middleware=[mem.middleware()], checkpointer=mem.checkpointer()
+    )
+    cfg = {"configurable": {"thread_id": "t"}}
+    out = agent.invoke({"messages": [HumanMessage("how do we deploy?")]}, cfg)["messages"]
+    first, replay, rejected, docs, docs_again = _tool_results(out)
+    assert [r["content"] for r in first["results"]] == ["Production deploys need two approvals."]
+    assert replay["results"] == first["results"]
+    assert rejected["error"] == "recall-rejected"
+    assert [r["title"] for r in docs["results"]] == ["Runbook"]
+    assert docs_again["not_run"] is True
+    assert len(calls) == 1  # the replay and the rejection asked no provider
+    second = agent.invoke({"messages": [HumanMessage("again?")]}, cfg)["messages"]
+    assert _tool_results(second[len(out) :])[0]["results"]  # a new turn: a fresh budget
+    assert len(calls) == 2
+    mem.close()
+
+
+def test_turn_tools_need_a_pinned_turn(tmp_path: Path) -> None:
+    with Mnemon.open(tmp_path) as mem:
+        model = ScriptedChatModel(
+            responses=[tool_call("mnemon_recall", {"query": "anything"}, "r1"), "ok"]
+        )
+        out = create_agent(model, tools=mem.tools()).invoke({"messages": [HumanMessage("q")]})
+        (result,) = _tool_results(out["messages"])
+        assert result["error"] == "invalid-input"
+        assert "mem.middleware()" in result["message"]

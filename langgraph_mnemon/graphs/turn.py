@@ -108,6 +108,7 @@ def begin_turn(
     if root:
         mem.review_gate.on_turn_start(thread)
     view = mem.views.pin(turn, TurnScope(thread_id=thread, agent_id=agent_id))
+    mem.retrievals.begin(turn, view.grants.space_ids, view_id=view.id)
     key = f"{thread}/{agent_id}"
     tracker = mem.wake_tracker
     cued = any(plugin_form(m) == "instructions" for m in messages)
@@ -127,6 +128,7 @@ def end_turn(
 ) -> None:
     """Release the turn's pin and record its activity (root agents only) for idle review."""
     mem.views.release(turn)
+    mem.retrievals.end(turn)
     if root:
         mem.review_gate.record_turn(thread, turn_activity(messages))
         mem.review_gate.on_turn_end(thread)

@@ -18,7 +18,7 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, ModelReques
 from langchain_core.messages import SystemMessage
 from langgraph.config import get_config
 
-from langgraph_mnemon.graphs.turn import begin_turn, end_turn, thread_of
+from langgraph_mnemon.graphs.turn import begin_turn, end_turn, task_of, thread_of
 from langgraph_mnemon.memory_layers.view import system_sections
 
 if TYPE_CHECKING:
@@ -49,20 +49,33 @@ class MnemonMiddleware(AgentMiddleware[MnemonAgentState]):
         return "MnemonMiddleware"
 
     def before_agent(self, state: MnemonAgentState, runtime: Any) -> dict[str, Any] | None:
+        config = get_config()
+        thread = thread_of(config)
         turn, new = begin_turn(
             self.mem,
-            thread_of(get_config()),
+            thread,
             state["messages"],
             agent_id=self.agent_id,
             root=self.root,
+            task=task_of(self.mem, config, thread),
         )
         return {"mnemon_turn": turn, "messages": new}
 
     def after_agent(self, state: MnemonAgentState, runtime: Any) -> dict[str, Any] | None:
         turn = state.get("mnemon_turn")
+        update: list[Any] = []
         if turn:
-            end_turn(self.mem, thread_of(get_config()), turn, state["messages"], root=self.root)
-        return {"mnemon_turn": None}
+            config = get_config()
+            thread = thread_of(config)
+            update = end_turn(
+                self.mem,
+                thread,
+                turn,
+                state["messages"],
+                root=self.root,
+                task=task_of(self.mem, config, thread),
+            )
+        return {"mnemon_turn": None, "messages": update}
 
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
         turn = request.state.get("mnemon_turn") if request.state else None

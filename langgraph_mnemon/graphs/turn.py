@@ -29,8 +29,10 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.graph.state import CompiledStateGraph
 
+from langgraph_mnemon.errors import NotFoundError
 from langgraph_mnemon.memory_layers.activity import TurnActivity
-from langgraph_mnemon.memory_layers.view import TurnScope
+from langgraph_mnemon.memory_layers.view import PLUGIN_NAME, TurnScope
+from langgraph_mnemon.nodes.history import compact_history
 
 if TYPE_CHECKING:
     from langgraph_mnemon.host import Mnemon
@@ -41,17 +43,27 @@ __all__ = [
     "build_turn_graph",
     "end_turn",
     "plugin_form",
+    "task_of",
     "thread_of",
     "turn_activity",
 ]
 
 _KEY = "mnemon"
+EMERGENCY_KEEP_MESSAGES = 12
 
 
 class MnemonTurnState(TypedDict, total=False):
     """The state keys the turn subgraph reads and writes in its parent graph."""
 
     messages: Annotated[list[AnyMessage], add_messages]
+    mnemon_turn: str | None
+
+
+class _TurnIO(TypedDict, total=False):
+    # No reducer here: the parent's messages come in, and what goes out is only the update
+    # (new messages, or RemoveMessage operations) for the parent's add_messages to apply. A
+    # reducer would hand the parent the whole list back, which cannot express a removal.
+    messages: list[AnyMessage]
     mnemon_turn: str | None
 
 
@@ -101,9 +113,19 @@ def turn_activity(messages: Sequence[BaseMessage]) -> TurnActivity:
 
 
 def begin_turn(
-    mem: Mnemon, thread: str, messages: Sequence[BaseMessage], *, agent_id: str, root: bool
+    mem: Mnemon,
+    thread: str,
+    messages: Sequence[BaseMessage],
+    *,
+    agent_id: str,
+    root: bool,
+    task: str | None = None,
 ) -> tuple[str, list[BaseMessage]]:
-    """Pin the turn's view; return the turn id and the cue / Wake messages to append."""
+    """Pin the turn's view; return the turn id and the messages to append.
+
+    Those are the task's resume block (a new thread of an existing task), the one cue, and the
+    Wake when it changed.
+    """
     turn = uuid.uuid4().hex
     if root:
         mem.review_gate.on_turn_start(thread)
@@ -114,6 +136,10 @@ def begin_turn(
     cued = any(plugin_form(m) == "instructions" for m in messages)
     tracker.restore(key, digest=_last_wake_digest(messages), cued=cued)
     out: list[BaseMessage] = []
+    if root and task is not None and task != thread and _is_new_thread(messages):
+        block = _resume_block(mem, task)
+        if block is not None:
+            out.append(HumanMessage(content=block, additional_kwargs={_KEY: _metadata("resume")}))
     cue = tracker.cue_for(key, mem.config, view, root=root)
     if cue is not None:
         out.append(HumanMessage(content=cue.text, additional_kwargs={_KEY: cue.metadata}))
@@ -124,14 +150,62 @@ def begin_turn(
 
 
 def end_turn(
-    mem: Mnemon, thread: str, turn: str, messages: Sequence[BaseMessage], *, root: bool
-) -> None:
-    """Release the turn's pin and record its activity (root agents only) for idle review."""
+    mem: Mnemon,
+    thread: str,
+    turn: str,
+    messages: Sequence[BaseMessage],
+    *,
+    root: bool,
+    task: str | None = None,
+) -> list[BaseMessage]:
+    """Release the turn's pin; for a root agent record activity and tend the task's fatigue.
+
+    Returns the messages update: a warning at REM; at EMERGENCY the history compacted around
+    the resume block (tool-call groups kept whole); nothing otherwise.
+    """
     mem.views.release(turn)
     mem.retrievals.end(turn)
-    if root:
-        mem.review_gate.record_turn(thread, turn_activity(messages))
-        mem.review_gate.on_turn_end(thread)
+    if not root:
+        return []
+    mem.review_gate.record_turn(thread, turn_activity(messages))
+    mem.review_gate.on_turn_end(thread)
+    return _tend_fatigue(mem, task or thread, messages)
+
+
+def _tend_fatigue(mem: Mnemon, task: str, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    mem.mnemos.observe_messages(task, messages)
+    response = mem.mnemos.maintain(task)
+    state = response.reading.state
+    if state == "EMERGENCY":
+        block = _resume_block(mem, task) or response.message or "Context is nearly full."
+        return compact_history(
+            messages, EMERGENCY_KEEP_MESSAGES, block, metadata=_metadata("resume")
+        )
+    if state == "REM" and response.message:
+        text = f"[MNEMON] {response.message}"
+        return [HumanMessage(content=text, additional_kwargs={_KEY: _metadata("warning")})]
+    return []
+
+
+def _resume_block(mem: Mnemon, task: str) -> str | None:
+    try:
+        return mem.mnemos.resume(task)
+    except NotFoundError:
+        return None
+
+
+def _metadata(form: str) -> dict[str, Any]:
+    return {"source": {"kind": "plugin", "plugin": PLUGIN_NAME, "form": form}}
+
+
+def task_of(mem: Mnemon, config: RunnableConfig | None, thread: str) -> str:
+    """The Mnemos task of a run: ``configurable[mnemos.task_id_key]``, else the thread id."""
+    value = ((config or {}).get("configurable") or {}).get(mem.config.mnemos.task_id_key)
+    return str(value) if value else thread
+
+
+def _is_new_thread(messages: Sequence[BaseMessage]) -> bool:
+    return not any(isinstance(m, AIMessage) or plugin_form(m) for m in messages)
 
 
 def thread_of(config: RunnableConfig | None) -> str:
@@ -147,17 +221,18 @@ def build_turn_graph(
     ``root=False`` marks a child agent: no reminder cue and no idle review for its turns.
     """
 
-    def lifecycle(state: MnemonTurnState, config: RunnableConfig) -> dict[str, Any]:
+    def lifecycle(state: _TurnIO, config: RunnableConfig) -> dict[str, Any]:
         thread = thread_of(config)
+        task = task_of(mem, config, thread)
         messages = list(state.get("messages") or [])
         turn = state.get("mnemon_turn")
         if turn:
-            end_turn(mem, thread, turn, messages, root=root)
-            return {"mnemon_turn": None}
-        turn, new = begin_turn(mem, thread, messages, agent_id=agent_id, root=root)
+            update = end_turn(mem, thread, turn, messages, root=root, task=task)
+            return {"mnemon_turn": None, "messages": update}
+        turn, new = begin_turn(mem, thread, messages, agent_id=agent_id, root=root, task=task)
         return {"mnemon_turn": turn, "messages": new}
 
-    graph = StateGraph(MnemonTurnState)
+    graph = StateGraph(_TurnIO)
     graph.add_node("lifecycle", lifecycle)
     graph.add_edge(START, "lifecycle")
     graph.add_edge("lifecycle", END)

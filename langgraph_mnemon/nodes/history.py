@@ -12,6 +12,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from langchain_core.messages import (
     AIMessage,
@@ -64,7 +65,11 @@ def safe_cut(messages: Sequence[BaseMessage], keep_last: int) -> int:
 
 
 def compact_history(
-    messages: Sequence[BaseMessage], keep_last: int, summary: str
+    messages: Sequence[BaseMessage],
+    keep_last: int,
+    summary: str,
+    *,
+    metadata: dict[str, Any] | None = None,
 ) -> list[BaseMessage]:
     """An ``add_messages`` update that replaces the older messages with one summary.
 
@@ -80,7 +85,7 @@ def compact_history(
     head = [m for m in messages[:cut] if isinstance(m, SystemMessage)]
     note = HumanMessage(
         content=f"[Summary of the earlier conversation]\n{summary.strip()}",
-        additional_kwargs={"mnemon": {"form": "summary"}},
+        additional_kwargs={"mnemon": metadata or {"form": "summary"}},
     )
     return [RemoveMessage(id=REMOVE_ALL_MESSAGES), *head, note, *messages[cut:]]
 

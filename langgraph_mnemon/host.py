@@ -371,11 +371,18 @@ class Mnemon:
 
         return build_tools(self)
 
-    def middleware(self, *, agent_id: str = "main", root: bool = True) -> MnemonMiddleware:
-        """An ``AgentMiddleware`` for ``langchain.agents.create_agent`` doing the turn lifecycle."""
+    def middleware(
+        self, *, agent_id: str = "main", root: bool = True, parent_turn: str | None = None
+    ) -> MnemonMiddleware:
+        """An ``AgentMiddleware`` for ``langchain.agents.create_agent`` doing the turn lifecycle.
+
+        For a child agent started during a parent turn, pass ``parent_turn`` (the parent
+        state's ``mnemon_turn``): the child keeps the parent's view, gets its own budgets and
+        no cue or idle review.
+        """
         from langgraph_mnemon.middleware import MnemonMiddleware
 
-        return MnemonMiddleware(self, agent_id=agent_id, root=root)
+        return MnemonMiddleware(self, agent_id=agent_id, root=root, parent_turn=parent_turn)
 
     # --- capacity maintenance: the deterministic write first, a worker graph on overflow ----------
 

@@ -38,11 +38,29 @@ class MnemonMiddleware(AgentMiddleware[MnemonAgentState]):
 
     state_schema = MnemonAgentState
 
-    def __init__(self, mem: Mnemon, *, agent_id: str = "main", root: bool = True) -> None:
+    def __init__(
+        self,
+        mem: Mnemon,
+        *,
+        agent_id: str = "main",
+        root: bool = True,
+        parent_turn: str | None = None,
+    ) -> None:
         super().__init__()
         self.mem = mem
         self.agent_id = agent_id
-        self.root = root
+        self.root = root and parent_turn is None
+        # A child keeps its parent's view for as long as it lives, even after the parent's
+        # turn ends; its own turns pin that view with their own budgets.
+        self.retained = (
+            mem.views.retain(mem.views.pinned(parent_turn)) if parent_turn is not None else None
+        )
+
+    def close(self) -> None:
+        """Give back the retained parent view (a child agent that is done)."""
+        if self.retained is not None:
+            self.mem.views.unretain(self.retained)
+            self.retained = None
 
     @property
     def name(self) -> str:
@@ -58,6 +76,7 @@ class MnemonMiddleware(AgentMiddleware[MnemonAgentState]):
             agent_id=self.agent_id,
             root=self.root,
             task=task_of(self.mem, config, thread),
+            retained=self.retained,
         )
         return {"mnemon_turn": turn, "messages": new}
 

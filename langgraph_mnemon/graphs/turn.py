@@ -120,6 +120,7 @@ def begin_turn(
     agent_id: str,
     root: bool,
     task: str | None = None,
+    retained: str | None = None,
 ) -> tuple[str, list[BaseMessage]]:
     """Pin the turn's view; return the turn id and the messages to append.
 
@@ -129,7 +130,8 @@ def begin_turn(
     turn = uuid.uuid4().hex
     if root:
         mem.review_gate.on_turn_start(thread)
-    view = mem.views.pin(turn, TurnScope(thread_id=thread, agent_id=agent_id))
+    # A child agent pins the view it retained from its parent's turn, not a fresh one.
+    view = mem.views.pin(turn, TurnScope(thread_id=thread, agent_id=agent_id), retained=retained)
     mem.retrievals.begin(turn, view.grants.space_ids, view_id=view.id)
     key = f"{thread}/{agent_id}"
     tracker = mem.wake_tracker
@@ -214,11 +216,12 @@ def thread_of(config: RunnableConfig | None) -> str:
 
 
 def build_turn_graph(
-    mem: Mnemon, *, agent_id: str = "main", root: bool = True
+    mem: Mnemon, *, agent_id: str = "main", root: bool = True, retained: str | None = None
 ) -> CompiledStateGraph:
     """Compile the turn subgraph over a host. Use it before and after the agent node.
 
     ``root=False`` marks a child agent: no reminder cue and no idle review for its turns.
+    ``retained`` (from ``mem.views.retain(parent_view)``) makes every turn pin that view.
     """
 
     def lifecycle(state: _TurnIO, config: RunnableConfig) -> dict[str, Any]:
@@ -229,7 +232,9 @@ def build_turn_graph(
         if turn:
             update = end_turn(mem, thread, turn, messages, root=root, task=task)
             return {"mnemon_turn": None, "messages": update}
-        turn, new = begin_turn(mem, thread, messages, agent_id=agent_id, root=root, task=task)
+        turn, new = begin_turn(
+            mem, thread, messages, agent_id=agent_id, root=root, task=task, retained=retained
+        )
         return {"mnemon_turn": turn, "messages": new}
 
     graph = StateGraph(_TurnIO)

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
 
     from langgraph_mnemon.checkpointers import AsyncMnemosSaver, MnemosSaver
+    from langgraph_mnemon.graphs.review import BackgroundReviews
     from langgraph_mnemon.memory_layers.activity import ReviewGate
     from langgraph_mnemon.memory_layers.agent_query import QueryAnswer
     from langgraph_mnemon.memory_layers.recall_envelope import TurnRetrievals
@@ -134,7 +135,7 @@ class Mnemon:
         self._graphs: dict[str, Any] = {}
         self._views: ViewComposer | None = None
         self._wake_tracker: WakeTracker | None = None
-        self._review_gate: ReviewGate | None = None
+        self._reviews: BackgroundReviews | None = None
         self._retrievals: TurnRetrievals | None = None
         self._worker_model: Any = _UNSET
         self.documents = Documents(
@@ -347,13 +348,20 @@ class Mnemon:
         return self._wake_tracker
 
     @property
-    def review_gate(self) -> ReviewGate:
-        """Per-thread activity and idle-review timing (drive it with an IdleReviewScheduler)."""
-        if self._review_gate is None:
+    def reviews(self) -> BackgroundReviews:
+        """Idle reviews of finished turns, run in the background (Layered strategy only)."""
+        if self._reviews is None:
+            from langgraph_mnemon.graphs.review import BackgroundReviews
             from langgraph_mnemon.memory_layers.activity import ReviewGate, ReviewSettings
 
-            self._review_gate = ReviewGate(ReviewSettings.from_config(self.config))
-        return self._review_gate
+            gate = ReviewGate(ReviewSettings.from_config(self.config))
+            self._reviews = BackgroundReviews(self, gate, self.worker_model)
+        return self._reviews
+
+    @property
+    def review_gate(self) -> ReviewGate:
+        """Per-thread activity and idle-review timing."""
+        return self.reviews.gate
 
     def turn_graph(self, *, agent_id: str = "main", root: bool = True) -> CompiledStateGraph:
         """The turn-lifecycle subgraph: add it before and after the agent node.
@@ -494,6 +502,9 @@ class Mnemon:
 
     def close(self) -> None:
         """Release resources held by the layers (database engines, clients)."""
+        if self._reviews is not None:
+            self._reviews.close()
+            self._reviews = None
         if self._spaces is not None:
             self._spaces.close()
             self._spaces = None

@@ -216,3 +216,13 @@ def test_malformed_review_results_write_nothing(mem: Mnemon, reply: AIMessage) -
     assert out["error"]
     assert mem.runtime.entries() == []
     assert mem.documents.list("active") == []
+
+
+def test_plugin_messages_are_not_the_user(mem: Mnemon) -> None:
+    cue = HumanMessage(
+        "[MNEMON] remember to save only what the user asks to remember.",
+        additional_kwargs={"mnemon": {"source": {"kind": "plugin", "form": "instructions"}}},
+    )
+    out = build_review_graph(mem).invoke({"messages": [cue, HumanMessage("What's 2+2?")]})
+    assert out["outcome"].action == "skipped"
+    assert mem.runtime.entries() == []

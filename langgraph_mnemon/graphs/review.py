@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
@@ -26,6 +27,7 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from langgraph_mnemon.errors import MnemonError
+from langgraph_mnemon.graphs.turn import plugin_form
 from langgraph_mnemon.memory_layers.activity import ReviewGate, TurnActivity, is_no_memory
 from langgraph_mnemon.memory_layers.documents import bound_for_model
 from langgraph_mnemon.memory_layers.review import ReviewGuard, explicit_assertions
@@ -35,7 +37,13 @@ from langgraph_mnemon.nodes._results import tool_schema
 if TYPE_CHECKING:
     from langgraph_mnemon.host import Mnemon
 
-__all__ = ["IdleReviewScheduler", "ReviewOutcome", "ReviewState", "build_review_graph"]
+__all__ = [
+    "BackgroundReviews",
+    "IdleReviewScheduler",
+    "ReviewOutcome",
+    "ReviewState",
+    "build_review_graph",
+]
 
 RESULT_TOOL = "mnemon_review_result"
 _SYSTEM = """\
@@ -157,6 +165,8 @@ class _ReviewRun:
 def _transcript(messages: list[BaseMessage], max_chars: int) -> str:
     lines = []
     for message in messages:
+        if plugin_form(message) is not None:
+            continue  # our own Wake / cue / resume text is not part of the conversation
         text = message.content if isinstance(message.content, str) else ""
         if not text.strip():
             continue
@@ -167,8 +177,11 @@ def _transcript(messages: list[BaseMessage], max_chars: int) -> str:
 
 
 def _user_texts(messages: list[BaseMessage]) -> list[str]:
+    """What the user really wrote: plugin messages (Wake, cue, resume) are not the user."""
     return [
-        m.content for m in messages if isinstance(m, HumanMessage) and isinstance(m.content, str)
+        m.content
+        for m in messages
+        if isinstance(m, HumanMessage) and isinstance(m.content, str) and plugin_form(m) is None
     ]
 
 
@@ -325,3 +338,58 @@ class IdleReviewScheduler:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+
+class BackgroundReviews:
+    """Idle reviews for a host, on a private event loop in a daemon thread.
+
+    Turn hooks call :meth:`turn_started` and :meth:`turn_finished` from any thread (sync or
+    async runs); the gate's bookkeeping happens on the review loop, and a due review runs the
+    review graph there over the thread's latest messages.
+    """
+
+    def __init__(self, mem: Mnemon, gate: ReviewGate, model: BaseChatModel | None = None) -> None:
+        cfg = mem.config.idle_review
+        self.gate = gate
+        self._graph = build_review_graph(
+            mem, model, runtime_memory=cfg.runtime_memory, max_context_chars=cfg.max_context_chars
+        )
+        self._messages: dict[str, list[BaseMessage]] = {}
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="mnemon-idle-review", daemon=True
+        )
+        self._thread.start()
+        self.scheduler = IdleReviewScheduler(gate, self._review)
+        self.outcomes: list[tuple[str, ReviewOutcome]] = []
+
+    def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        async def run() -> Any:
+            return fn(*args)
+
+        return asyncio.run_coroutine_threadsafe(run(), self._loop).result()
+
+    def turn_started(self, thread_id: str) -> None:
+        """A new turn: cancel the thread's timer and abort its running review."""
+        self._call(self.scheduler.turn_started, thread_id)
+
+    def turn_finished(
+        self, thread_id: str, messages: list[BaseMessage], turn: TurnActivity
+    ) -> float | None:
+        """Record the turn and arm the review timer when due; returns the delay, if armed."""
+        self._messages[thread_id] = list(messages)
+        return self._call(self.scheduler.turn_finished, thread_id, turn)
+
+    async def _review(self, thread_id: str) -> bool:
+        out = await self._graph.ainvoke({"messages": self._messages.get(thread_id, [])})
+        outcome: ReviewOutcome = out["outcome"]
+        self.outcomes.append((thread_id, outcome))
+        return outcome.action != "failed"
+
+    def close(self) -> None:
+        """Cancel pending reviews and stop the loop."""
+        if not self._loop.is_running():
+            return
+        asyncio.run_coroutine_threadsafe(self.scheduler.aclose(), self._loop).result()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=5)

@@ -129,7 +129,7 @@ def begin_turn(
     """
     turn = uuid.uuid4().hex
     if root:
-        mem.review_gate.on_turn_start(thread)
+        mem.reviews.turn_started(thread)
     # A child agent pins the view it retained from its parent's turn, not a fresh one.
     view = mem.views.pin(turn, TurnScope(thread_id=thread, agent_id=agent_id), retained=retained)
     mem.retrievals.begin(turn, view.grants.space_ids, view_id=view.id)
@@ -169,8 +169,7 @@ def end_turn(
     mem.retrievals.end(turn)
     if not root:
         return []
-    mem.review_gate.record_turn(thread, turn_activity(messages))
-    mem.review_gate.on_turn_end(thread)
+    mem.reviews.turn_finished(thread, list(messages), turn_activity(messages))
     return _tend_fatigue(mem, task or thread, messages)
 
 

@@ -43,6 +43,8 @@ for i in itertools.count():
         rm.replace("memory", f"churn {me}-{i} ", f"churned {me}-{i} " + "x" * 300)
     if i % 4 == 0:
         rm.remove("user", f"user {me}-{i} 中文")
+    if i == 0:
+        print("cycle", flush=True)
 """
 
 
@@ -96,7 +98,7 @@ def test_writer_killed_at_random_moments(tmp_path: Path) -> None:
     kills = 0
     seen_states: set[int] = set()
     mid_commit = 0
-    for _ in range(32):
+    for round_no in range(32):
         proc = subprocess.Popen(
             [sys.executable, "-c", _CHURN, str(tmp_path)],
             stdout=subprocess.PIPE,
@@ -106,6 +108,10 @@ def test_writer_killed_at_random_moments(tmp_path: Path) -> None:
         )
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == "ready", proc.stderr.read()  # type: ignore[union-attr]
+        if round_no % 2:
+            # Odd rounds let one cycle commit first, so progress does not depend on machine
+            # load; even rounds kill at any moment, the first write included.
+            assert proc.stdout.readline().strip() == "cycle"
         time.sleep(rng.uniform(0.0, 0.08))
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)

@@ -73,3 +73,37 @@ def test_routing_guidance_off_removes_only_routing(tmp_path: Path) -> None:
     assert len(model2.calls[0][0].content) > len(system)
     mem.close()
     with_routing.close()
+
+
+def _first_turn(tmp_path: Path, name: str, **settings: object) -> list:
+    with Mnemon.open(tmp_path / name) as setup:  # an active space, so recall is on offer
+        setup.spaces.create_space("Ops", "Operations", active=True)
+    mem = Mnemon.open(tmp_path / name, workspace=tmp_path, **settings)
+    model = ScriptedChatModel(responses=[AIMessage(content="ok")])
+    agent = create_agent(model, tools=mem.tools(), middleware=[mem.middleware()])
+    out = agent.invoke({"messages": [HumanMessage("hi")]}, {"configurable": {"thread_id": "s"}})
+    mem.close()
+    return out["messages"]
+
+
+def test_every_switch_shapes_the_cue(tmp_path: Path) -> None:
+    def cue(messages: list) -> str | None:
+        found = [m.content for m in messages if plugin_form(m) == "instructions"]
+        return found[0] if found else None
+
+    both = cue(_first_turn(tmp_path, "a"))
+    assert both is not None
+    assert "mnemon_recall" in both
+    assert "mnemon_runtime_memory" in both
+    assert cue(_first_turn(tmp_path, "b", lifecycle_enabled=False)) is None
+    read_only = cue(_first_turn(tmp_path, "c", write_enabled=False))
+    assert read_only is not None
+    assert "mnemon_runtime_memory" not in read_only
+    no_recall = cue(_first_turn(tmp_path, "d", recall_mode="off"))
+    assert no_recall is not None
+    assert "mnemon_recall" not in no_recall
+    assert cue(_first_turn(tmp_path, "e", recall_mode="off", writeback_mode="off")) is None
+    # The Wake is delivered whatever the cue switches say.
+    assert any(
+        plugin_form(m) == "recall" for m in _first_turn(tmp_path, "f", lifecycle_enabled=False)
+    )

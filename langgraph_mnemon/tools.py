@@ -200,6 +200,7 @@ class DocumentManageArgs(BaseModel):
     description: str | None = None
     content: str | None = None
     source_paths: list[str] | None = None
+    state: Annotated[dict[str, Any], InjectedState]
 
 
 class ViewRouteArgs(BaseModel):
@@ -500,6 +501,10 @@ def build_tools(mem: Mnemon) -> list[BaseTool]:
         if a.action == "archive":
             if not a.id:
                 raise InvalidInputError("archive needs the id of an active Document")
+            if a.state.get("mnemon_turn") in mem.child_turns:
+                raise InvalidInputError(
+                    "only the root agent archives Documents; report back and let it decide"
+                )
             receipt = mem.archive_document(a.id)
         else:
             if a.action == "create" and not (a.title and a.content):

@@ -65,3 +65,41 @@ def test_child_keeps_the_parent_view_after_the_parent_moves_on(tmp_path: Path) -
     assert "blue/green" in results[0].content
     middleware.close()
     mem.close()
+
+
+def test_only_the_root_agent_archives_documents(tmp_path: Path) -> None:
+    mem = Mnemon.open(tmp_path / "root", workspace=tmp_path)
+    doc = mem.documents.create("Runbook", "Steps.").document
+    results: list[str] = []
+
+    def parent_agent(state: MnemonTurnState) -> dict[str, Any]:
+        middleware = mem.middleware(agent_id="child", parent_turn=state["mnemon_turn"])
+        child_model = ScriptedChatModel(
+            responses=[
+                tool_call("mnemon_document_manage", {"action": "archive", "id": doc.id}, "c1"),
+                "done",
+            ]
+        )
+        child = create_agent(child_model, tools=mem.tools(), middleware=[middleware])
+        out = child.invoke(
+            {"messages": [HumanMessage("tidy")]}, {"configurable": {"thread_id": "c"}}
+        )
+        results.extend(m.content for m in out["messages"] if m.type == "tool")
+        middleware.close()
+        return {"messages": [AIMessage("ok")]}
+
+    builder = StateGraph(MnemonTurnState)
+    builder.add_node("begin", mem.turn_graph())
+    builder.add_node("agent", parent_agent)
+    builder.add_node("end", mem.turn_graph())
+    builder.add_edge(START, "begin")
+    builder.add_edge("begin", "agent")
+    builder.add_edge("agent", "end")
+    builder.add_edge("end", END)
+    builder.compile().invoke(
+        {"messages": [HumanMessage("go")]}, {"configurable": {"thread_id": "p"}}
+    )
+    assert "only the root agent archives Documents" in results[0]
+    assert mem.documents.get(doc.id).status == "active"
+    assert mem.child_turns == set()
+    mem.close()

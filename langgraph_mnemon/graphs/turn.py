@@ -243,4 +243,6 @@ def build_turn_graph(
     graph.add_node("lifecycle", lifecycle)
     graph.add_edge(START, "lifecycle")
     graph.add_edge("lifecycle", END)
-    return graph.compile(name="mnemon_turn")
+    # One node, no interrupts: nothing to resume, so it writes no checkpoints of its own (the
+    # parent's checkpoint after this node already holds its update).
+    return graph.compile(name="mnemon_turn", checkpointer=False)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import time
+from functools import cached_property
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -69,7 +70,10 @@ def is_no_memory(text: str) -> bool:
 
 
 class TurnActivity(BaseModel):
-    """What one completed turn showed: live-user text, assistant text and finished tool calls."""
+    """What one completed turn showed: live-user text, assistant text and finished tool calls.
+
+    Derived flags are computed once per turn: admission re-reads every turn of the thread.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -79,19 +83,19 @@ class TurnActivity(BaseModel):
         (), description="Names of the tool calls that completed with a result in this turn."
     )
 
-    @property
+    @cached_property
     def user_chars(self) -> int:
         return len(self.user_text)
 
-    @property
+    @cached_property
     def explicit_save(self) -> bool:
         return is_explicit_save(self.user_text)
 
-    @property
+    @cached_property
     def no_memory(self) -> bool:
         return is_no_memory(self.user_text)
 
-    @property
+    @cached_property
     def did_work(self) -> bool:
         """A completed tool call that is not one of this plugin's own memory tools."""
         return any(not name.startswith(MEMORY_TOOL_PREFIX) for name in self.tool_calls)

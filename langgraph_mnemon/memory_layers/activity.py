@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import re
 import time
-from functools import cached_property
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from pydantic import BaseModel, ConfigDict, Field
 

@@ -742,6 +742,28 @@ class TurnRetrieval:
         status = "joined" if output.status == "searched" else output.status
         return output.model_copy(update={"status": status, "provider_called": False})
 
+    def _as_request(
+        self,
+        query: str | RecallRequest,
+        limit: int | None,
+        space_ids: Sequence[str] | None,
+        mode: str,
+        category: str | None,
+        source: str | None,
+        intent: str | None,
+    ) -> RecallRequest:
+        if isinstance(query, RecallRequest):
+            return query
+        return self.shape(
+            query,
+            limit=limit,
+            space_ids=space_ids,
+            mode=mode,
+            category=category,
+            source=source,
+            intent=intent,
+        )
+
     async def arecall(
         self,
         spaces: SpaceSearcher,
@@ -760,19 +782,7 @@ class TurnRetrieval:
         Raises :class:`InvalidInputError` for a bad or ungranted request (no provider call);
         a failing search comes back as ``status="failed"`` and uses no budget.
         """
-        request = (
-            query
-            if isinstance(query, RecallRequest)
-            else self.shape(
-                query,
-                limit=limit,
-                space_ids=space_ids,
-                mode=mode,
-                category=category,
-                source=source,
-                intent=intent,
-            )
-        )
+        request = self._as_request(query, limit, space_ids, mode, category, source, intent)
         while True:
             step = self._begin(request)
             if step.kind in ("replay", "exhausted"):
@@ -810,19 +820,7 @@ class TurnRetrieval:
         intent: str | None = None,
     ) -> RecallEvidence:
         """Sync twin of :meth:`arecall` (uses ``spaces.search``)."""
-        request = (
-            query
-            if isinstance(query, RecallRequest)
-            else self.shape(
-                query,
-                limit=limit,
-                space_ids=space_ids,
-                mode=mode,
-                category=category,
-                source=source,
-                intent=intent,
-            )
-        )
+        request = self._as_request(query, limit, space_ids, mode, category, source, intent)
         while True:
             step = self._begin(request)
             if step.kind in ("replay", "exhausted"):

@@ -136,7 +136,6 @@ class Mnemon:
         self._views: ViewComposer | None = None
         self._wake_tracker: WakeTracker | None = None
         self._reviews: BackgroundReviews | None = None
-        self.child_turns: set[str] = set()  # turns of child agents (no root-only actions)
         self._retrievals: TurnRetrievals | None = None
         self._worker_model: Any = _UNSET
         self.documents = Documents(

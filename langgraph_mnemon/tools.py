@@ -501,7 +501,8 @@ def build_tools(mem: Mnemon) -> list[BaseTool]:
         if a.action == "archive":
             if not a.id:
                 raise InvalidInputError("archive needs the id of an active Document")
-            if a.state.get("mnemon_turn") in mem.child_turns:
+            turn = a.state.get("mnemon_turn")
+            if turn and not mem.views.scope(turn).root:
                 raise InvalidInputError(
                     "only the root agent archives Documents; report back and let it decide"
                 )

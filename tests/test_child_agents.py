@@ -101,5 +101,5 @@ def test_only_the_root_agent_archives_documents(tmp_path: Path) -> None:
     )
     assert "only the root agent archives Documents" in results[0]
     assert mem.documents.get(doc.id).status == "active"
-    assert mem.child_turns == set()
+    assert mem.views.pinned_turns == []
     mem.close()

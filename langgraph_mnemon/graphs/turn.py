@@ -130,10 +130,9 @@ def begin_turn(
     turn = uuid.uuid4().hex
     if root:
         mem.reviews.turn_started(thread)
-    else:
-        mem.child_turns.add(turn)
     # A child agent pins the view it retained from its parent's turn, not a fresh one.
-    view = mem.views.pin(turn, TurnScope(thread_id=thread, agent_id=agent_id), retained=retained)
+    scope = TurnScope(thread_id=thread, agent_id=agent_id, root=root)
+    view = mem.views.pin(turn, scope, retained=retained)
     mem.retrievals.begin(turn, view.grants.space_ids, view_id=view.id)
     key = f"{thread}/{agent_id}"
     tracker = mem.wake_tracker
@@ -170,7 +169,6 @@ def end_turn(
     mem.views.release(turn)
     mem.retrievals.end(turn)
     if not root:
-        mem.child_turns.discard(turn)
         return []
     mem.reviews.turn_finished(thread, list(messages), turn_activity(messages))
     return _tend_fatigue(mem, task or thread, messages)

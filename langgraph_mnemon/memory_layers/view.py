@@ -258,6 +258,7 @@ class TurnScope(_Frozen):
     thread_id: str = Field(min_length=1, max_length=512)
     agent_id: str = Field("main", min_length=1, max_length=512)
     workspace: str | None = None
+    root: bool = Field(True, description="False for a child agent's turn (no root-only actions).")
 
 
 class Wake(_Frozen):
@@ -1312,6 +1313,15 @@ class ViewComposer:
                 code="turn-scope-conflict",
             )
         return existing[1]
+
+    def scope(self, turn_id: str) -> TurnScope:
+        """Whose turn ``turn_id`` is; :class:`NotFoundError` if the turn is not pinned."""
+        turn_id = _turn_id(turn_id)
+        with self._lock:
+            entry = self._pins.get(turn_id)
+        if entry is None:
+            raise NotFoundError(f"turn {turn_id!r} is not pinned; its turn has ended")
+        return entry[0]
 
     def pinned(self, turn_id: str) -> TurnView:
         """The view pinned by ``turn_id``; :class:`NotFoundError` if the turn is not pinned."""

@@ -16,6 +16,7 @@ tab, UI switches, CLI path/store, Agent-Teams pausing) have no counterpart here.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import typing
 from pathlib import Path
@@ -278,8 +279,23 @@ class MnemonConfig(BaseSettings):
         None,
         description='Chat model for worker graphs as "provider:model"; none = heuristics.',
     )
-    remote_access: Literal["read-only", "trusted-host"] = "read-only"
-    remote_token: SecretStr | None = None
+    model: str | None = Field(
+        None,
+        description='Chat model of the served demo agent as "provider:model"; none = the '
+        "labelled scripted model, so the demo runs offline.",
+    )
+    remote_access: Literal["read-only", "trusted-host"] = Field(
+        "read-only",
+        description="Control plane: read-only = mutations from loopback only; trusted-host = "
+        "trusted hosts may also mutate with the bearer token remote_token.",
+    )
+    remote_token: SecretStr | None = Field(
+        None, description="Bearer token for remote mutations (remote_access=trusted-host)."
+    )
+    trusted_hosts: list[str] = Field(
+        default_factory=lambda: ["127.0.0.0/8", "::1"],
+        description="Client networks (CIDR or address) allowed to use the control plane.",
+    )
     persistence_strategy: PersistenceStrategyConfig = Field(
         default_factory=PersistenceStrategyConfig
     )
@@ -292,7 +308,30 @@ class MnemonConfig(BaseSettings):
         except ValidationError as exc:
             raise InvalidInputError(_explain(exc), code="invalid-config") from None
 
-    @field_validator("worker_model")
+    @field_validator("trusted_hosts")
+    @classmethod
+    def _check_networks(cls, value: list[str]) -> list[str]:
+        for item in value:
+            try:
+                ipaddress.ip_network(item, strict=False)
+            except ValueError:
+                raise ValueError(
+                    f"{item!r} is not an IP address or CIDR network (e.g. 10.0.0.0/8)"
+                ) from None
+        return value
+
+    @model_validator(mode="after")
+    def _remote_needs_token(self) -> MnemonConfig:
+        if self.remote_access == "trusted-host" and not (
+            self.remote_token and self.remote_token.get_secret_value().strip()
+        ):
+            raise ValueError(
+                "remote_access=trusted-host needs remote_token (MNEMON_REMOTE_TOKEN), the "
+                "bearer token remote clients must send"
+            )
+        return self
+
+    @field_validator("worker_model", "model")
     @classmethod
     def _check_model_spec(cls, value: str | None) -> str | None:
         if value is not None and not _MODEL_SPEC.match(value):

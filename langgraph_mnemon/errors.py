@@ -17,6 +17,7 @@ from typing import Any
 
 __all__ = [
     "AmbiguousMatchError",
+    "AuthorityError",
     "CapacityError",
     "ConflictError",
     "InvalidInputError",
@@ -101,6 +102,16 @@ class ReadOnlyError(MnemonError):
             "langgraph-mnemon is configured read-only (write_enabled: false); "
             f"enable writes to change {what}"
         )
+
+
+class AuthorityError(MnemonError):
+    """The caller may not do this from where it is (control plane authority rules).
+
+    Mutations come from loopback only, unless ``remote_access="trusted-host"`` and the request
+    carries the configured bearer token; reads come from ``trusted_hosts`` only.
+    """
+
+    code = "forbidden"
 
 
 class ProviderError(MnemonError):

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from langgraph_mnemon.memory_layers.view import ViewComposer, WakeTracker
     from langgraph_mnemon.memory_layers.write_worker import WriteCandidate, WriteReceipt
     from langgraph_mnemon.middleware import MnemonMiddleware
+    from langgraph_mnemon.server.store import MnemonStore
 
 __all__ = ["DocumentsStatus", "Mnemon", "RuntimeStatus", "SpacesOverview", "Status"]
 
@@ -138,6 +139,7 @@ class Mnemon:
         self._reviews: BackgroundReviews | None = None
         self._retrievals: TurnRetrievals | None = None
         self._worker_model: Any = _UNSET
+        self._store: MnemonStore | None = None
         self.documents = Documents(
             self.root,
             workspace=cfg.workspace_path,
@@ -221,6 +223,18 @@ class Mnemon:
         saver = MnemosSaver(self.database, serde=serde, config=self.config.mnemos)
         saver.setup()
         return saver
+
+    def store(self) -> MnemonStore:
+        """A LangGraph ``BaseStore`` facade over the Memory Spaces (one per host).
+
+        Pass it wherever LangGraph takes a store: ``create_agent(..., store=mem.store())``,
+        ``graph.compile(store=...)`` or LangMem's memory tools.
+        """
+        if self._store is None:
+            from .server.store import MnemonStore
+
+            self._store = MnemonStore(self)
+        return self._store
 
     def acheckpointer(
         self, *, serde: SerializerProtocol | None = None

@@ -1,0 +1,9 @@
+"""LangGraph-server entry points: graphs, store facade, checkpointer and HTTP control plane.
+
+``langgraph.json`` at the repository root names the objects in this package. Each of them uses
+the process-wide :func:`shared_host`, opened from ``MNEMON_*`` settings.
+"""
+
+from ._host import set_shared_host, shared_host
+
+__all__ = ["set_shared_host", "shared_host"]

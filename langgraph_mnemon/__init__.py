@@ -11,11 +11,23 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph_mnemon.config import MnemonConfig
 from langgraph_mnemon.host import Mnemon
+from langgraph_mnemon.memory_layers.documents import DocumentMutation
+from langgraph_mnemon.memory_layers.runtime import RuntimeMutation
+from langgraph_mnemon.memory_layers.write_worker import WriteCandidate
 
 if TYPE_CHECKING:
     from langgraph_mnemon.checkpointers import AsyncMnemosSaver, MnemosSaver
 
-__all__ = ["AsyncMnemosSaver", "Mnemon", "MnemonConfig", "MnemosSaver", "__version__"]
+__all__ = [
+    "AsyncMnemosSaver",
+    "DocumentMutation",
+    "Mnemon",
+    "MnemonConfig",
+    "MnemosSaver",
+    "RuntimeMutation",
+    "WriteCandidate",
+    "__version__",
+]
 __version__ = "0.1.0"
 
 

@@ -6,6 +6,7 @@ Errors from the library print one line on stderr and exit with status 1; usage e
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -831,6 +832,41 @@ def query(
     typer.echo(answer.answer)
     for c in answer.citations:
         typer.echo(f"  [{c.memory_body_id}/{c.id}]")
+
+
+@app.command("serve")
+def serve(
+    ctx: typer.Context,
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 2024,
+    postgres: Annotated[
+        str | None,
+        typer.Option(help="PostgreSQL URL for the Mnemos store, spaces and checkpointer."),
+    ] = None,
+    chroma: Annotated[
+        str | None, typer.Option(help="Chroma server HOST:PORT for chroma Memory Spaces.")
+    ] = None,
+) -> None:
+    """Serve the memory graphs, store, checkpointer and control plane with LangGraph server.
+
+    Runs ``langgraph dev`` (no browser, no reload, no analytics or version check) with its
+    working files in ROOT/server. The control plane and web page are at /mnemon/.
+    """
+    from langgraph_mnemon.server.launch import start
+
+    root = (ctx.find_root().obj or {}).get("root") or Path(".mnemon")
+    # Validate the settings here, where an error prints one line, not in the server's log.
+    Mnemon.open(root).close()
+    process = start(Path(root), host=host, port=port, postgres=postgres, chroma=chroma)
+    typer.echo(f"mnemon: serving on http://{host}:{port} (control plane: /mnemon/)", err=True)
+    # Stopping `mnemon serve` stops the server too, never leaving it orphaned.
+    signal.signal(signal.SIGTERM, lambda *_: process.terminate())
+    try:
+        code = process.wait()
+    except KeyboardInterrupt:
+        process.terminate()
+        code = process.wait()
+    raise typer.Exit(code)
 
 
 def main() -> None:

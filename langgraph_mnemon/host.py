@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from langgraph_mnemon.memory_layers.view import ViewComposer, WakeTracker
     from langgraph_mnemon.memory_layers.write_worker import WriteCandidate, WriteReceipt
     from langgraph_mnemon.middleware import MnemonMiddleware
+    from langgraph_mnemon.server.reviews import ServerReviews
     from langgraph_mnemon.server.store import MnemonStore
 
 __all__ = ["DocumentsStatus", "Mnemon", "RuntimeStatus", "SpacesOverview", "Status"]
@@ -136,7 +137,7 @@ class Mnemon:
         self._graphs: dict[str, Any] = {}
         self._views: ViewComposer | None = None
         self._wake_tracker: WakeTracker | None = None
-        self._reviews: BackgroundReviews | None = None
+        self._reviews: BackgroundReviews | ServerReviews | None = None
         self._retrievals: TurnRetrievals | None = None
         self._worker_model: Any = _UNSET
         self._store: MnemonStore | None = None
@@ -231,7 +232,7 @@ class Mnemon:
         ``graph.compile(store=...)`` or LangMem's memory tools.
         """
         if self._store is None:
-            from .server.store import MnemonStore
+            from langgraph_mnemon.server.store import MnemonStore
 
             self._store = MnemonStore(self)
         return self._store
@@ -362,7 +363,7 @@ class Mnemon:
         return self._wake_tracker
 
     @property
-    def reviews(self) -> BackgroundReviews:
+    def reviews(self) -> BackgroundReviews | ServerReviews:
         """Idle reviews of finished turns, run in the background (Layered strategy only)."""
         if self._reviews is None:
             from langgraph_mnemon.graphs.review import BackgroundReviews
@@ -371,6 +372,22 @@ class Mnemon:
             gate = ReviewGate(ReviewSettings.from_config(self.config))
             self._reviews = BackgroundReviews(self, gate, self.worker_model)
         return self._reviews
+
+    def set_reviews(self, reviews: BackgroundReviews | ServerReviews) -> None:
+        """Replace how idle reviews are scheduled (LangGraph server: as delayed server runs).
+
+        The previous scheduler is closed; its pending reviews are dropped.
+        """
+        if self._reviews is not None and self._reviews is not reviews:
+            self._reviews.close()
+        self._reviews = reviews
+
+    def settings_changed(self) -> None:
+        """Apply live switches changed on ``config`` (idle review keeps a copy of its own)."""
+        if self._reviews is not None:
+            from langgraph_mnemon.memory_layers.activity import ReviewSettings
+
+            self._reviews.gate.settings = ReviewSettings.from_config(self.config)
 
     @property
     def review_gate(self) -> ReviewGate:

@@ -11,7 +11,8 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest
@@ -96,12 +97,28 @@ class MnemonMiddleware(AgentMiddleware[MnemonAgentState]):
             )
         return {"mnemon_turn": None, "messages": update}
 
-    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
+    # The async hooks run the same sync code in a worker thread: it does file and SQL I/O, which
+    # must not block an event loop (LangGraph server raises on blocking calls in async code).
+    async def abefore_agent(self, state: MnemonAgentState, runtime: Any) -> dict[str, Any] | None:
+        return await asyncio.to_thread(self.before_agent, state, runtime)
+
+    async def aafter_agent(self, state: MnemonAgentState, runtime: Any) -> dict[str, Any] | None:
+        return await asyncio.to_thread(self.after_agent, state, runtime)
+
+    def _with_sections(self, request: ModelRequest) -> ModelRequest:
         turn = request.state.get("mnemon_turn") if request.state else None
         view = self.mem.views.pinned(turn) if turn else None
         sections = "\n\n".join(text for _, text in system_sections(self.mem.config, view))
         if not sections:
-            return handler(request)
+            return request
         base = request.system_message.content if request.system_message else ""
         text = f"{base}\n\n{sections}" if isinstance(base, str) and base else sections
-        return handler(request.override(system_message=SystemMessage(content=text)))
+        return request.override(system_message=SystemMessage(content=text))
+
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
+        return handler(self._with_sections(request))
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[Any]]
+    ) -> Any:
+        return await handler(await asyncio.to_thread(self._with_sections, request))

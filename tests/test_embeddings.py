@@ -253,12 +253,13 @@ def test_chroma_collections_use_the_registered_mnemon_function(tmp_path: Path) -
     try:
         spaces.create_space("Vectors", provider_id="chroma", space_id="vectors")
         spaces.remember("Grafana dashboards live in the observability repo.", space_id="vectors")
+        name = spaces.get_space("vectors").config["collection"]
     finally:
         spaces.close()
     client = chromadb.PersistentClient(
         path=str(tmp_path / "ch"), settings=Settings(anonymized_telemetry=False)
     )
-    collection = client.get_collection("mnemon-vectors")
+    collection = client.get_collection(name)
     function = collection.configuration["embedding_function"]
     assert isinstance(function, MnemonEmbeddingFunction)
     assert function.name() == "mnemon"

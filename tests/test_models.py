@@ -24,13 +24,20 @@ def test_none_and_instances_pass_through() -> None:
         ("gpt-4", 'must look like "provider:model"'),
         (42, "got int"),
         ("nosuchprovider:model", "cannot build chat model"),
-        ("openai:gpt-4.1-mini", "pip install langchain-openai"),
+        ("mistralai:mistral-small", "pip install langchain-mistralai"),
     ],
 )
 def test_bad_specs_explain_themselves(spec: object, fragment: str) -> None:
     with pytest.raises(InvalidInputError) as info:
         resolve_chat_model(spec)
     assert fragment in str(info.value)
+
+
+def test_a_missing_api_key_is_a_typed_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("langchain_openai", reason="langmem (a dev dependency) brings it")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(InvalidInputError, match=r"cannot build chat model 'openai:gpt-4\.1-mini'"):
+        resolve_chat_model("openai:gpt-4.1-mini")
 
 
 def test_scripted_model_drives_a_real_agent() -> None:

@@ -222,8 +222,11 @@ def test_chroma_discovery_maps_collections(tmp_path: Path) -> None:
         spaces.remember("chroma keeps this", space_id="notes")
         receipt = spaces.discover("chroma", sync=True)
         mapped = {s.external_id: s for s in receipt.spaces}  # type: ignore[union-attr]
-        assert set(mapped) == {"mnemon-notes", None}
-        assert mapped["mnemon-notes"].config == {"collection": "mnemon-notes"}
+        # A new chroma space gets a collection of its own, unique beyond this catalog.
+        collection = spaces.get_space("notes").config["collection"]
+        assert collection.startswith("mnemon-notes-")
+        assert set(mapped) == {collection, None}
+        assert mapped[collection].config == {"collection": collection}
     finally:
         spaces.close()
 

@@ -20,11 +20,13 @@ provider uses to map cosine similarity onto 0..1 relevance.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -129,8 +131,9 @@ class WordLlamaEmbedder:
         with cls._shared_lock:
             if cls._shared is None:
                 try:
-                    import wordllama
-                    from wordllama import WordLlama
+                    with _logging_untouched():
+                        import wordllama
+                        from wordllama import WordLlama
                 except ImportError:
                     raise ProviderError(
                         "the offline embedder needs the 'wordllama' package: "
@@ -140,7 +143,10 @@ class WordLlamaEmbedder:
                 # The wheel carries weights/ and tokenizers/; pointing the cache there makes the
                 # loader find both without any download.
                 try:
-                    cls._shared = WordLlama.load(config="l2_supercat", dim=256, cache_dir=package)
+                    with _logging_untouched():
+                        cls._shared = WordLlama.load(
+                            config="l2_supercat", dim=256, cache_dir=package
+                        )
                 except Exception as exc:
                     raise ProviderError(
                         f"cannot load the bundled WordLlama weights from {package}: {exc}; "
@@ -423,3 +429,16 @@ def build_embedder(config: EmbeddingConfig) -> Embedder | None:
         protocol=protocol,
         api_key=config.api_key.get_secret_value() or None,
     )
+
+
+@contextlib.contextmanager
+def _logging_untouched() -> Iterator[None]:
+    """Undo ``logging.basicConfig`` calls made by a library on import (wordllama does one):
+    an embedder must not switch on INFO logging for the whole process."""
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    try:
+        yield
+    finally:
+        root.setLevel(level)
+        root.handlers[:] = handlers

@@ -54,5 +54,7 @@ def resolve_chat_model(spec: Any, **kwargs: Any) -> BaseChatModel | None:
         raise InvalidInputError(
             f"chat model {spec!r} needs its integration package: pip install {package} ({exc})"
         ) from None
-    except ValueError as exc:
-        raise InvalidInputError(f"cannot build chat model {spec!r}: {exc}") from None
+    except Exception as exc:  # e.g. the integration's own "no API key" error
+        raise InvalidInputError(
+            f"cannot build chat model {spec!r}: {type(exc).__name__}: {exc}"
+        ) from None

@@ -316,6 +316,10 @@ class MemoryProvider(Protocol):
         """Validate a space's provider configuration (no I/O); return the normalised config."""
         ...
 
+    def place(self, space_id: str, config: dict[str, Any]) -> dict[str, Any]:
+        """The config a new space is stored with: where its data will live (no I/O)."""
+        ...
+
     async def status(self, space: SpaceBinding) -> ProviderStatus:
         """Health and statistics of one space."""
         ...

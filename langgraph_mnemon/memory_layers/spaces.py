@@ -100,6 +100,7 @@ from langgraph_mnemon.memory_layers.space_models import (
 __all__ = [
     "DEFAULT_SPACE_ID",
     "MAX_QUERY_CHARS",
+    "EntityCount",
     "MemorySpaces",
     "RecallResult",
     "RecoveryReport",
@@ -125,6 +126,8 @@ MAX_METADATA_KEYS = 32
 MAX_METADATA_VALUE_CHARS = 1000
 MAX_BATCH = 1000
 MAX_MERGE_SOURCES = 20
+MAX_ENTITY_SCAN_ROWS = 5000
+_ENTITY_PAGE = 500
 _SPACE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _SECRET_HINT = re.compile(r"(api[_-]?key|token|secret|password|authorization|credential)", re.I)
 _T = TypeVar("_T")
@@ -218,6 +221,13 @@ class RelatedResult(_Frozen):
     depth: int
     edge: str | None = None
     results: list[Insight] = Field(default_factory=list)
+
+
+class EntityCount(_Frozen):
+    """One entry of a space's entity index: an entity name and how many memories name it."""
+
+    name: str
+    count: int
 
 
 class SpaceHealth(_Frozen):
@@ -694,7 +704,7 @@ class MemorySpaces:
                     description=description,
                     provider_id=provider_id,
                     active=bool(active),
-                    config=checked,
+                    config=provider.place(space_id, checked),
                     external_id=external_id,
                     created_at=now,
                     updated_at=now,
@@ -1722,6 +1732,30 @@ class MemorySpaces:
     def graph(self, space_id: str | None = None, *, limit: int = 200) -> GraphProjection:
         """Sync twin of :meth:`agraph`."""
         return self._run(self.agraph(space_id, limit=limit))
+
+    async def aentities(
+        self, space_id: str | None = None, *, limit: int = 100
+    ) -> list[EntityCount]:
+        """The entity index of one space: entity names of its stored memories, most used first.
+
+        Counts how many of the newest ``MAX_ENTITY_SCAN_ROWS`` browsed memories name each
+        entity; ties are ordered by name. At most ``limit`` (1-1000) names are returned.
+        """
+        _int(limit, "limit", 1, 1000)
+        counts: dict[str, int] = {}
+        for offset in range(0, MAX_ENTITY_SCAN_ROWS, _ENTITY_PAGE):
+            rows = await self.abrowse(space_id, limit=_ENTITY_PAGE, offset=offset)
+            for row in rows:
+                for name in dict.fromkeys(e.strip() for e in row.entities if e.strip()):
+                    counts[name] = counts.get(name, 0) + 1
+            if len(rows) < _ENTITY_PAGE:
+                break
+        ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        return [EntityCount(name=name, count=count) for name, count in ranked[:limit]]
+
+    def entities(self, space_id: str | None = None, *, limit: int = 100) -> list[EntityCount]:
+        """Sync twin of :meth:`aentities`."""
+        return self._run(self.aentities(space_id, limit=limit))
 
     async def astatus(self, *, probe: bool = True) -> SpacesStatus:
         """Catalog counts and, with ``probe``, every space's provider status (concurrently)."""

@@ -4,6 +4,6 @@
 the process-wide :func:`shared_host`, opened from ``MNEMON_*`` settings.
 """
 
-from ._host import set_shared_host, shared_host
+from langgraph_mnemon.server._host import set_shared_host, shared_host
 
 __all__ = ["set_shared_host", "shared_host"]

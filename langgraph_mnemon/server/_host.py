@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from ..host import Mnemon
+from langgraph_mnemon.host import Mnemon
 
 _lock = threading.Lock()
 _host: Mnemon | None = None

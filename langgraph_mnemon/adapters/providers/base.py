@@ -89,6 +89,10 @@ class BaseProvider:
             raise InvalidInputError(f"provider {self.descriptor.id!r} takes no secrets")
         return {}
 
+    def place(self, space_id: str, config: dict[str, Any]) -> dict[str, Any]:
+        """The config a new space is stored with; the default keeps the checked config."""
+        return config
+
     # ------------------------------------------------------------------ public contract
 
     async def status(self, space: SpaceBinding) -> ProviderStatus:

@@ -269,6 +269,19 @@ class ChromaProvider(BaseProvider):
             )
         return {"collection": name}
 
+    def place(self, space_id: str, config: dict[str, Any]) -> dict[str, Any]:
+        """A new space gets its own collection name, unique beyond this catalog.
+
+        Two storage roots sharing one Chroma server both have a ``default`` space; without
+        the suffix they would write into the same collection.
+        """
+        if config.get("collection"):
+            return config
+        return {
+            **config,
+            "collection": f"{collection_name(space_id)[:480]}-{uuid.uuid4().hex[:12]}",
+        }
+
     def _collection(self, space: SpaceBinding, *, create: bool) -> Any:
         client = self._connect()
         name = space.config.get("collection") or collection_name(space.id)

@@ -850,6 +850,56 @@ class MnemosProvider(BaseProvider):
             rows = conn.execute(stmt).mappings().all()
         return [_insight(r, space) for r in rows]
 
+    async def find_by_metadata(
+        self, space: SpaceBinding, key: str, value: str, *, limit: int = 20
+    ) -> list[Insight]:
+        """Live rows whose ``metadata[key]`` is the string ``value``, newest first.
+
+        A keyed lookup for callers that address rows by a metadata field (the ``BaseStore``
+        facade finds an item by its ``store_key``) without browsing the whole space.
+
+        Example:
+            >>> rows = await provider.find_by_metadata(space, "store_key", "editor")
+        """
+        return await asyncio.to_thread(
+            self.find_by_metadata_sync, self._space(space), key, value, limit
+        )
+
+    def find_by_metadata_sync(
+        self, space: SpaceBinding, key: str, value: str, limit: int = 20
+    ) -> list[Insight]:
+        """Sync twin of :meth:`find_by_metadata`."""
+        if not isinstance(key, str) or not key.replace("_", "").isalnum() or len(key) > 64:
+            raise InvalidInputError("metadata key must be 1-64 letters, digits or '_'")
+        if not isinstance(value, str):
+            raise InvalidInputError("find_by_metadata compares string values only")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 500:
+            raise InvalidInputError("limit must be an integer between 1 and 500")
+        self._ready()
+        text = sa.cast(INSIGHTS.c.metadata, sa.Text)
+        with self.db.read() as conn:
+            if conn.dialect.name == "postgresql":
+                from sqlalchemy.dialects.postgresql import JSONB
+
+                field = sa.func.jsonb_extract_path_text(sa.cast(text, JSONB), key)
+            else:
+                field = sa.func.json_extract(text, f'$."{key}"')
+            rows = (
+                conn.execute(
+                    sa.select(INSIGHTS)
+                    .where(
+                        INSIGHTS.c.space_id == space.id,
+                        INSIGHTS.c.deleted_at.is_(None),
+                        field == sa.literal(value, sa.Text),
+                    )
+                    .order_by(INSIGHTS.c.seq.desc())
+                    .limit(limit)
+                )
+                .mappings()
+                .all()
+            )
+        return [_insight(r, space) for r in rows]
+
     def related_sync(self, space: SpaceBinding, request: RelatedRequest) -> list[Insight]:
         """Breadth-first traversal (both directions) from one live row."""
         self._ready()

@@ -1148,21 +1148,27 @@ class Mnemos:
         others: Counter[str] = Counter()
         dirs: Counter[str] = Counter()
         errors = 0
-        for row in signals:
+        last: dict[str, int] = {}  # ties go to the most recent, as in the Key Files list
+        for i, row in enumerate(signals):
             if row.status == "error":
                 errors += 1
             if row.path:
                 name = PurePosixPath(row.path).name or row.path
                 (reads if row.read_only else edits)[name] += 1
+                last[name] = i
                 if row.dir_key:
                     dirs[row.dir_key] += 1
+                    last[row.dir_key] = i
             else:
                 others[row.tool_name or "tool"] += 1
+                last[row.tool_name or "tool"] = i
+
+        def ranked(counter: Counter[str], n: int) -> list[tuple[str, int]]:
+            names = sorted(counter, key=lambda k: (-counter[k], -last[k]))[:n]
+            return [(k, counter[k]) for k in names]
 
         def top(counter: Counter[str]) -> str:
-            return ", ".join(
-                f"{name} ({n}x)" if n > 1 else name for name, n in counter.most_common(5)
-            )
+            return ", ".join(f"{name} ({n}x)" if n > 1 else name for name, n in ranked(counter, 5))
 
         parts = []
         if edits:
@@ -1170,9 +1176,9 @@ class Mnemos:
         if reads:
             parts.append(f"Reading: {top(reads)}")
         if others:
-            parts.append("Other tools: " + ", ".join(f"{n}:{c}" for n, c in others.most_common(5)))
+            parts.append("Other tools: " + ", ".join(f"{n}:{c}" for n, c in ranked(others, 5)))
         if dirs:
-            parts.append(f"Focus area: {dirs.most_common(1)[0][0]}/")
+            parts.append(f"Focus area: {ranked(dirs, 1)[0][0]}/")
         parts.append(f"Errors: {errors}/{len(signals)} tool calls failed")
         return ". ".join(parts) + "."
 

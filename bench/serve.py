@@ -1,0 +1,274 @@
+"""Serving: control-plane direct search and a full agent turn through LangGraph server.
+
+For each database (SQLite file; PostgreSQL when ``--postgres URL`` or ``MNEMON_TEST_POSTGRES_URL``
+is set) a fresh root is seeded in-process with ``--memories`` synthetic memories in one native
+Memory Space (the generator of ``bench/recall_scale.py``), then ``mnemon serve`` starts on a
+free loopback port and is measured:
+
+1. Control-plane direct search, ``POST /mnemon/api/recall`` (limit 10), ``--clients`` concurrent
+   clients (threads with their own keep-alive connection), each sending ``--requests`` requests
+   with distinct queries (2-4 words of a stored memory). Reports p50 / p95 latency and
+   requests/s over the whole bounded loop. Baseline: the same queries through
+   ``mem.spaces.search`` in-process, one client (what the HTTP hop and the server add).
+2. A full agent turn: ``runs.wait`` of the demo agent (scripted model; the turn lifecycle, one
+   ``mnemon_runtime_memory`` tool call, checkpoints in our saver) on a new thread each turn,
+   ``--turns`` turns, p50 / p95. Baseline: the same agent built in-process with
+   ``create_agent(..., checkpointer=mem.checkpointer())`` invoked directly.
+
+Every loop runs an uncounted warm-up first. Roots live under a temp folder and are removed.
+
+    python bench/serve.py [--memories 2000] [--clients 8] [--requests 50] [--turns 40]
+                          [--postgres postgresql://...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import httpx
+from langchain.agents import create_agent
+from langgraph_sdk import get_sync_client
+
+from bench.recall_scale import Corpus
+from langgraph_mnemon import Mnemon
+from langgraph_mnemon.server.demo import demo_model
+from langgraph_mnemon.server.launch import start, wait_ready
+
+WARMUP = 5
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def seed(root: Path, memories: int, database_url: str | None) -> list[str]:
+    """Fill one native space; return the queries (2-4 words of stored memories)."""
+    corpus = Corpus()
+    items = [corpus.memory(i) for i in range(memories)]
+    settings: dict[str, Any] = {"idle_review": {"delay_ms": 600_000}}
+    if database_url:
+        settings["database_url"] = database_url
+    with Mnemon.open(root, **settings) as mem:
+        space = mem.spaces.create_space("Bench", "Synthetic memories for bench/serve.py").space
+        assert space is not None
+        for start in range(0, len(items), 500):
+            mem.spaces.remember_many(items[start : start + 500], space_id=space.id)
+    rng = random.Random(11)
+    queries = []
+    for item in items:
+        words = str(item["content"]).rstrip(".").split()
+        k = min(len(words), rng.randint(2, 4))
+        at = rng.randrange(0, len(words) - k + 1)
+        queries.append(" ".join(words[at : at + k]))
+    rng.shuffle(queries)
+    return queries
+
+
+def direct_search(url: str, queries: list[str], clients: int, requests: int) -> dict[str, float]:
+    latencies: list[float] = []
+    errors: list[str] = []
+    lock = threading.Lock()
+
+    def client(index: int) -> None:
+        own = queries[index * requests : (index + 1) * requests]
+        with httpx.Client(base_url=url, timeout=60) as http:
+            for q in queries[-WARMUP:]:
+                http.post("/mnemon/api/recall", json={"query": q, "limit": 10})
+            barrier.wait()
+            for q in own:
+                t0 = time.perf_counter()
+                r = http.post("/mnemon/api/recall", json={"query": q, "limit": 10})
+                dt = time.perf_counter() - t0
+                with lock:
+                    latencies.append(dt)
+                    if r.status_code != 200:
+                        errors.append(r.text[:200])
+
+    barrier = threading.Barrier(clients + 1)
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    barrier.wait()
+    t0 = time.perf_counter()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - t0
+    if errors:
+        raise SystemExit(f"direct search failed: {errors[0]}")
+    return {
+        "p50": percentile(latencies, 0.5),
+        "p95": percentile(latencies, 0.95),
+        "rps": len(latencies) / wall,
+    }
+
+
+def inprocess_search(root: Path, queries: list[str], database_url: str | None) -> dict[str, float]:
+    settings = {"database_url": database_url} if database_url else {}
+    with Mnemon.open(root, **settings) as mem:
+        for q in queries[-WARMUP:]:
+            mem.spaces.search(q, limit=10)
+        latencies = []
+        t_all = time.perf_counter()
+        for q in queries:
+            t0 = time.perf_counter()
+            mem.spaces.search(q, limit=10)
+            latencies.append(time.perf_counter() - t0)
+        wall = time.perf_counter() - t_all
+    return {
+        "p50": percentile(latencies, 0.5),
+        "p95": percentile(latencies, 0.95),
+        "rps": len(latencies) / wall,
+    }
+
+
+def _turn_input(i: int) -> dict[str, Any]:
+    text = f"remember that service {i} is owned by team {uuid.uuid4().hex[:6]}"
+    return {"messages": [{"role": "user", "content": text}]}
+
+
+def served_turns(url: str, turns: int) -> list[float]:
+    client = get_sync_client(url=url, api_key=None)
+    out = []
+    for i in range(WARMUP + turns):
+        thread = client.threads.create()["thread_id"]
+        t0 = time.perf_counter()
+        result = client.runs.wait(thread, "mnemon_agent", input=_turn_input(i))
+        dt = time.perf_counter() - t0
+        if not any(m["type"] == "tool" for m in result["messages"]):
+            raise SystemExit(f"the served turn made no tool call: {result}")
+        if i >= WARMUP:
+            out.append(dt)
+    return out
+
+
+def inprocess_turns(root: Path, turns: int, database_url: str | None) -> list[float]:
+    settings: dict[str, Any] = {"idle_review": {"delay_ms": 600_000}}
+    if database_url:
+        settings["database_url"] = database_url
+    with Mnemon.open(root, **settings) as mem:
+        agent = create_agent(
+            demo_model(mem),
+            tools=mem.tools(),
+            middleware=[mem.middleware()],
+            checkpointer=mem.checkpointer(),
+        )
+        out = []
+        for i in range(WARMUP + turns):
+            config = {"configurable": {"thread_id": uuid.uuid4().hex}}
+            t0 = time.perf_counter()
+            agent.invoke(_turn_input(i), config)
+            dt = time.perf_counter() - t0
+            if i >= WARMUP:
+                out.append(dt)
+    return out
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--memories", type=int, default=2000)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--requests", type=int, default=50, help="per client")
+    parser.add_argument("--turns", type=int, default=40)
+    parser.add_argument("--postgres", default=os.environ.get("MNEMON_TEST_POSTGRES_URL"))
+    args = parser.parse_args()
+    if args.memories < args.clients * args.requests:
+        parser.error("--memories must be at least --clients × --requests (distinct queries)")
+
+    backends: list[tuple[str, str | None]] = [("SQLite", None)]
+    if args.postgres:
+        backends.append(("PostgreSQL", args.postgres))
+    else:
+        print("PostgreSQL skipped: pass --postgres URL (bash .ci/start-postgres.sh prints one)")
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-serve-", dir=".") as tmp:
+        for name, url in backends:
+            if url:
+                url = fresh_database(url)
+            root = Path(tmp) / name.lower()
+            print(f"[{name}] seeding {args.memories} memories ...", file=sys.stderr)
+            queries = seed(root, args.memories, url)
+            base_search = inprocess_search(root, queries[: args.requests * args.clients], url)
+            base_turns = inprocess_turns(Path(tmp) / f"{name.lower()}-agent", args.turns, url)
+            with served(root, url) as server_url:
+                search = direct_search(server_url, queries, args.clients, args.requests)
+                turns = served_turns(server_url, args.turns)
+            rows.append((name, search, base_search, turns, base_turns))
+
+    print()
+    print(
+        f"Control-plane direct search: {args.clients} clients × {args.requests} requests, "
+        f"{args.memories} memories, limit 10"
+    )
+    print("| store | served p50 | served p95 | served req/s | in-process p50 | p50 ratio |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, search, base, _, _ in rows:
+        print(
+            f"| {name} | {ms(search['p50'])} | {ms(search['p95'])} | {search['rps']:.0f} | "
+            f"{ms(base['p50'])} | {search['p50'] / base['p50']:.1f}× |"
+        )
+    print()
+    print(f"Full agent turn (demo agent, scripted model, one tool call), {args.turns} turns")
+    print("| store | served p50 | served p95 | in-process p50 | p50 ratio |")
+    print("|---|---:|---:|---:|---:|")
+    for name, _, _, turns, base in rows:
+        p50, b50 = statistics.median(turns), statistics.median(base)
+        print(
+            f"| {name} | {ms(p50)} | {ms(percentile(turns, 0.95))} | {ms(b50)} | {p50 / b50:.1f}× |"
+        )
+
+
+@contextmanager
+def served(root: Path, postgres: str | None) -> Iterator[str]:
+    """``mnemon serve``'s server on a free loopback port, its log under the root."""
+    os.environ["MNEMON_IDLE_REVIEW__DELAY_MS"] = "600000"  # no review during the timed loops
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = (root / "server.log").open("wb")
+    process = start(root, port=port, postgres=postgres, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_ready(url, timeout=60, process=process)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        log.close()
+
+
+def fresh_database(url: str) -> str:
+    """A new schema on the PostgreSQL server, so each run starts empty."""
+    import psycopg
+
+    plain = url.replace("postgresql+psycopg://", "postgresql://", 1)
+    schema = f"bench_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(plain, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+    sep = "&" if "?" in url else "?"
+    return f"{url}{sep}options=-csearch_path%3D{schema}"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,386 @@
+"""The control-plane endpoints: one small sync handler per route, and the route table.
+
+Each handler takes the host, the path parameters, and the validated ``body`` / ``query``
+model, calls one host or layer service, and returns a pydantic model. Handlers run on a worker
+thread (they may block); :mod:`.http` turns typed errors into HTTP responses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from langgraph_mnemon import __version__
+from langgraph_mnemon.errors import NotFoundError
+from langgraph_mnemon.memory_layers.agent_query import QueryAnswer
+from langgraph_mnemon.memory_layers.documents import DocumentReceipt, DocumentSearchResult
+from langgraph_mnemon.memory_layers.mnemos.service import validate_task_id
+from langgraph_mnemon.memory_layers.runtime import (
+    RuntimeMutation,
+    RuntimeReceipt,
+    RuntimeTarget,
+)
+from langgraph_mnemon.memory_layers.space_models import GraphProjection, MemoryReceipt
+from langgraph_mnemon.memory_layers.spaces import RecallResult, SpaceReceipt
+
+from . import _models as m
+from ._settings import SettingsPatch, apply_settings, hide_url_password, public_settings
+
+if TYPE_CHECKING:
+    from langgraph_mnemon.host import Mnemon
+
+API = "/mnemon/api"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One route: method, full path, handler and the models that describe it.
+
+    ``mutates`` decides the authority rule (reads: trusted hosts; mutations: loopback or
+    token). It defaults from the method; POST routes that change nothing (recall, agent
+    query, resume) declare ``mutates=False``.
+    """
+
+    method: str
+    path: str
+    handler: Callable[..., Any]
+    body: type[BaseModel] | None = None
+    query: type[BaseModel] | None = None
+    returns: type[BaseModel] | None = None
+    mutates: bool | None = None
+
+    @property
+    def is_mutation(self) -> bool:
+        """Whether the authority middleware treats this route as a change."""
+        if self.mutates is not None:
+            return self.mutates
+        return self.method not in ("GET", "HEAD", "OPTIONS")
+
+    @property
+    def summary(self) -> str:
+        """The first line of the handler's docstring."""
+        return (self.handler.__doc__ or "").strip().splitlines()[0]
+
+
+# --- status and settings --------------------------------------------------------------------
+
+
+def get_status(host: Mnemon) -> m.StatusView:
+    """Where data lives, how full each tier is, and the control-plane switches."""
+    status = host.status()
+    data = status.model_dump()
+    data["database_url"] = hide_url_password(status.database_url)
+    return m.StatusView(**data, remote_access=host.config.remote_access, version=__version__)
+
+
+def get_settings(host: Mnemon) -> dict[str, Any]:
+    """The effective configuration; secrets show as "configured" or null."""
+    return public_settings(host.config)
+
+
+def patch_settings(host: Mnemon, body: SettingsPatch) -> dict[str, Any]:
+    """Change live switches (recall_mode, writeback_mode, routing_guidance, idle_review_enabled)."""
+    apply_settings(host.config, body)
+    host.settings_changed()
+    return public_settings(host.config)
+
+
+# --- Runtime Memory -------------------------------------------------------------------------
+
+
+def get_runtime(host: Mnemon) -> m.RuntimeView:
+    """USER and MEMORY entries (1-based index per file) with bytes used and limits."""
+    runtime = host.runtime
+    revision = runtime.revision
+    views: dict[str, m.RuntimeTargetView] = {}
+    targets: tuple[RuntimeTarget, ...] = ("user", "memory")
+    for target in targets:
+        entries = runtime.entries(target)
+        usage = runtime.usage(target)
+        views[target] = m.RuntimeTargetView(
+            entries=[
+                m.RuntimeEntryView(
+                    index=i,
+                    content=e.content,
+                    importance=e.importance,
+                    branches=list(e.branches) if e.branches is not None else None,
+                    created_at=e.created_at,
+                    updated_at=e.updated_at,
+                )
+                for i, e in enumerate(entries, start=1)
+            ],
+            used=usage.used,
+            limit=usage.limit,
+        )
+    return m.RuntimeView(revision=revision, user=views["user"], memory=views["memory"])
+
+
+def write_runtime(host: Mnemon, body: m.RuntimeWrite) -> RuntimeReceipt:
+    """Add, replace or remove a Runtime Memory entry (overflow runs capacity maintenance)."""
+    return host.write_runtime(RuntimeMutation(**body.model_dump()))
+
+
+# --- Documents ------------------------------------------------------------------------------
+
+
+def list_documents(host: Mnemon, query: m.DocumentsQuery) -> m.DocumentList:
+    """Document records (active, archived or all), most recently updated first."""
+    return m.DocumentList(documents=host.documents.list(query.status))
+
+
+def search_documents(host: Mnemon, query: m.DocumentSearchQuery) -> DocumentSearchResult:
+    """Rank Documents for a query (title, description and body matches)."""
+    return host.documents.search(
+        query.q, include_archived=query.include_archived, limit=query.limit
+    )
+
+
+def get_document(host: Mnemon, document_id: str) -> m.DocumentView:
+    """One Document's record and body."""
+    record = host.documents.get(document_id)
+    return m.DocumentView(record=record, content=host.documents.read(record.id))
+
+
+def create_document(host: Mnemon, body: m.DocumentCreate) -> DocumentReceipt:
+    """Create an active Document (least recently used ones are archived on overflow)."""
+    mutation: dict[str, Any] = {"action": "create", **body.model_dump(exclude_none=True)}
+    if "source_paths" in mutation:
+        mutation["source_paths"] = tuple(mutation["source_paths"])
+    return host.write_document(mutation)
+
+
+def archive_document(host: Mnemon, document_id: str, body: m.Empty) -> DocumentReceipt:
+    """Archive an active Document (cold reference first, when a Memory Space takes it)."""
+    record = host.documents.get(document_id)
+    return host.archive_document(record.id)
+
+
+# --- Memory Spaces --------------------------------------------------------------------------
+
+
+def list_spaces(host: Mnemon) -> m.SpaceList:
+    """The Memory Space catalog with active and total counts."""
+    spaces = host.spaces.list_spaces()
+    return m.SpaceList(
+        spaces=spaces, active_count=sum(1 for s in spaces if s.active), total=len(spaces)
+    )
+
+
+def create_space(host: Mnemon, body: m.SpaceCreate) -> SpaceReceipt:
+    """Create a Memory Space on a provider (default: the native one)."""
+    return host.spaces.create_space(body.name, body.description, provider_id=body.provider_id)
+
+
+def set_space_active(host: Mnemon, space_id: str, body: m.SpaceActivation) -> SpaceReceipt:
+    """Switch whether a space takes part in recall and default writes (data is kept)."""
+    return host.spaces.set_active(space_id, body.active)
+
+
+def browse_space(host: Mnemon, space_id: str, query: m.ContentQuery) -> m.InsightList:
+    """Stored memories of a space, newest first."""
+    items = host.spaces.browse(
+        space_id, limit=query.limit, offset=query.offset, category=query.category or None
+    )
+    return m.InsightList(items=items)
+
+
+def space_entities(host: Mnemon, space_id: str, query: m.EntitiesQuery) -> m.EntityList:
+    """Entity names of a space's memories, most used first."""
+    return m.EntityList(entities=host.spaces.entities(space_id, limit=query.limit))
+
+
+def space_graph(host: Mnemon, space_id: str, query: m.GraphQuery) -> GraphProjection:
+    """Nodes and typed edges of a space (newest nodes first)."""
+    return host.spaces.graph(space_id, limit=query.limit)
+
+
+def remember(host: Mnemon, space_id: str, body: m.MemoryCreate) -> MemoryReceipt:
+    """Store one memory in a space (activates the space on its first write)."""
+    return host.spaces.remember(
+        body.content,
+        space_id=space_id,
+        category=body.category,
+        importance=body.importance,
+        tags=body.tags,
+        entities=body.entities,
+        source="user",
+    )
+
+
+def forget(host: Mnemon, space_id: str, memory_id: str) -> MemoryReceipt:
+    """Delete one memory of a space by its exact id."""
+    return host.spaces.forget(memory_id, space_id=space_id)
+
+
+def recall(host: Mnemon, body: m.RecallRequest) -> RecallResult:
+    """Direct federated search over active (or named) spaces, without a turn envelope."""
+    return host.spaces.search(
+        body.query, limit=body.limit, mode=body.mode, space_ids=body.space_ids
+    )
+
+
+def agent_query(host: Mnemon, body: m.AgentQueryRequest) -> QueryAnswer:
+    """Answer a question from direct-search evidence; citations name real rows only."""
+    for space_id in body.space_ids or ():
+        host.spaces.get_space(space_id)  # unknown ids → 404 before any search
+    return host.query(body.question, space_ids=body.space_ids)
+
+
+# --- Mnemos task memory ---------------------------------------------------------------------
+
+
+def _task(host: Mnemon, task_id: str) -> str:
+    task = validate_task_id(task_id)
+    if task not in host.mnemos.tasks():
+        raise NotFoundError(f"no Mnemos task {task!r}; list tasks with GET {API}/mnemos/tasks")
+    return task
+
+
+def list_tasks(host: Mnemon) -> m.TaskList:
+    """Every Mnemos task: node counts, checkpoints, last fatigue."""
+    return m.TaskList(tasks=host.mnemos.status())
+
+
+def task_nodes(host: Mnemon, task_id: str, query: m.NodesQuery) -> m.NodeList:
+    """Nodes of a task (every status), heaviest first."""
+    task = _task(host, task_id)
+    return m.NodeList(nodes=host.mnemos.nodes(task, status="all", limit=query.limit))
+
+
+def task_fatigue(host: Mnemon, task_id: str, query: m.FatigueQuery) -> m.FatigueView:
+    """The task's fatigue now (not logged) and its logged readings, newest first."""
+    task = _task(host, task_id)
+    mnemos = host.mnemos
+    return m.FatigueView(
+        current=mnemos.fatigue(task, log=False),
+        history=mnemos.fatigue_history(task, limit=query.limit),
+    )
+
+
+def task_checkpoints(host: Mnemon, task_id: str) -> m.CheckpointList:
+    """The task's CheckpointNodes (native and LangGraph), newest first."""
+    task = _task(host, task_id)
+    keep = host.config.mnemos.checkpoint_keep
+    return m.CheckpointList(checkpoints=host.mnemos.checkpoints(task, limit=keep))
+
+
+def task_resume(host: Mnemon, task_id: str, body: m.Empty) -> m.ResumeView:
+    """The resume Markdown of the task's newest CheckpointNode (changes nothing)."""
+    task = _task(host, task_id)
+    return m.ResumeView(task_id=task, resume=host.mnemos.resume(task))
+
+
+ENDPOINTS: tuple[Endpoint, ...] = (
+    Endpoint("GET", f"{API}/status", get_status, returns=m.StatusView),
+    Endpoint("GET", f"{API}/runtime", get_runtime, returns=m.RuntimeView),
+    Endpoint("POST", f"{API}/runtime", write_runtime, body=m.RuntimeWrite, returns=RuntimeReceipt),
+    Endpoint(
+        "GET", f"{API}/documents", list_documents, query=m.DocumentsQuery, returns=m.DocumentList
+    ),
+    Endpoint(
+        "GET",
+        f"{API}/documents/search",
+        search_documents,
+        query=m.DocumentSearchQuery,
+        returns=DocumentSearchResult,
+    ),
+    Endpoint("GET", f"{API}/documents/{{document_id}}", get_document, returns=m.DocumentView),
+    Endpoint(
+        "POST", f"{API}/documents", create_document, body=m.DocumentCreate, returns=DocumentReceipt
+    ),
+    Endpoint(
+        "POST",
+        f"{API}/documents/{{document_id}}/archive",
+        archive_document,
+        body=m.Empty,
+        returns=DocumentReceipt,
+    ),
+    Endpoint("GET", f"{API}/spaces", list_spaces, returns=m.SpaceList),
+    Endpoint("POST", f"{API}/spaces", create_space, body=m.SpaceCreate, returns=SpaceReceipt),
+    Endpoint(
+        "POST",
+        f"{API}/spaces/{{space_id}}/active",
+        set_space_active,
+        body=m.SpaceActivation,
+        returns=SpaceReceipt,
+    ),
+    Endpoint(
+        "GET",
+        f"{API}/spaces/{{space_id}}/content",
+        browse_space,
+        query=m.ContentQuery,
+        returns=m.InsightList,
+    ),
+    Endpoint(
+        "GET",
+        f"{API}/spaces/{{space_id}}/entities",
+        space_entities,
+        query=m.EntitiesQuery,
+        returns=m.EntityList,
+    ),
+    Endpoint(
+        "GET",
+        f"{API}/spaces/{{space_id}}/graph",
+        space_graph,
+        query=m.GraphQuery,
+        returns=GraphProjection,
+    ),
+    Endpoint(
+        "POST",
+        f"{API}/spaces/{{space_id}}/memories",
+        remember,
+        body=m.MemoryCreate,
+        returns=MemoryReceipt,
+    ),
+    Endpoint(
+        "DELETE",
+        f"{API}/spaces/{{space_id}}/memories/{{memory_id}}",
+        forget,
+        returns=MemoryReceipt,
+    ),
+    Endpoint(
+        "POST", f"{API}/recall", recall, body=m.RecallRequest, returns=RecallResult, mutates=False
+    ),
+    Endpoint(
+        "POST",
+        f"{API}/query",
+        agent_query,
+        body=m.AgentQueryRequest,
+        returns=QueryAnswer,
+        mutates=False,
+    ),
+    Endpoint("GET", f"{API}/mnemos/tasks", list_tasks, returns=m.TaskList),
+    Endpoint(
+        "GET",
+        f"{API}/mnemos/tasks/{{task_id}}/nodes",
+        task_nodes,
+        query=m.NodesQuery,
+        returns=m.NodeList,
+    ),
+    Endpoint(
+        "GET",
+        f"{API}/mnemos/tasks/{{task_id}}/fatigue",
+        task_fatigue,
+        query=m.FatigueQuery,
+        returns=m.FatigueView,
+    ),
+    Endpoint(
+        "GET",
+        f"{API}/mnemos/tasks/{{task_id}}/checkpoints",
+        task_checkpoints,
+        returns=m.CheckpointList,
+    ),
+    Endpoint(
+        "POST",
+        f"{API}/mnemos/tasks/{{task_id}}/resume",
+        task_resume,
+        body=m.Empty,
+        returns=m.ResumeView,
+        mutates=False,
+    ),
+    Endpoint("GET", f"{API}/settings", get_settings),
+    Endpoint("PATCH", f"{API}/settings", patch_settings, body=SettingsPatch),
+)

@@ -1,0 +1,105 @@
+"""OpenAPI operations generated from the route table and its pydantic models.
+
+Each endpoint function gets a docstring ``<summary>\\n---\\n<operation as JSON>``: Starlette's
+``SchemaGenerator`` (and LangGraph server's, which merges custom routes into its own
+``/openapi.json``) read the operation from there. Schemas are inlined (no ``$ref``) so an
+operation stands alone wherever it is merged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from ._api import Endpoint
+from ._models import Empty, ErrorBody
+
+_PARAM = re.compile(r"{(\w+)(?::\w+)?}")
+_ERRORS = {
+    "401": "A remote change without the right bearer token.",
+    "403": "Not allowed from this address, or writes are switched off (read-only).",
+    "404": "No such object.",
+    "409": "Conflict, no unique match, or over capacity; nothing changed.",
+    "422": "Invalid input (malformed JSON, wrong types, unknown keys, out-of-range values).",
+    "502": "A Memory Space provider or the answering model failed.",
+    "503": "Stored data unreadable or locked.",
+}
+
+
+def schema_of(model: type[BaseModel], mode: Literal["validation", "serialization"]) -> dict:
+    """The JSON schema of ``model`` with every ``$ref`` replaced by its definition."""
+    schema = model.model_json_schema(mode=mode)
+    defs = schema.pop("$defs", {})
+
+    def resolve(node: Any, depth: int) -> Any:
+        if isinstance(node, list):
+            return [resolve(item, depth) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            if depth > 12:  # a recursive model: stop expanding
+                return {"type": "object"}
+            target = resolve(defs[ref.removeprefix("#/$defs/")], depth + 1)
+            rest = {k: resolve(v, depth) for k, v in node.items() if k != "$ref"}
+            return {**target, **rest}
+        return {k: resolve(v, depth) for k, v in node.items()}
+
+    return resolve(schema, 0)
+
+
+def _json(schema: dict) -> dict:
+    return {"application/json": {"schema": schema}}
+
+
+def operation(endpoint: Endpoint, tag: str) -> dict[str, Any]:
+    """The OpenAPI operation object of one endpoint."""
+    parameters: list[dict[str, Any]] = [
+        {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+        for name in _PARAM.findall(endpoint.path)
+    ]
+    if endpoint.query is not None:
+        query = schema_of(endpoint.query, "validation")
+        required = set(query.get("required", ()))
+        for name, prop in query.get("properties", {}).items():
+            parameters.append(
+                {
+                    "name": name,
+                    "in": "query",
+                    "required": name in required,
+                    "description": prop.get("description", ""),
+                    "schema": prop,
+                }
+            )
+    success: dict[str, Any] = {"description": "OK"}
+    if endpoint.returns is not None:
+        success["content"] = _json(schema_of(endpoint.returns, "serialization"))
+    else:
+        success["content"] = _json({"type": "object"})
+    error = _json(schema_of(ErrorBody, "serialization"))
+    op: dict[str, Any] = {
+        "tags": [tag],
+        "summary": endpoint.summary,
+        "operationId": endpoint.handler.__name__,
+        "x-mnemon-mutates": endpoint.is_mutation,
+        "parameters": parameters,
+        "responses": {
+            "200": success,
+            **{code: {"description": text, "content": error} for code, text in _ERRORS.items()},
+        },
+    }
+    if endpoint.body is not None:
+        op["requestBody"] = {
+            "required": endpoint.body is not Empty,
+            "content": _json(schema_of(endpoint.body, "validation")),
+        }
+    return op
+
+
+def docstring(summary: str, op: dict[str, Any]) -> str:
+    """A docstring Starlette's ``SchemaGenerator`` parses into ``op``."""
+    text = json.dumps(op, sort_keys=True).replace("---", "\\u002d\\u002d\\u002d")
+    return f"{summary}\n---\n{text}"

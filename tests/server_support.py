@@ -1,0 +1,88 @@
+"""Start ``mnemon serve`` (LangGraph server) as a subprocess for tests, and stop it cleanly."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def non_loopback_address() -> str | None:
+    """An address of this machine that is not loopback (peers connecting to it aren't either)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.1", 9))  # no packet is sent; this only picks a route
+            address = s.getsockname()[0]
+        except OSError:
+            return None
+    return None if address.startswith("127.") else address
+
+
+@dataclass
+class Served:
+    url: str
+    root: Path
+    port: int
+    startup_seconds: float
+    log: Path
+
+
+@contextmanager
+def serve(
+    root: Path,
+    *,
+    host: str = "127.0.0.1",
+    env: dict[str, str] | None = None,
+    args: tuple[str, ...] = (),
+) -> Iterator[Served]:
+    """Run ``python -m langgraph_mnemon.cli --root ROOT serve`` until the block ends."""
+    from langgraph_mnemon.server.launch import wait_ready
+
+    port = free_port()
+    log = root.parent / f"{root.name}-server.log"
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    command = [sys.executable, "-m", "langgraph_mnemon.cli", "--root", str(root), "serve"]
+    command += ["--host", host, "--port", str(port), *args]
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            command, env=full_env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    started = time.monotonic()
+    try:
+        try:
+            wait_ready(f"http://127.0.0.1:{port}", timeout=60, process=process)
+        except (TimeoutError, RuntimeError) as exc:
+            raise AssertionError(f"{exc}\n--- server log ---\n{log.read_text()[-4000:]}") from None
+        yield Served(
+            url=f"http://127.0.0.1:{port}",
+            root=root,
+            port=port,
+            startup_seconds=time.monotonic() - started,
+            log=log,
+        )
+    finally:
+        with_group(process, signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            with_group(process, signal.SIGKILL)
+            process.wait(timeout=5)
+
+
+def with_group(process: subprocess.Popen[bytes], sig: int) -> None:
+    with suppress(ProcessLookupError):
+        os.killpg(process.pid, sig)

@@ -8,12 +8,15 @@ free loopback port and is measured:
 1. Control-plane direct search, ``POST /mnemon/api/recall`` (limit 10), ``--clients`` concurrent
    clients (threads with their own keep-alive connection), each sending ``--requests`` requests
    with distinct queries (2-4 words of a stored memory). Reports p50 / p95 latency and
-   requests/s over the whole bounded loop. Baseline: the same queries through
-   ``mem.spaces.search`` in-process, one client (what the HTTP hop and the server add).
+   requests/s over the whole bounded loop, and the p50 of one client alone. Baseline: the same
+   queries through ``mem.spaces.search`` in-process, one client (what HTTP and the server add).
 2. A full agent turn: ``runs.wait`` of the demo agent (scripted model; the turn lifecycle, one
    ``mnemon_runtime_memory`` tool call, checkpoints in our saver) on a new thread each turn,
-   ``--turns`` turns, p50 / p95. Baseline: the same agent built in-process with
-   ``create_agent(..., checkpointer=mem.checkpointer())`` invoked directly.
+   ``--turns`` turns, p50 / p95. Baselines: the same scripted model and tool call served by the
+   same server without memory (``bench/_serve_baseline.py``: no middleware, a tool that stores
+   nothing), interleaved run by run; and our agent in-process
+   (``create_agent(..., checkpointer=mem.checkpointer())`` invoked directly). The served
+   baseline carries the dev server's own queue latency (its in-memory queue polls every 0.5 s).
 
 Every loop runs an uncounted warm-up first. Roots live under a temp folder and are removed.
 
@@ -143,18 +146,21 @@ def _turn_input(i: int) -> dict[str, Any]:
     return {"messages": [{"role": "user", "content": text}]}
 
 
-def served_turns(url: str, turns: int) -> list[float]:
+def served_turns(url: str, turns: int) -> dict[str, list[float]]:
+    """Our agent and the bare baseline, interleaved (the order alternates) so drift cancels."""
     client = get_sync_client(url=url, api_key=None)
-    out = []
+    out: dict[str, list[float]] = {"mnemon_agent": [], "bare_agent": []}
     for i in range(WARMUP + turns):
-        thread = client.threads.create()["thread_id"]
-        t0 = time.perf_counter()
-        result = client.runs.wait(thread, "mnemon_agent", input=_turn_input(i))
-        dt = time.perf_counter() - t0
-        if not any(m["type"] == "tool" for m in result["messages"]):
-            raise SystemExit(f"the served turn made no tool call: {result}")
-        if i >= WARMUP:
-            out.append(dt)
+        order = list(out) if i % 2 == 0 else list(reversed(out))
+        for graph in order:
+            thread = client.threads.create()["thread_id"]
+            t0 = time.perf_counter()
+            result = client.runs.wait(thread, graph, input=_turn_input(i))
+            dt = time.perf_counter() - t0
+            if not any(m["type"] == "tool" for m in result["messages"]):
+                raise SystemExit(f"the served {graph} turn made no tool call: {result}")
+            if i >= WARMUP:
+                out[graph].append(dt)
     return out
 
 
@@ -212,8 +218,10 @@ def main() -> None:
             base_search = inprocess_search(root, queries[: args.requests * args.clients], url)
             base_turns = inprocess_turns(Path(tmp) / f"{name.lower()}-agent", args.turns, url)
             with served(root, url) as server_url:
+                alone = direct_search(server_url, queries[::-1], 1, args.requests)
                 search = direct_search(server_url, queries, args.clients, args.requests)
                 turns = served_turns(server_url, args.turns)
+            search["alone_p50"] = alone["p50"]
             rows.append((name, search, base_search, turns, base_turns))
 
     print()
@@ -221,21 +229,30 @@ def main() -> None:
         f"Control-plane direct search: {args.clients} clients × {args.requests} requests, "
         f"{args.memories} memories, limit 10"
     )
-    print("| store | served p50 | served p95 | served req/s | in-process p50 | p50 ratio |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print(
+        "| store | served p50 | served p95 | served req/s | 1 client p50 | in-process p50 | "
+        "in-process req/s | 1-client ratio | req/s ratio |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, search, base, _, _ in rows:
         print(
             f"| {name} | {ms(search['p50'])} | {ms(search['p95'])} | {search['rps']:.0f} | "
-            f"{ms(base['p50'])} | {search['p50'] / base['p50']:.1f}× |"
+            f"{ms(search['alone_p50'])} | {ms(base['p50'])} | {base['rps']:.0f} | "
+            f"{search['alone_p50'] / base['p50']:.1f}× | {search['rps'] / base['rps']:.2f}× |"
         )
     print()
     print(f"Full agent turn (demo agent, scripted model, one tool call), {args.turns} turns")
-    print("| store | served p50 | served p95 | in-process p50 | p50 ratio |")
-    print("|---|---:|---:|---:|---:|")
+    print(
+        "| store | served p50 | served p95 | bare served p50 | in-process p50 | "
+        "memory cost (p50 − bare) | ratio to bare |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for name, _, _, turns, base in rows:
-        p50, b50 = statistics.median(turns), statistics.median(base)
+        ours, bare = turns["mnemon_agent"], turns["bare_agent"]
+        p50, b50 = statistics.median(ours), statistics.median(bare)
         print(
-            f"| {name} | {ms(p50)} | {ms(percentile(turns, 0.95))} | {ms(b50)} | {p50 / b50:.1f}× |"
+            f"| {name} | {ms(p50)} | {ms(percentile(ours, 0.95))} | {ms(b50)} | "
+            f"{ms(statistics.median(base))} | {ms(p50 - b50)} | {p50 / b50:.2f}× |"
         )
 
 
@@ -247,7 +264,15 @@ def served(root: Path, postgres: str | None) -> Iterator[str]:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     log = (root / "server.log").open("wb")
-    process = start(root, port=port, postgres=postgres, stdout=log, stderr=subprocess.STDOUT)
+    baseline = Path(__file__).resolve().parent / "_serve_baseline.py"
+    process = start(
+        root,
+        port=port,
+        postgres=postgres,
+        extra_graphs={"bare_agent": f"{baseline}:agent"},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     try:
         url = f"http://127.0.0.1:{port}"
         wait_ready(url, timeout=60, process=process)

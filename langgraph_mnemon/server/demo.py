@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from langgraph_mnemon.host import Mnemon
 
-__all__ = ["DEMO_LABEL", "demo_model"]
+__all__ = ["DEMO_LABEL", "demo_model", "scripted_demo_model"]
 
 DEMO_LABEL = "[scripted demo model; set MNEMON_MODEL=provider:model for a real one]"
 _REMEMBER = re.compile(
@@ -40,7 +40,12 @@ def demo_model(mem: Mnemon) -> BaseChatModel:
     from langgraph_mnemon.adapters.models import resolve_chat_model
 
     model = resolve_chat_model(mem.config.model)
-    return model if model is not None else ScriptedChatModel(script=_reply)
+    return model if model is not None else scripted_demo_model()
+
+
+def scripted_demo_model() -> ScriptedChatModel:
+    """The offline, labelled demo model (rules in the module docstring)."""
+    return ScriptedChatModel(script=_reply)
 
 
 def _reply(messages: list[BaseMessage]) -> AIMessage:

@@ -57,11 +57,16 @@ def langgraph_config() -> dict[str, Any]:
     }
 
 
-def write_config(directory: Path) -> Path:
-    """Write ``langgraph.json`` into ``directory`` (created) and return its path."""
+def write_config(directory: Path, *, extra_graphs: dict[str, str] | None = None) -> Path:
+    """Write ``langgraph.json`` into ``directory`` (created) and return its path.
+
+    ``extra_graphs`` (graph id → ``"path/file.py:name"``) serves more graphs beside ours.
+    """
+    config = langgraph_config()
+    config["graphs"].update(extra_graphs or {})
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "langgraph.json"
-    path.write_text(json.dumps(langgraph_config(), indent=2) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     return path
 
 
@@ -129,12 +134,13 @@ def start(
     port: int = 2024,
     postgres: str | None = None,
     chroma: str | None = None,
+    extra_graphs: dict[str, str] | None = None,
     **popen: Any,
 ) -> subprocess.Popen[bytes]:
     """Start the server in ``<root>/server`` (its run queue and thread files live there)."""
     env = server_env(root, postgres=postgres, chroma=chroma)
     workdir = Path(env["MNEMON_ROOT"]) / "server"
-    config = write_config(workdir)
+    config = write_config(workdir, extra_graphs=extra_graphs)
     return subprocess.Popen(
         serve_command(config, host=host, port=port), cwd=workdir, env=env, **popen
     )

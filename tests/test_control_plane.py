@@ -923,3 +923,30 @@ async def test_a_write_the_provider_failed_is_not_a_200(host: Mnemon) -> None:
     assert response.status_code == 502, response.text
     assert response.json()["status"] == "failed"  # the receipt is still the whole answer
     assert "connection refused" in response.json()["message"]
+
+
+@pytest.mark.asyncio
+async def test_an_oversized_body_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    mem = _open(tmp_path / "small", documents={"body_limit_bytes": 1000})
+    try:
+        before = sorted(p.name for p in (tmp_path / "small").rglob("*"))
+        async with _client(create_app(mem)) as client:
+            response = await client.post(
+                f"{API}/documents", json={"title": "big", "content": "x" * 100_000}
+            )
+            chunks = await client.post(
+                f"{API}/documents",
+                content=_chunks([b'{"title": "big", "content": "', b"x" * 100_000, b'"}']),
+                headers={"content-type": "application/json"},
+            )
+        for refused in (response, chunks):  # declared length, then a chunked upload
+            body = _error(refused, 413, "too-large")
+            assert "documents.body_limit_bytes" in body["message"]
+        assert sorted(p.name for p in (tmp_path / "small").rglob("*")) == before
+    finally:
+        mem.close()
+
+
+async def _chunks(parts: list[bytes]) -> AsyncIterator[bytes]:
+    for part in parts:
+        yield part

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from langgraph_mnemon.config import MnemonConfig
     from langgraph_mnemon.host import Mnemon
 
-__all__ = ["WEB_DIR", "app", "create_app", "error_response"]
+__all__ = ["WEB_DIR", "app", "body_limit", "create_app", "error_response"]
 
 logger = logging.getLogger(__name__)
 
@@ -78,7 +78,20 @@ _STATUS: tuple[tuple[type[MnemonError] | tuple[type[MnemonError], ...], int], ..
     (ProviderError, 502),
     (StorageError, 503),
 )
-_HTTP_CODES = {404: "not-found", 405: "method-not-allowed", 401: "unauthorized"}
+_HTTP_CODES = {
+    404: "not-found",
+    405: "method-not-allowed",
+    401: "unauthorized",
+    413: "too-large",
+}
+
+
+def body_limit(config: MnemonConfig) -> int:
+    """The largest request body the control plane reads: room for the largest Document body
+    (``documents.body_limit_bytes``) even when JSON escaping doubles it."""
+    return 2 * config.documents.body_limit_bytes + 64 * 1024
+
+
 _ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 _JSON = "application/json"
 _JSON_OBJECT = {_JSON: {"schema": {"type": "object"}}}
@@ -180,7 +193,8 @@ def _api_route(endpoint: Endpoint, hosts: _HostRef) -> Route:
         try:
             kwargs: dict[str, Any] = dict(request.path_params)
             if endpoint.body is not None:
-                kwargs["body"] = _validate(endpoint.body, await request.body(), "body")
+                limit = body_limit(await hosts.config())
+                kwargs["body"] = _validate(endpoint.body, await _read_body(request, limit), "body")
             params = dict(request.query_params)
             if endpoint.query is not None:
                 kwargs["query"] = _validate(endpoint.query, params, "query")
@@ -198,6 +212,27 @@ def _api_route(endpoint: Endpoint, hosts: _HostRef) -> Route:
     handle.__name__ = handle.__qualname__ = endpoint.handler.__name__
     handle.__doc__ = docstring(endpoint.summary, operation(endpoint, _tag(endpoint.path)))
     return Route(endpoint.path, handle, methods=[endpoint.method])
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    # Stop reading at the limit: an oversized upload must not be buffered whole first.
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise _too_large(limit)
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise _too_large(limit)
+    return bytes(body)
+
+
+def _too_large(limit: int) -> HTTPException:
+    return HTTPException(
+        413,
+        f"request body is larger than {limit} bytes; send less (the limit follows "
+        "documents.body_limit_bytes)",
+    )
 
 
 def _tag(path: str) -> str:

@@ -696,12 +696,13 @@ async def test_web_page_is_served_once_its_folder_exists(host: Mnemon, tmp_path:
 
 
 @pytest.mark.asyncio
-async def test_packaged_web_page_when_present(api: httpx.AsyncClient) -> None:
-    from langgraph_mnemon.server.http import WEB_DIR
-
-    if not (WEB_DIR / "index.html").is_file():
-        pytest.skip("the packaged web page (server/web/index.html) is not written yet")
-    assert (await api.get("/mnemon/")).status_code == 200
+async def test_the_packaged_web_page_is_served(api: httpx.AsyncClient) -> None:
+    page = await api.get("/mnemon/")
+    assert page.status_code == 200
+    assert "static/app.js" in page.text
+    script = await api.get("/mnemon/static/app.js")
+    assert script.status_code == 200
+    assert "javascript" in script.headers["content-type"]
 
 
 def test_importing_the_module_opens_no_host(tmp_path: Path) -> None:

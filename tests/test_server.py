@@ -8,6 +8,7 @@ non-loopback address (the server listens on 0.0.0.0 for that).
 from __future__ import annotations
 
 import json
+import os
 import time
 import uuid
 from collections.abc import Iterator
@@ -65,6 +66,26 @@ def test_mnemon_serve_answers_ok_within_30_seconds(server: Served) -> None:
     config = json.loads((server.root / "server" / "langgraph.json").read_text())
     repo = json.loads((Path(__file__).parents[1] / "langgraph.json").read_text())
     assert config == repo  # `mnemon serve` and `langgraph dev` in a checkout serve the same
+
+
+def test_langgraph_validate_accepts_the_config() -> None:
+    import subprocess
+    import sys
+
+    from langgraph_mnemon.server.launch import OFFLINE_ENV
+
+    repo = Path(__file__).parents[1]
+    out = subprocess.run(
+        [sys.executable, "-m", "langgraph_cli", "validate", "--config", "langgraph.json"],
+        cwd=repo,
+        env={**os.environ, **OFFLINE_ENV},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "is valid" in out.stdout
+    assert "6 graphs" in out.stdout
 
 
 def test_every_graph_is_an_assistant(client) -> None:  # type: ignore[no-untyped-def]
@@ -329,3 +350,36 @@ def test_scale_out_on_postgres_and_a_chroma_server(
     assert not (root / "mnemon.db").exists()
     remote = chromadb.HttpClient(host=host, port=port)
     assert any(c.count() for c in remote.list_collections())
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--postgres", "mysql://u@h/db"), "--postgres must be a PostgreSQL URL"),
+        (("--chroma", "no-port"), "--chroma must be HOST:PORT"),
+        (("--chroma", "host:99999"), "--chroma must be HOST:PORT"),
+    ],
+)
+def test_mnemon_serve_refuses_bad_targets_before_starting(
+    tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "langgraph_mnemon.cli",
+            "--root",
+            str(tmp_path / "m"),
+            "serve",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert message in out.stderr
+    assert not (tmp_path / "m" / "server").exists()  # nothing was started or written

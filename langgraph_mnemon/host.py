@@ -23,7 +23,11 @@ from langgraph_mnemon.memory_layers.documents import (
     Documents,
 )
 from langgraph_mnemon.memory_layers.mnemos import Database, Mnemos
-from langgraph_mnemon.memory_layers.mnemos.db import create_engine, ensure_sqlite_directory
+from langgraph_mnemon.memory_layers.mnemos.db import (
+    create_engine,
+    ensure_sqlite_directory,
+    redact_url,
+)
 from langgraph_mnemon.memory_layers.runtime import RuntimeMemory, RuntimeMutation, RuntimeReceipt
 from langgraph_mnemon.memory_layers.spaces import MemorySpaces
 
@@ -167,7 +171,8 @@ class Mnemon:
         runtime = self.runtime
         return Status(
             root=str(self.root),
-            database_url=self.config.resolved_database_url,
+            # Status is printed and served: never the database password.
+            database_url=redact_url(self.config.resolved_database_url),
             write_enabled=self.config.write_enabled,
             strategy=self.config.strategy,
             runtime=RuntimeStatus(

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 def free_port() -> int:
@@ -86,3 +87,29 @@ def serve(
 def with_group(process: subprocess.Popen[bytes], sig: int) -> None:
     with suppress(ProcessLookupError):
         os.killpg(process.pid, sig)
+
+
+@contextmanager
+def uvicorn_in_thread(app: Any, *, host: str = "127.0.0.1") -> Iterator[int]:
+    """Serve an ASGI ``app`` with a real uvicorn on a free port; yields the port."""
+    import threading
+
+    import uvicorn
+
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off")
+    )
+    # Server.run installs no signal handlers outside the main thread.
+    thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise AssertionError("uvicorn did not start serving")
+        time.sleep(0.05)
+    try:
+        yield port
+    finally:
+        server.should_exit = True
+        thread.join(timeout=20)

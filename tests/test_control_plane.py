@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import socket
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -21,15 +19,16 @@ from typing import Any
 import httpx
 import pytest
 import pytest_asyncio
+from server_support import free_port, non_loopback_address, uvicorn_in_thread
 from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
 from langgraph_mnemon import Mnemon
+from langgraph_mnemon.memory_layers.mnemos.db import redact_url
 from langgraph_mnemon.server import set_shared_host
 from langgraph_mnemon.server._api import ENDPOINTS
 from langgraph_mnemon.server._authority import AuthorityMiddleware
-from langgraph_mnemon.server._settings import hide_url_password
 from langgraph_mnemon.server.http import create_app
 
 API = "/mnemon/api"
@@ -367,11 +366,11 @@ async def test_settings_hide_secrets_and_patch_only_live_switches(tmp_path: Path
 
 
 def test_url_passwords_are_masked() -> None:
-    masked = hide_url_password("postgresql+psycopg://app:hunter2@db:5432/mnemon")
+    masked = redact_url("postgresql+psycopg://app:hunter2@db:5432/mnemon")
     assert "hunter2" not in masked
     assert "app" in masked
     assert "db:5432" in masked
-    assert hide_url_password("sqlite:////tmp/x/mnemon.db") == "sqlite:////tmp/x/mnemon.db"
+    assert redact_url("sqlite:////tmp/x/mnemon.db") == "sqlite:////tmp/x/mnemon.db"
 
 
 # --- authority -----------------------------------------------------------------------------
@@ -779,32 +778,8 @@ async def test_endpoints_never_block_the_event_loop(host: Mnemon, tmp_path: Path
 # --- a real server on a socket ---------------------------------------------------------
 
 
-def _lan_address() -> str | None:
-    """A non-loopback IPv4 address of this machine, or None."""
-    candidates: list[str] = []
-    with contextlib.suppress(OSError):
-        candidates.append(socket.gethostbyname(socket.gethostname()))
-    try:
-        out = subprocess.run(["hostname", "-I"], capture_output=True, text=True, timeout=5)
-        candidates += out.stdout.split()
-    except (OSError, subprocess.SubprocessError):
-        pass
-    for address in candidates:
-        if ":" not in address and not address.startswith("127."):
-            return address
-    return None
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("0.0.0.0", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_real_server_on_loopback_and_lan_address(tmp_path: Path) -> None:
-    import uvicorn
-
-    lan = _lan_address()
+    lan = non_loopback_address()
     if lan is None:
         pytest.skip("this machine has no non-loopback IPv4 address to connect from")
     mem = _open(
@@ -813,46 +788,32 @@ def test_real_server_on_loopback_and_lan_address(tmp_path: Path) -> None:
         remote_token=TOKEN,
         trusted_hosts=["127.0.0.0/8", "::1", f"{lan}/32"],
     )
-    port = _free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(mem), host="0.0.0.0", port=port, log_level="warning", lifespan="off"
-        )
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
     try:
-        deadline = time.monotonic() + 20
-        while not server.started:
-            assert thread.is_alive(), "uvicorn stopped"
-            assert time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.05)
-        add = {"action": "add", "target": "memory", "content": "over loopback"}
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", trust_env=False) as local:
-            assert local.get(f"{API}/status").status_code == 200
-            assert local.post(f"{API}/runtime", json=add).json()["status"] == "committed"
-        with httpx.Client(base_url=f"http://{lan}:{port}", trust_env=False) as remote:
-            assert remote.get(f"{API}/status").status_code == 200  # trusted host reads
-            denied = remote.post(
-                f"{API}/runtime",
-                json={**add, "content": "no token"},
-                headers={"X-Forwarded-For": LOOPBACK},
-            )
-            assert denied.status_code == 401, denied.text
-            allowed = remote.post(
-                f"{API}/runtime",
-                json={**add, "content": "with token"},
-                headers={"Authorization": f"Bearer {TOKEN}"},
-            )
-            assert allowed.status_code == 200, allowed.text
-            mem.config.trusted_hosts = ["127.0.0.0/8", "::1"]  # trust is read per request
-            refused = remote.get(f"{API}/status", headers={"X-Forwarded-For": LOOPBACK})
-            assert refused.status_code == 403
-            assert refused.json()["error"] == "forbidden"
+        with uvicorn_in_thread(create_app(mem), host="0.0.0.0") as port:
+            add = {"action": "add", "target": "memory", "content": "over loopback"}
+            with httpx.Client(base_url=f"http://127.0.0.1:{port}", trust_env=False) as local:
+                assert local.get(f"{API}/status").status_code == 200
+                assert local.post(f"{API}/runtime", json=add).json()["status"] == "committed"
+            with httpx.Client(base_url=f"http://{lan}:{port}", trust_env=False) as remote:
+                assert remote.get(f"{API}/status").status_code == 200  # trusted host reads
+                denied = remote.post(
+                    f"{API}/runtime",
+                    json={**add, "content": "no token"},
+                    headers={"X-Forwarded-For": LOOPBACK},
+                )
+                assert denied.status_code == 401, denied.text
+                allowed = remote.post(
+                    f"{API}/runtime",
+                    json={**add, "content": "with token"},
+                    headers={"Authorization": f"Bearer {TOKEN}"},
+                )
+                assert allowed.status_code == 200, allowed.text
+                mem.config.trusted_hosts = ["127.0.0.0/8", "::1"]  # trust is read per request
+                refused = remote.get(f"{API}/status", headers={"X-Forwarded-For": LOOPBACK})
+                assert refused.status_code == 403
+                assert refused.json()["error"] == "forbidden"
         assert [e.content for e in mem.runtime.entries()] == ["over loopback", "with token"]
     finally:
-        server.should_exit = True
-        thread.join(timeout=20)
         mem.close()
 
 
@@ -874,7 +835,7 @@ def test_control_plane_inside_langgraph_dev(
 
     repo = str(Path(__file__).resolve().parents[1])
     monkeypatch.setenv("PYTHONPATH", repo)
-    port = _free_port()
+    port = free_port()
     log = tmp_path / "server.log"
     with log.open("wb") as out:
         proc = launch.start(tmp_path / "root", port=port, stdout=out, stderr=subprocess.STDOUT)

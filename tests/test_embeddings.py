@@ -15,6 +15,7 @@ from typing import ClassVar
 import numpy as np
 import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings
+from server_support import free_port
 from spaces_support import make_spaces
 
 from langgraph_mnemon.adapters.embeddings import (
@@ -118,16 +119,9 @@ def test_http_errors_say_what_to_fix(server: str) -> None:
         HttpEmbedder(server + "/garbage", "m").embed_query("x")
     with pytest.raises(ProviderError, match=r"1 vectors for 2 texts"):
         HttpEmbedder(server + "/short", "m").embed_documents(["a", "b"])
-    port = _free_port()
+    port = free_port()
     with pytest.raises(ProviderError, match="check that the ollama server is running"):
         HttpEmbedder(f"http://127.0.0.1:{port}", "m", retries=1).embed_query("x")
-
-
-def _free_port() -> int:
-    """A loopback port with nothing listening on it."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.mark.parametrize(

@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -22,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from server_support import uvicorn_in_thread
 
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.memory_layers.runtime import RuntimeMutation
@@ -54,12 +52,6 @@ def _artifacts() -> Path:
     folder = Path(os.environ.get("MNEMON_TEST_ARTIFACTS", "test-artifacts")) / "web"
     folder.mkdir(parents=True, exist_ok=True)
     return folder
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -136,27 +128,10 @@ def _require_browser() -> None:
 @contextmanager
 def _serve(host: Mnemon) -> Iterator[str]:
     """Serve ``create_app(host)`` with uvicorn on a free loopback port; yields the page URL."""
-    import uvicorn
-
     from langgraph_mnemon.server.http import create_app
 
-    port = _free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(host), host="127.0.0.1", port=port, log_level="warning")
-    )
-    # Server.run installs no signal handlers outside the main thread.
-    thread = threading.Thread(target=server.run, name=f"mnemon-web-{port}", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            pytest.fail("uvicorn did not start serving the control plane")
-        time.sleep(0.05)
-    try:
+    with uvicorn_in_thread(create_app(host)) as port:
         yield f"http://127.0.0.1:{port}/mnemon/"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
 
 
 def _workspace(base: Path) -> Path:

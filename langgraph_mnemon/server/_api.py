@@ -27,7 +27,7 @@ from langgraph_mnemon.memory_layers.space_models import GraphProjection, MemoryR
 from langgraph_mnemon.memory_layers.spaces import RecallResult, SpaceReceipt
 
 from . import _models as m
-from ._settings import SettingsPatch, apply_settings, hide_url_password, public_settings
+from ._settings import SettingsPatch, apply_settings, public_settings
 
 if TYPE_CHECKING:
     from langgraph_mnemon.host import Mnemon
@@ -70,9 +70,7 @@ class Endpoint:
 
 def get_status(host: Mnemon) -> m.StatusView:
     """Where data lives, how full each tier is, and the control-plane switches."""
-    status = host.status()
-    data = status.model_dump()
-    data["database_url"] = hide_url_password(status.database_url)
+    data = host.status().model_dump()
     return m.StatusView(**data, remote_access=host.config.remote_access, version=__version__)
 
 

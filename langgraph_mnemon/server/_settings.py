@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, SecretStr, model_validator
-from sqlalchemy.engine import make_url
 
 from langgraph_mnemon.config import MnemonConfig
+from langgraph_mnemon.memory_layers.mnemos.db import redact_url
 
 from ._models import Body
 
@@ -72,17 +72,6 @@ def apply_settings(config: MnemonConfig, patch: SettingsPatch) -> None:
         setattr(config, key, value)
 
 
-def hide_url_password(url: str) -> str:
-    """``url`` with any password replaced by ``***`` (unparseable URLs are returned as is)."""
-    try:
-        parsed = make_url(url)
-    except Exception:
-        return url
-    if parsed.password is None:
-        return url
-    return parsed.render_as_string(hide_password=True)
-
-
 def _public(model: BaseModel, path: tuple[str, ...]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in type(model).model_fields:
@@ -100,7 +89,7 @@ def _value(value: Any, path: tuple[str, ...]) -> Any:
     if isinstance(value, dict):
         return {str(k): _value(v, (*path, str(k))) for k, v in value.items()}
     if isinstance(value, str) and path in _URL_KEYS:
-        return hide_url_password(value)
+        return redact_url(value)
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     return str(value)

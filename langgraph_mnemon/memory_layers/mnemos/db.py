@@ -138,6 +138,8 @@ def redact_url(url: str | URL) -> str:
         parsed = url if isinstance(url, URL) else make_url(url)
     except ArgumentError:
         return str(url)
+    if parsed.password is None:
+        return str(url)  # nothing to hide: keep the text exactly as given
     return parsed.render_as_string(hide_password=True)
 
 

@@ -173,6 +173,26 @@ def _check_sqlite_options(busy_timeout_ms: int, sqlite_synchronous: str) -> None
         raise InvalidInputError(f"sqlite_synchronous must be one of {', '.join(_SYNCHRONOUS)}")
 
 
+def _pragma(cursor: Any, pragma: str, busy_timeout_ms: int) -> None:
+    """Run ``pragma``, waiting out "database is locked" up to the busy timeout.
+
+    Switching a new database to WAL takes an exclusive lock and SQLite answers a concurrent
+    switch (another process opening the same new file) with SQLITE_BUSY at once, without the
+    busy handler; so the wait happens here.
+    """
+    deadline = time.monotonic() + busy_timeout_ms / 1000
+    delay = 0.005
+    while True:
+        try:
+            cursor.execute(pragma)
+            return
+        except Exception as exc:  # sqlite3's, or the async driver's adapted OperationalError
+            if "database is locked" not in str(exc) or time.monotonic() + delay > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
+
+
 def _install_sqlite_hooks(
     engine: Engine, *, memory: bool, busy_timeout_ms: int, synchronous: str
 ) -> None:
@@ -188,7 +208,7 @@ def _install_sqlite_hooks(
         cursor = dbapi_connection.cursor()
         try:
             for pragma in pragmas:
-                cursor.execute(pragma)
+                _pragma(cursor, pragma, busy_timeout_ms)
         finally:
             cursor.close()
 

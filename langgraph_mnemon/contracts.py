@@ -1,12 +1,25 @@
-"""Pydantic models shared across layers: receipts, usage, common enumerations."""
+"""Pydantic models shared across layers: receipts, usage, common enumerations, and the one
+rule for text that crosses a public boundary (:func:`check_text`, :func:`safe_text`).
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict
 
-__all__ = ["Importance", "Receipt", "ReceiptStatus", "Usage"]
+from langgraph_mnemon.errors import InvalidInputError
+
+__all__ = [
+    "CleanStr",
+    "Importance",
+    "Receipt",
+    "ReceiptStatus",
+    "Usage",
+    "check_text",
+    "safe_text",
+    "text_problem",
+]
 
 ReceiptStatus = Literal["committed", "skipped", "rejected", "failed"]
 """Only ``committed`` means the write happened; everything else means nothing was stored."""
@@ -39,3 +52,74 @@ class Receipt(BaseModel):
     @property
     def committed(self) -> bool:
         return self.status == "committed"
+
+
+# --- text at the public boundary -----------------------------------------------------------
+# Python strings may hold lone surrogates (``json.loads('"\\ud83d"')`` yields one: half an
+# emoji from a model's output) and NUL. Neither can be written as UTF-8, stored in PostgreSQL
+# text, or shown in a prompt, so every public entry point checks text with ``check_text`` and
+# every observing path (hashing, activity, signals) reads it through ``safe_text``.
+
+
+def text_problem(value: str) -> str | None:
+    """Why ``value`` cannot be stored as text (a lone surrogate or NUL), or None."""
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return (
+                f"contains a lone surrogate at character {exc.start} (half of a character "
+                "pair, e.g. a cut emoji); send complete characters"
+            )
+    if "\x00" in value:
+        return "contains a NUL character (\\x00); remove it"
+    return None
+
+
+def check_text(value: Any, what: str, *, nul: Literal["reject", "strip"] = "reject") -> str:
+    """``value`` as storable text, or :class:`InvalidInputError` naming ``what``.
+
+    ``nul="strip"`` drops NUL characters instead of refusing them (for layers that document
+    it); lone surrogates and non-strings are always refused.
+
+    Example:
+        >>> check_text("Deploys go through CI.", "content")
+        'Deploys go through CI.'
+        >>> check_text("half \\ud83d", "content")
+        Traceback (most recent call last):
+        InvalidInputError: content contains a lone surrogate at character 5 ...
+    """
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{what} must be a string (got {type(value).__name__})")
+    if nul == "strip" and "\x00" in value:
+        value = value.replace("\x00", "")
+    problem = text_problem(value)
+    if problem is not None:
+        raise InvalidInputError(f"{what} {problem}")
+    return value
+
+
+def safe_text(value: Any) -> str:
+    """Any value as storable text, never raising: lone surrogates become U+FFFD, NUL is dropped,
+    a non-string is ``str()``-ed. For paths that observe input rather than accept it."""
+    if not isinstance(value, str):
+        try:
+            value = str(value)
+        except Exception:  # a hostile __str__ must not end the caller
+            value = f"<{type(value).__name__}>"
+    if text_problem(value) is None:
+        return value
+    # UTF-16 joins surrogate pairs that arrived as two code points and replaces lone ones.
+    fixed = value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return fixed.replace("\x00", "")
+
+
+def _clean(value: str) -> str:
+    problem = text_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
+CleanStr = Annotated[str, AfterValidator(_clean)]
+"""A ``str`` field that refuses lone surrogates and NUL (pydantic reports the field name)."""

@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import errno
 from typing import Any
 
 __all__ = [
@@ -121,9 +122,54 @@ class ProviderError(MnemonError):
 
 
 class StorageError(MnemonError):
-    """Stored data is unreadable or invalid, or its lock could not be taken.
+    """Stored data is unreadable or invalid, its lock could not be taken, or the disk refused.
 
-    The message names the file; mnemon never overwrites a file it could not read.
+    The message names the file; mnemon never overwrites a file it could not read. ``code`` says
+    which: ``storage-full`` (no space left or quota exceeded), ``storage-read-only`` (a
+    read-only file system or database), ``storage-permission`` (access denied),
+    ``symlink-refused`` (a managed path is a symbolic link), ``storage-damaged`` (a file that
+    cannot be parsed) or the generic ``storage-error``.
+
+    Example:
+        >>> try:
+        ...     mem.runtime.add("memory", "Deploys go through CI.")
+        ... except StorageError as exc:
+        ...     exc.code   # 'storage-full' when the disk is full; every file is unchanged
     """
 
     code = "storage-error"
+
+    @classmethod
+    def from_os_error(cls, exc: OSError, action: str, path: object | None = None) -> StorageError:
+        """The typed error for an ``OSError`` raised while trying to ``action`` (a verb phrase).
+
+        Example:
+            >>> StorageError.from_os_error(OSError(28, "No space left on device"),
+            ...                            "write MEMORY.md", "/srv/.mnemon/runtime").code
+            'storage-full'
+        """
+        code, advice = _OS_ERRORS.get(exc.errno or 0, ("storage-error", "check the file system"))
+        where = f" ({path})" if path is not None else ""
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        return cls(
+            f"could not {action}{where}: {reason}; {advice}. Nothing was changed.", code=code
+        )
+
+
+# errno -> (code, what the user can do); codes are part of the public contract.
+_OS_ERRORS: dict[int, tuple[str, str]] = {
+    errno.ENOSPC: ("storage-full", "free disk space, then retry"),
+    errno.EDQUOT: ("storage-full", "the disk quota is exhausted; free space or raise it"),
+    errno.EFBIG: ("storage-full", "the file would exceed the file-size limit"),
+    errno.EROFS: (
+        "storage-read-only",
+        "the file system is read-only; remount it read-write or set write_enabled=false",
+    ),
+    errno.EACCES: ("storage-permission", "check the owner and mode of the storage root"),
+    errno.EPERM: ("storage-permission", "check the owner and mode of the storage root"),
+    errno.ELOOP: (
+        "symlink-refused",
+        "a managed path is a symbolic link; replace it with a real folder or file",
+    ),
+    errno.EIO: ("storage-error", "the device reported an I/O error; check the disk"),
+}

@@ -15,6 +15,7 @@ import contextlib
 import fcntl
 import os
 import secrets
+import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -24,6 +25,28 @@ from pathlib import Path
 from langgraph_mnemon.errors import StorageError
 
 _TMP_SUFFIX = ".tmp"
+
+
+def refuse_symlink(path: Path, what: str) -> None:
+    """Raise :class:`StorageError` (``symlink-refused``) when ``path`` is a symbolic link.
+
+    Managed files and folders are never followed through a link: a link could point into
+    another storage root (whose files repair would then delete) or anywhere on the disk. A
+    missing path is fine; the caller creates it.
+    """
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, f"inspect the {what}", path) from None
+    if stat.S_ISLNK(mode):
+        raise StorageError(
+            f"the {what} {path} is a symbolic link; langgraph-mnemon never follows links out "
+            "of its storage root. Replace the link with a real folder or file (or point the "
+            "root at the real location). Nothing was changed.",
+            code="symlink-refused",
+        )
 
 
 def temp_path_for(path: Path) -> Path:

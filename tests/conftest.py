@@ -75,3 +75,80 @@ def chroma_server() -> tuple[str, int]:
     if not parts.hostname or not parts.port:
         pytest.fail(f"{CHROMA_ENV} must look like http://127.0.0.1:58123 (got {url!r})")
     return (parts.hostname, parts.port)
+
+
+# --- a small file system of the test's own: full disk, read-only -------------------------
+
+
+def _mount_tmpfs(path: os.PathLike[str], size_kib: int) -> str | None:
+    """Mount a tmpfs of ``size_kib`` KiB at ``path``; the reason when that is not permitted."""
+    import subprocess
+
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size_kib}k,mode=0700", "tmpfs", str(path)],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        return (done.stderr or done.stdout).strip() or f"mount exited {done.returncode}"
+    return None
+
+
+class SmallDisk:
+    """A mounted tmpfs: ``fill()`` uses up its space, ``read_only()`` remounts it read-only."""
+
+    def __init__(self, path: os.PathLike[str]) -> None:
+        from pathlib import Path
+
+        self.path = Path(path)
+        self._ballast = 0
+
+    def fill(self) -> None:
+        """Write ballast files until the file system is full (ENOSPC), keeping them."""
+        import errno
+
+        chunk = b"\0" * 4096
+        while True:
+            name = self.path / f".ballast-{self._ballast}"
+            self._ballast += 1
+            try:
+                with open(name, "wb", buffering=0) as out:
+                    while True:
+                        out.write(chunk)
+            except OSError as exc:
+                if exc.errno != errno.ENOSPC:
+                    raise
+            if name.stat().st_size == 0:
+                return  # not even one block fits any more
+
+    def free(self) -> None:
+        """Remove the ballast again."""
+        for item in self.path.glob(".ballast-*"):
+            item.unlink()
+
+    def read_only(self, flag: bool = True) -> None:
+        """Remount read-only (``flag=False``: read-write again)."""
+        import subprocess
+
+        mode = "ro" if flag else "rw"
+        subprocess.run(["mount", "-o", f"remount,{mode}", str(self.path)], check=True)
+
+
+@pytest.fixture
+def small_disk(tmp_path: os.PathLike[str]) -> Iterator[SmallDisk]:
+    """A 4 MiB tmpfs mounted for this test (CI runs as root, so mounting is permitted there).
+
+    Skips, saying why, only where this machine does not permit mounting.
+    """
+    import subprocess
+    from pathlib import Path
+
+    mount_point = Path(tmp_path) / "small-disk"
+    mount_point.mkdir()
+    reason = _mount_tmpfs(mount_point, 4096)
+    if reason is not None:
+        pytest.skip(f"mounting a tmpfs is not permitted here ({reason}); needs root")
+    try:
+        yield SmallDisk(mount_point)
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], check=False)

@@ -17,10 +17,12 @@ tab, UI switches, CLI path/store, Agent-Teams pausing) have no counterpart here.
 from __future__ import annotations
 
 import ipaddress
+import json
 import re
 import typing
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+from urllib.parse import unquote_plus, urlsplit
 
 import annotated_types
 from pydantic import (
@@ -32,7 +34,8 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings.exceptions import SettingsError
 
 from .errors import InvalidInputError
 
@@ -51,6 +54,9 @@ __all__ = [
     "RecallQualityConfig",
     "RuntimeConfig",
     "ViewBudgetConfig",
+    "host_name",
+    "normalize_origin",
+    "redact_url",
 ]
 
 Participation = Literal["off", "manual", "automatic"]
@@ -234,6 +240,139 @@ class ChromaConfig(_Section):
 # --- end Memory Spaces -----------------------------------------------------------------------
 
 
+# --- control plane: lists from the environment, Host names and origins -------------------
+
+EnvList = Annotated[list[str], NoDecode]
+"""A list setting: from the environment as comma-separated text or a JSON list."""
+
+_HOSTNAME = re.compile(
+    r"^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$"
+)
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _env_list(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if text.startswith("["):
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise ValueError(
+                "is not a JSON list; give a comma-separated list (a,b) or a JSON list"
+            ) from None
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def host_name(value: str) -> str:
+    """``value`` as a Host name to compare: lower case, IPv6 without brackets, no port.
+
+    Raises ``ValueError`` when it is neither a DNS name nor an IP address.
+    """
+    name = value.strip().lower()
+    if name.startswith("[") and name.endswith("]"):
+        name = name[1:-1]
+    try:
+        return ipaddress.ip_address(name).compressed
+    except ValueError:
+        pass
+    if not _HOSTNAME.match(name):
+        raise ValueError(
+            f"{value!r} is not a host name or IP address (give the name only, without scheme "
+            "or port, e.g. mnemon.internal)"
+        )
+    return name
+
+
+def normalize_origin(value: str) -> str:
+    """A browser origin as ``scheme://host[:port]`` (default port dropped, lower case).
+
+    Raises ``ValueError`` for anything that is not an http(s) origin.
+    """
+    try:
+        parts = urlsplit(value.strip())
+        port = parts.port
+    except ValueError:
+        parts, port = None, None
+    if (
+        parts is None
+        or parts.scheme not in _DEFAULT_PORTS
+        or not parts.hostname
+        or parts.username is not None
+        or parts.path not in ("", "/")
+        or parts.query
+        or parts.fragment
+    ):
+        raise ValueError(
+            f"{value!r} is not an origin; give scheme://host[:port], e.g. https://mnemon.internal"
+        )
+    host = host_name(parts.hostname)
+    if ":" in host:
+        host = f"[{host}]"
+    shown_port = "" if port in (None, _DEFAULT_PORTS[parts.scheme]) else f":{port}"
+    return f"{parts.scheme}://{host}{shown_port}"
+
+
+# --- URLs as shown: credentials masked -----------------------------------------------------
+
+_MASK = "***"
+_SECRET_WORDS = frozenset(
+    {
+        "password", "passwd", "pwd", "pass", "token", "key", "apikey", "secret", "auth",
+        "sig", "signature", "credential", "credentials", "authorization",
+    }
+)  # fmt: skip
+# Compound names written without separators: sslpassword, accessToken, clientSecret, xApiKey.
+_SECRET_SUFFIXES = ("password", "passwd", "token", "secret", "apikey", "signature", "credential")
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _secret_name(name: str) -> bool:
+    words = _WORD.findall(unquote_plus(name).lower())
+    compact = "".join(words)
+    return any(w in _SECRET_WORDS for w in words) or compact.endswith(_SECRET_SUFFIXES)
+
+
+def _mask_pairs(text: str) -> str:
+    pairs = []
+    for pair in text.split("&"):
+        name, sep, value = pair.partition("=")
+        pairs.append(f"{name}={_MASK}" if sep and value and _secret_name(name) else pair)
+    return "&".join(pairs)
+
+
+def redact_url(url: str) -> str:
+    """``url`` with every credential masked as ``***``: the userinfo password and the values
+    of query (and fragment) parameters named like a secret (password, passwd, pwd, token, key,
+    api_key, apikey, secret, access_token, auth, sig, x-api-key, client_secret, ...).
+
+    A URL with nothing to hide (or text that is not a URL) comes back byte-identical.
+
+    Example:
+        >>> redact_url("postgresql://app:hunter2@db/mnemon?sslmode=require&password=x")
+        'postgresql://app:***@db/mnemon?sslmode=require&password=***'
+    """
+    start = url.find("://")
+    if start <= 0:
+        return url
+    head, rest = url[: start + 3], url[start + 3 :]
+    # The userinfo ends at the last "@" before any query or fragment, as SQLAlchemy reads it
+    # (an unescaped "/" in a password must not leave half of it shown).
+    end = next((i for i, ch in enumerate(rest) if ch in "?#"), len(rest))
+    userinfo, at, _ = rest[:end].rpartition("@")
+    user, colon, password = userinfo.partition(":")
+    if at and colon and password and "/" not in user:
+        rest = f"{user}:{_MASK}{rest[len(userinfo) :]}"
+    before, hash_, fragment = rest.partition("#")
+    location, question, query = before.partition("?")
+    if question:
+        query = _mask_pairs(query)
+    if hash_ and "=" in fragment:
+        fragment = _mask_pairs(fragment)
+    return f"{head}{location}{question}{query}{hash_}{fragment}"
+
+
 class MnemonConfig(BaseSettings):
     """Every switch and limit of langgraph-mnemon.
 
@@ -292,9 +431,26 @@ class MnemonConfig(BaseSettings):
     remote_token: SecretStr | None = Field(
         None, description="Bearer token for remote mutations (remote_access=trusted-host)."
     )
-    trusted_hosts: list[str] = Field(
+    trusted_hosts: EnvList = Field(
         default_factory=lambda: ["127.0.0.0/8", "::1"],
         description="Client networks (CIDR or address) allowed to use the control plane.",
+    )
+    allowed_hosts: EnvList = Field(
+        default_factory=list,
+        description="Host names the control plane answers to besides 127.0.0.1, localhost, "
+        "[::1] and the served host (a Host header naming anything else is refused: DNS "
+        "rebinding). Names or IP addresses, no port; env: comma-separated or a JSON list.",
+    )
+    allowed_origins: EnvList = Field(
+        default_factory=list,
+        description="Browser origins (scheme://host[:port]) besides the server's own that "
+        "may use the control plane; env: comma-separated or a JSON list.",
+    )
+    serve_host: str | None = Field(
+        None,
+        max_length=253,
+        description="The interface the server listens on (mnemon serve --host sets it for the "
+        "server process); its name is a Host the control plane answers to.",
     )
     persistence_strategy: PersistenceStrategyConfig = Field(
         default_factory=PersistenceStrategyConfig
@@ -307,6 +463,15 @@ class MnemonConfig(BaseSettings):
             super().__init__(**values)
         except ValidationError as exc:
             raise InvalidInputError(_explain(exc), code="invalid-config") from None
+        except SettingsError as exc:  # an env value that is not the JSON its field needs
+            raise InvalidInputError(
+                f"invalid mnemon configuration: {exc}", code="invalid-config"
+            ) from None
+
+    @field_validator("trusted_hosts", "allowed_hosts", "allowed_origins", mode="before")
+    @classmethod
+    def _split_list(cls, value: Any) -> Any:
+        return _env_list(value)
 
     @field_validator("trusted_hosts")
     @classmethod
@@ -319,6 +484,21 @@ class MnemonConfig(BaseSettings):
                     f"{item!r} is not an IP address or CIDR network (e.g. 10.0.0.0/8)"
                 ) from None
         return value
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _check_hosts(cls, value: list[str]) -> list[str]:
+        return [host_name(item) for item in value]
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _check_origins(cls, value: list[str]) -> list[str]:
+        return [normalize_origin(item) for item in value]
+
+    @field_validator("serve_host")
+    @classmethod
+    def _check_serve_host(cls, value: str | None) -> str | None:
+        return None if value is None else host_name(value)
 
     @model_validator(mode="after")
     def _remote_needs_token(self) -> MnemonConfig:
@@ -365,6 +545,8 @@ def _explain(exc: ValidationError) -> str:
         env = "MNEMON_" + "__".join(p.upper() for p in loc) if loc else ""
         allowed = _allowed(loc)
         value = err.get("input")
+        if isinstance(value, str):
+            value = redact_url(value)  # a database URL or endpoint may carry a password
         shown = "" if isinstance(value, dict) or value is None else f" = {value!r}"
         reason = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":

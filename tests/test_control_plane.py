@@ -50,10 +50,12 @@ def host(tmp_path: Path) -> Iterator[Mnemon]:
 
 
 def _client(app: Any, ip: str = LOOPBACK, **headers: str) -> httpx.AsyncClient:
+    # The request guard answers only to Hosts the server is (loopback here) and takes changes
+    # only as JSON: the client sends a JSON content type even on bodiless POSTs and DELETEs.
     return httpx.AsyncClient(
         transport=httpx.ASGITransport(app=app, client=(ip, 5000)),
-        base_url="http://mnemon.test",
-        headers=headers,
+        base_url="http://127.0.0.1:8765",
+        headers={"Content-Type": "application/json", **headers},
     )
 
 

@@ -1,15 +1,34 @@
-"""Who may use the control plane from where: one ASGI middleware, checked before any handler.
+"""Who may use the control plane, from where and how: one ASGI guard, checked before any handler
+and before any body is read.
 
-- The client address is the socket peer the ASGI server reports (``scope["client"]``);
-  ``X-Forwarded-For`` and similar headers are never read.
-- Reads come from ``trusted_hosts`` networks only (default loopback) → else 403.
-- Mutations come from loopback, or, with ``remote_access="trusted-host"``, from a trusted host
-  that sends ``Authorization: Bearer <remote_token>`` (constant-time compare; wrong or missing
-  token → 401).
-- ``write_enabled=false`` refuses every mutation with 403 ``read-only``.
+The guard takes every HTTP request whose path *as the router sees it* is under ``/mnemon``:
+Starlette strips ``root_path`` before routing (``uvicorn --root-path /x``, a parent app's
+``Mount("/x", app)``, LangGraph server's ``http.mount_prefix``), so the guard uses the same
+``get_route_path`` the router uses. A request the router would hand to a control-plane route is
+never skipped because of a prefix. In order:
 
-Only paths under ``/mnemon`` are checked: inside LangGraph server this middleware wraps the
-whole server and must leave LangGraph's own routes alone.
+1. **Host** (DNS rebinding): the ``Host`` header must name a host this server answers to:
+   ``localhost``, a loopback address (``127.0.0.1``, ``[::1]``), the address the connection came
+   in on, the ``serve_host`` it was started with, or a name in ``allowed_hosts`` (any port). Else
+   403 ``host-not-allowed``, for reads and writes alike.
+2. **Origin**: when a browser sends ``Origin``, it must be the server's own origin (same
+   scheme://host:port as the request) or one in ``allowed_origins``; ``Origin: null`` is refused.
+   A mutation by method (POST/PUT/PATCH/DELETE) with ``Sec-Fetch-Site: cross-site`` is refused
+   unless its origin is allowed. Else 403 ``cross-origin``. Clients that send no ``Origin``
+   (curl, httpx, the CLI, langgraph_sdk) are not browsers and pass.
+3. **Content type**: a POST/PUT/PATCH/DELETE needs ``Content-Type: application/json`` (a
+   ``charset=utf-8`` parameter is allowed), else 415. A cross-site page can only send
+   text/plain, form or multipart bodies without a CORS preflight, so this holds even where a
+   browser omits ``Origin``.
+4. **Read rule**: the client address is the socket peer (``scope["client"]``; ``X-Forwarded-For``
+   and the like are never read) and must be in ``trusted_hosts`` → else 403. Every request
+   passes it, mutations included: a response never hands data to a client that may not read.
+5. **Write rule** (mutations): from loopback, or, with ``remote_access="trusted-host"``, from a
+   trusted host sending ``Authorization: Bearer <remote_token>`` (constant-time compare; wrong
+   or missing → 401). ``write_enabled=false`` refuses every mutation with 403 ``read-only``.
+
+Other paths pass untouched: inside LangGraph server this middleware wraps the whole server and
+must leave LangGraph's own routes alone.
 """
 
 from __future__ import annotations
@@ -18,12 +37,18 @@ import hmac
 import ipaddress
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import urlsplit
 
-from langgraph_mnemon.config import MnemonConfig
-from langgraph_mnemon.errors import AuthorityError, ReadOnlyError
+# The router's own function (not a copy): the guard must see the path the router matches.
+from starlette._utils import get_route_path
+
+from langgraph_mnemon.config import MnemonConfig, host_name, normalize_origin
+from langgraph_mnemon.errors import AuthorityError, InvalidInputError, ReadOnlyError
 
 PREFIX = "/mnemon"
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+"""Methods that may change state: they need a JSON content type and a same-site caller."""
 
 Scope = dict[str, Any]
 ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
@@ -36,18 +61,43 @@ class Unauthorized(AuthorityError):
     code = "unauthorized"
 
 
-def client_address(scope: Scope) -> Address | None:
-    """The socket peer of the request (IPv4-mapped IPv6 unwrapped), or None if unknown."""
-    client = scope.get("client")
-    if not client:
-        return None
+class HostNotAllowed(AuthorityError):
+    """The ``Host`` header names a host this server does not answer to (HTTP 403)."""
+
+    code = "host-not-allowed"
+
+
+class CrossOrigin(AuthorityError):
+    """A browser request from another web origin (HTTP 403)."""
+
+    code = "cross-origin"
+
+
+class UnsupportedMediaType(InvalidInputError):
+    """A request that may change state without a JSON body type (HTTP 415)."""
+
+    code = "unsupported-media-type"
+
+
+def route_path(scope: Scope) -> str:
+    """The path the router matches: ``scope["path"]`` without the ``root_path`` prefix."""
+    return get_route_path(scope)
+
+
+def _address(text: str) -> Address | None:
     try:
-        address = ipaddress.ip_address(str(client[0]).split("%", 1)[0])
+        address = ipaddress.ip_address(text.split("%", 1)[0])
     except ValueError:
         return None
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         return address.ipv4_mapped
     return address
+
+
+def client_address(scope: Scope) -> Address | None:
+    """The socket peer of the request (IPv4-mapped IPv6 unwrapped), or None if unknown."""
+    client = scope.get("client")
+    return _address(str(client[0])) if client else None
 
 
 def _trusted(address: Address, networks: list[str]) -> bool:
@@ -58,6 +108,136 @@ def _trusted(address: Address, networks: list[str]) -> bool:
     return False
 
 
+def _header(scope: Scope, name: bytes, error: type[AuthorityError] = CrossOrigin) -> str | None:
+    """The one value of header ``name``; two different values are refused as ambiguous."""
+    values = {v.decode("latin-1").strip() for k, v in scope.get("headers", ()) if k.lower() == name}
+    if len(values) > 1:
+        raise error(f"the request carries several different {name.decode()} headers")
+    return values.pop() if values else None
+
+
+# --- 1. Host ----------------------------------------------------------------------------------
+
+
+def _host_of(value: str) -> str | None:
+    try:
+        parts = urlsplit(f"//{value}")
+        parts.port  # noqa: B018 - raises ValueError for a bad port
+        if not parts.hostname or parts.username is not None or parts.path or parts.query:
+            return None
+        return host_name(parts.hostname)
+    except ValueError:
+        return None
+
+
+def _answers_to(name: str, scope: Scope, config: MnemonConfig) -> bool:
+    if name == "localhost" or name in config.allowed_hosts:
+        return True
+    served = config.serve_host
+    address = _address(name)
+    if address is None:
+        return served is not None and name == served
+    server = scope.get("server")
+    served_address = _address(served) if served else None
+    return (
+        address.is_loopback
+        or (bool(server) and _address(str(server[0])) == address)  # the address dialled
+        or address == served_address
+        # Started on 0.0.0.0 / ::, the server answers on every address it has. An IP literal
+        # cannot be a rebinding name: a page can only send it from that very origin.
+        or (served_address is not None and served_address.is_unspecified)
+    )
+
+
+def check_host(scope: Scope, config: MnemonConfig) -> None:
+    """Raise :class:`HostNotAllowed` unless the ``Host`` header names this server."""
+    value = _header(scope, b"host", HostNotAllowed)
+    if value is None:
+        return  # only HTTP/1.0 clients omit Host, and no browser does: nothing to rebind
+    name = _host_of(value)
+    if name is not None and _answers_to(name, scope, config):
+        return
+    raise HostNotAllowed(
+        f"this server does not answer to the Host {value!r} (a page on a rebound DNS name?); "
+        "if clients reach the control plane under that name, add it to MNEMON_ALLOWED_HOSTS"
+    )
+
+
+# --- 2. Origin and Sec-Fetch-Site ---------------------------------------------------------------
+
+
+def _own_origin(scope: Scope) -> str | None:
+    host = _header(scope, b"host")
+    if host is None:
+        return None
+    try:
+        return normalize_origin(f"{scope.get('scheme', 'http')}://{host}")
+    except ValueError:
+        return None
+
+
+def check_origin(scope: Scope, config: MnemonConfig) -> None:
+    """Raise :class:`CrossOrigin` for a browser request from a foreign web origin."""
+    origin = _header(scope, b"origin")
+    allowed = False
+    if origin is not None:
+        if origin.lower() == "null":
+            raise CrossOrigin(
+                "requests from an opaque origin (Origin: null: a sandboxed frame, a file:// "
+                "page or a cross-site redirect) are refused; open the control plane's own page"
+            )
+        try:
+            key = normalize_origin(origin)
+        except ValueError:
+            raise CrossOrigin(f"the Origin header {origin!r} is not a web origin") from None
+        allowed = key in config.allowed_origins
+        if not allowed and key != _own_origin(scope):
+            raise CrossOrigin(
+                f"requests from the web origin {key} are refused: it is not this server's own "
+                "origin; if that page may use the control plane, add it to MNEMON_ALLOWED_ORIGINS"
+            )
+    if scope.get("method") in BODY_METHODS and not allowed:
+        site = _header(scope, b"sec-fetch-site")
+        if site is not None and site.lower() == "cross-site":
+            raise CrossOrigin(
+                "a cross-site browser request may not change anything (Sec-Fetch-Site: "
+                "cross-site); use the control plane's own page or a non-browser client"
+            )
+
+
+# --- 3. Content type ----------------------------------------------------------------------------
+
+
+def _is_json(value: str) -> bool:
+    media, *params = value.split(";")
+    if media.strip().lower() != "application/json":
+        return False
+    for param in params:
+        name, _, arg = param.strip().partition("=")
+        if param.strip() and (name.strip().lower(), arg.strip().strip('"').lower()) != (
+            "charset",
+            "utf-8",
+        ):
+            return False
+    return True
+
+
+def check_content_type(scope: Scope) -> None:
+    """Raise :class:`UnsupportedMediaType` unless a POST/PUT/PATCH/DELETE declares JSON."""
+    if scope.get("method") not in BODY_METHODS:
+        return
+    value = _header(scope, b"content-type")
+    if value is None or not _is_json(value):
+        got = f"Content-Type {value!r}" if value is not None else "no Content-Type"
+        raise UnsupportedMediaType(
+            f"{scope.get('method')} requests need the header 'Content-Type: application/json' "
+            f"(got {got}); send the body as JSON, or {{}} when there is nothing to send"
+        )
+
+
+# --- 4. and 5. Read and write rules -----------------------------------------------------------
+
+
 def _bearer(scope: Scope) -> str | None:
     for name, value in scope.get("headers", ()):
         if name.lower() == b"authorization":
@@ -66,25 +246,13 @@ def _bearer(scope: Scope) -> str | None:
     return None
 
 
-def check(scope: Scope, config: MnemonConfig, *, mutates: bool) -> None:
-    """Raise :class:`AuthorityError`, :class:`Unauthorized` or :class:`ReadOnlyError` unless
-    the request in ``scope`` may proceed under ``config``."""
-    address = client_address(scope)
+def _check_write(scope: Scope, config: MnemonConfig, address: Address | None) -> None:
     where = str(address) if address is not None else "an unknown address"
-    if not mutates:
-        if address is None or not _trusted(address, config.trusted_hosts):
-            raise AuthorityError(
-                f"reads of the control plane come from trusted_hosts only; {where} is not "
-                "in MNEMON_TRUSTED_HOSTS"
-            )
-        return
     if address is None or not address.is_loopback:
         if config.remote_access != "trusted-host":
             raise AuthorityError(
                 f"changes come from loopback only (remote_access=read-only); {where} may only read"
             )
-        if not _trusted(address, config.trusted_hosts):
-            raise AuthorityError(f"{where} is not in trusted_hosts; it may not change anything")
         expected = config.remote_token.get_secret_value() if config.remote_token else ""
         token = _bearer(scope)
         if (
@@ -100,12 +268,31 @@ def check(scope: Scope, config: MnemonConfig, *, mutates: bool) -> None:
         raise ReadOnlyError.writes_disabled("anything through the control plane")
 
 
+def check(scope: Scope, config: MnemonConfig, *, mutates: bool) -> None:
+    """Apply every rule of the guard to the request in ``scope`` (see the module docstring).
+
+    Raises :class:`HostNotAllowed`, :class:`CrossOrigin`, :class:`UnsupportedMediaType`,
+    :class:`AuthorityError`, :class:`Unauthorized` or :class:`ReadOnlyError`.
+    """
+    check_host(scope, config)
+    check_origin(scope, config)
+    check_content_type(scope)
+    address = client_address(scope)
+    if address is None or not _trusted(address, config.trusted_hosts):
+        where = str(address) if address is not None else "an unknown address"
+        raise AuthorityError(
+            f"the control plane serves trusted_hosts only; {where} is not in MNEMON_TRUSTED_HOSTS"
+        )
+    if mutates:
+        _check_write(scope, config, address)
+
+
 class AuthorityMiddleware:
-    """ASGI middleware applying :func:`check` to every ``/mnemon`` request.
+    """ASGI middleware applying :func:`check` to every ``/mnemon`` request (by route path).
 
     ``config`` resolves the host's live configuration (awaited once per request);
-    ``is_mutation(method, path)`` classifies the request; ``reject(scope, receive, send,
-    error)`` sends the error response.
+    ``is_mutation(method, path)`` classifies the request by its route path; ``reject(scope,
+    receive, send, error)`` sends the error response.
     """
 
     def __init__(
@@ -122,8 +309,11 @@ class AuthorityMiddleware:
         self._reject = reject
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
-        path = scope.get("path", "")
-        if scope["type"] != "http" or not (path == PREFIX or path.startswith(PREFIX + "/")):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = route_path(scope)
+        if not (path == PREFIX or path.startswith(PREFIX + "/")):
             await self.app(scope, receive, send)
             return
         try:

@@ -2,15 +2,25 @@
 
 Request bodies are strict (JSON types as declared) and forbid unknown keys; query models
 forbid unknown parameters and convert the query-string text to the declared type. Value
-ranges the layers already check (lengths, enumerations, ids) are left to the layers so there
-is one rule per concept; the models fix the shape.
+rules the layers check (non-empty text, lengths, ids, enumerations) stay in the layers, so there
+is one rule per concept; the models *state* them in the JSON schema (built from the layers' own
+constants: :mod:`._rules`), so a schema-valid request is never refused with 422 for a rule the
+OpenAPI document did not state.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    WithJsonSchema,
+    field_validator,
+)
+from pydantic.json_schema import SkipJsonSchema
 
 from langgraph_mnemon.contracts import Importance
 from langgraph_mnemon.host import Status
@@ -21,10 +31,38 @@ from langgraph_mnemon.memory_layers.mnemos import (
     MnemoNode,
     TaskOverview,
 )
-from langgraph_mnemon.memory_layers.space_models import SEARCH_MODES, Insight
+from langgraph_mnemon.memory_layers.space_models import CATEGORIES, SEARCH_MODES, Insight
 from langgraph_mnemon.memory_layers.spaces import EntityCount, SpaceRecord
 
+from . import _rules as r
+
 SearchMode = Literal[SEARCH_MODES]  # type: ignore[valid-type]
+Category = Literal[CATEGORIES]  # type: ignore[valid-type]
+AnyCategory = Literal[("", *CATEGORIES)]  # type: ignore[valid-type]
+
+# Text fields as each layer checks them (the schema states the rule; the layer enforces it).
+EntryText = Annotated[str, WithJsonSchema(r.runtime_entry())]
+DocTitle = Annotated[str, WithJsonSchema(r.document_title())]
+DocDescription = Annotated[str, WithJsonSchema(r.document_description())]
+DocBody = Annotated[str, WithJsonSchema(r.document_body())]
+SourcePath = Annotated[str, WithJsonSchema(r.source_path())]
+SpaceName = Annotated[str, WithJsonSchema(r.space_name())]
+SpaceDescription = Annotated[str, WithJsonSchema(r.space_description())]
+MemoryText = Annotated[str, WithJsonSchema(r.memory_content())]
+Tag = Annotated[str, WithJsonSchema(r.tag())]
+Entity = Annotated[str, WithJsonSchema(r.entity())]
+RecallQuery = Annotated[str, WithJsonSchema(r.recall_query())]
+SpaceId = Annotated[str, WithJsonSchema(r.space_id())]
+ProviderId = Annotated[str, WithJsonSchema(r.provider_id())]
+
+
+def _at_least_one_space(value: list[str] | None) -> list[str] | None:
+    # An empty list is a mistake (it would search nothing), not "every space".
+    if value is not None and not value:
+        raise ValueError(
+            "must name at least one Memory Space; omit space_ids to search the active spaces"
+        )
+    return value
 
 
 class Body(BaseModel):
@@ -47,13 +85,19 @@ class Empty(Body):
 
 
 class RuntimeWrite(Body):
-    """A Runtime Memory add / replace / remove (``old_text`` names the entry to change)."""
+    """A Runtime Memory add / replace / remove (``old_text`` names the entry to change).
+
+    ``add`` needs ``content``, ``replace`` needs ``old_text`` and ``content``, ``remove`` needs
+    ``old_text``.
+    """
+
+    model_config = ConfigDict(json_schema_extra={"allOf": r.runtime_actions()})
 
     action: Literal["add", "replace", "remove"]
     target: Literal["user", "memory"]
-    content: str | None = None
-    old_text: str | None = None
-    importance: Importance | None = None
+    content: EntryText | SkipJsonSchema[None] = None
+    old_text: EntryText | SkipJsonSchema[None] = None
+    importance: Importance | SkipJsonSchema[None] = None
 
 
 class DocumentsQuery(Query):
@@ -65,26 +109,28 @@ class DocumentsQuery(Query):
 class DocumentSearchQuery(Query):
     """A Documents search; an empty ``q`` lists the most recently updated."""
 
-    q: str = ""
+    q: Annotated[str, Field(max_length=r.DOCUMENT_QUERY_CHARS)] = ""
     include_archived: bool = False
-    limit: int = Field(4, ge=1, le=50)
+    limit: int = Field(4, ge=1, le=r.DOCUMENT_SEARCH_LIMIT)
 
 
 class DocumentCreate(Body):
     """A new active Document (``source_paths`` are workspace files it was derived from)."""
 
-    title: str
-    content: str
-    description: str | None = None
-    source_paths: list[str] | None = None
+    title: DocTitle
+    content: DocBody
+    description: DocDescription | SkipJsonSchema[None] = None
+    source_paths: (
+        Annotated[list[SourcePath], Field(max_length=r.MAX_SOURCE_PATHS)] | SkipJsonSchema[None]
+    ) = None
 
 
 class SpaceCreate(Body):
     """A new Memory Space (inactive until its first write)."""
 
-    name: str
-    description: str = ""
-    provider_id: str | None = None
+    name: SpaceName
+    description: SpaceDescription = ""
+    provider_id: ProviderId | SkipJsonSchema[None] = None
 
 
 class SpaceActivation(Body):
@@ -97,8 +143,8 @@ class ContentQuery(Query):
     """A page of stored memories, newest first (``category`` empty = any)."""
 
     limit: int = Field(50, ge=1, le=500)
-    offset: int = Field(0, ge=0)
-    category: str = ""
+    offset: int = Field(0, ge=0, le=r.MAX_BROWSE_OFFSET)
+    category: AnyCategory = ""
 
 
 class EntitiesQuery(Query):
@@ -116,35 +162,47 @@ class GraphQuery(Query):
 class MemoryCreate(Body):
     """One memory to store in a space (importance 1-5)."""
 
-    content: str
-    category: str = "general"
-    importance: int = 3
-    tags: list[str] | None = None
-    entities: list[str] | None = None
+    content: MemoryText
+    category: Category = "general"
+    importance: int = Field(3, ge=1, le=5)
+    tags: Annotated[list[Tag], Field(max_length=r.MAX_TAGS)] | SkipJsonSchema[None] = None
+    entities: Annotated[list[Entity], Field(max_length=r.MAX_ENTITIES)] | SkipJsonSchema[None] = (
+        None
+    )
 
 
 class RecallRequest(Body):
     """A direct federated search (no turn envelope); ``space_ids`` empty = active spaces."""
 
-    query: str
-    space_ids: list[str] | None = None
-    limit: int | None = Field(None, ge=1, le=50)
+    query: RecallQuery
+    space_ids: (
+        Annotated[list[SpaceId], Field(json_schema_extra={"minItems": 1})] | SkipJsonSchema[None]
+    ) = None
+    limit: Annotated[int, Field(ge=1, le=50)] | SkipJsonSchema[None] = None
     mode: SearchMode = "smart"
+
+    _spaces = field_validator("space_ids")(_at_least_one_space)
 
 
 class AgentQueryRequest(Body):
     """A question answered from direct-search evidence only."""
 
     question: Annotated[
-        str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)
+        str,
+        StringConstraints(strip_whitespace=True, min_length=1, max_length=r.MAX_QUESTION_CHARS),
+        WithJsonSchema(r.question()),
     ]
-    space_ids: list[str] | None = None
+    space_ids: (
+        Annotated[list[SpaceId], Field(json_schema_extra={"minItems": 1})] | SkipJsonSchema[None]
+    ) = None
+
+    _spaces = field_validator("space_ids")(_at_least_one_space)
 
 
 class NodesQuery(Query):
     """How many task nodes to return (heaviest first; default all)."""
 
-    limit: int | None = Field(None, ge=1, le=100_000)
+    limit: Annotated[int, Field(ge=1, le=100_000)] | SkipJsonSchema[None] = None
 
 
 class FatigueQuery(Query):

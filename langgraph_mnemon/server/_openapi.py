@@ -16,16 +16,20 @@ from pydantic import BaseModel
 
 from ._api import Endpoint
 from ._models import Empty, ErrorBody
+from ._rules import PATH_PARAMETERS, with_body_limit
 
 _PARAM = re.compile(r"{(\w+)(?::\w+)?}")
 _ERRORS = {
     "401": "A remote change without the right bearer token.",
-    "403": "Not allowed from this address, or writes are switched off (read-only).",
+    "403": "Not allowed from this address, Host or web origin, or writes are switched off "
+    "(read-only).",
     "404": "No such object.",
     "409": "Conflict, no unique match, or over capacity; nothing changed.",
+    "415": "A POST, PUT, PATCH or DELETE without 'Content-Type: application/json'.",
     "422": "Invalid input (malformed JSON, wrong types, unknown keys, out-of-range values).",
     "502": "A Memory Space provider or the answering model failed.",
-    "503": "Stored data unreadable or locked.",
+    "503": "Stored data unreadable, locked or refused by the file system; nothing changed.",
+    "507": "The disk is full (storage-full); nothing changed.",
 }
 
 
@@ -46,7 +50,9 @@ def schema_of(model: type[BaseModel], mode: Literal["validation", "serialization
             target = resolve(defs[ref.removeprefix("#/$defs/")], depth + 1)
             rest = {k: resolve(v, depth) for k, v in node.items() if k != "$ref"}
             return {**target, **rest}
-        return {k: resolve(v, depth) for k, v in node.items()}
+        # "default": null only says "optional" (absent from required), and would contradict
+        # a property whose type excludes null.
+        return {k: resolve(v, depth) for k, v in node.items() if (k, v) != ("default", None)}
 
     return resolve(schema, 0)
 
@@ -55,10 +61,11 @@ def _json(schema: dict) -> dict:
     return {"application/json": {"schema": schema}}
 
 
-def operation(endpoint: Endpoint, tag: str) -> dict[str, Any]:
-    """The OpenAPI operation object of one endpoint."""
+def operation(endpoint: Endpoint, tag: str, *, body_limit: int | None = None) -> dict[str, Any]:
+    """The OpenAPI operation object of one endpoint; ``body_limit`` is the host's
+    documents.body_limit_bytes when known (else the default)."""
     parameters: list[dict[str, Any]] = [
-        {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+        {"name": name, "in": "path", "required": True, "schema": PATH_PARAMETERS[name]()}
         for name in _PARAM.findall(endpoint.path)
     ]
     if endpoint.query is not None:
@@ -92,9 +99,12 @@ def operation(endpoint: Endpoint, tag: str) -> dict[str, Any]:
         },
     }
     if endpoint.body is not None:
+        body = schema_of(endpoint.body, "validation")
+        if body_limit is not None:
+            body = with_body_limit(body, body_limit)
         op["requestBody"] = {
             "required": endpoint.body is not Empty,
-            "content": _json(schema_of(endpoint.body, "validation")),
+            "content": _json(body),
         }
     return op
 

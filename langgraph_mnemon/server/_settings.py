@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, SecretStr, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from langgraph_mnemon.config import MnemonConfig
 from langgraph_mnemon.memory_layers.mnemos.db import redact_url
@@ -22,14 +23,17 @@ _URL_KEYS = {("database_url",), ("embedding", "endpoint")}
 
 
 class SettingsPatch(Body):
-    """Live switches; any other key is a startup-only setting and is refused."""
+    """Live switches to change (at least one); any other key is a startup-only setting and is
+    refused."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(
+        extra="forbid", strict=True, frozen=True, json_schema_extra={"minProperties": 1}
+    )
 
-    recall_mode: Literal["guided", "off"] | None = None
-    writeback_mode: Literal["guided", "off"] | None = None
-    routing_guidance: bool | None = None
-    idle_review_enabled: bool | None = None
+    recall_mode: Literal["guided", "off"] | SkipJsonSchema[None] = None
+    writeback_mode: Literal["guided", "off"] | SkipJsonSchema[None] = None
+    routing_guidance: bool | SkipJsonSchema[None] = None
+    idle_review_enabled: bool | SkipJsonSchema[None] = None
 
     @model_validator(mode="before")
     @classmethod
@@ -45,6 +49,15 @@ class SettingsPatch(Body):
                     + (" (set startup-only ones with MNEMON_* and restart)" if known else "")
                 )
         return data
+
+    @model_validator(mode="after")
+    def _something_to_change(self) -> SettingsPatch:
+        if not self.model_dump(exclude_none=True):
+            raise ValueError(
+                f"nothing to change: name at least one of {', '.join(LIVE_SETTINGS)} "
+                "(GET settings reads them)"
+            )
+        return self
 
 
 def public_settings(config: MnemonConfig) -> dict[str, Any]:

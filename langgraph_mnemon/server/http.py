@@ -5,9 +5,12 @@
 langgraph_mnemon.server.http:app --no-proxy-headers``. Routes, bodies and status codes follow
 the API contract; ``GET /mnemon/openapi.json`` describes them, generated from the route table.
 
-Every handler runs on a worker thread, so no endpoint blocks the event loop (LangGraph server
-runs ``blockbuster``). Errors are JSON ``{"error": code, "message": text}``; an unexpected
-exception is logged and answered with 500 ``internal`` without a traceback.
+Every request first passes the guard of :mod:`._authority` (Host, Origin, JSON content type,
+who may read and change; on the path the router sees, under any root path or prefix). Every
+handler runs on a worker thread, so no endpoint blocks the event loop (LangGraph server runs
+``blockbuster``). Errors are JSON ``{"error": code, "message": text}``: a full disk is 507,
+any other storage error (and an ``OSError`` a layer did not type) 503; only an unexpected
+exception is logged and answered with 500 ``internal``, without a traceback.
 
 Example:
     >>> from langgraph_mnemon import Mnemon
@@ -55,7 +58,13 @@ from langgraph_mnemon.errors import (
 from langgraph_mnemon.memory_layers.spaces import SpaceReceipt
 
 from ._api import ENDPOINTS, Endpoint
-from ._authority import PREFIX, READ_METHODS, AuthorityMiddleware, Unauthorized
+from ._authority import (
+    PREFIX,
+    READ_METHODS,
+    AuthorityMiddleware,
+    Unauthorized,
+    UnsupportedMediaType,
+)
 from ._openapi import docstring, operation
 
 if TYPE_CHECKING:
@@ -72,6 +81,7 @@ WEB_DIR = Path(__file__).parent / "web"
 _STATUS: tuple[tuple[type[MnemonError] | tuple[type[MnemonError], ...], int], ...] = (
     (Unauthorized, 401),
     ((AuthorityError, ReadOnlyError), 403),
+    (UnsupportedMediaType, 415),
     (InvalidInputError, 422),
     (NotFoundError, 404),
     ((ConflictError, NoMatchError, AmbiguousMatchError, CapacityError), 409),
@@ -98,10 +108,15 @@ _JSON_OBJECT = {_JSON: {"schema": {"type": "object"}}}
 
 
 def error_response(exc: BaseException) -> Response:
-    """The JSON response for ``exc``: typed errors by class, anything else 500 (logged)."""
+    """The JSON response for ``exc``: typed errors by class (a full disk 507, other storage
+    errors and stray ``OSError`` 503), anything else 500 (logged)."""
     headers: dict[str, str] = {}
+    if isinstance(exc, OSError):  # an I/O error a layer did not type: still a storage error
+        exc = _storage_error(exc)
     if isinstance(exc, MnemonError):
         status = next((code for kind, code in _STATUS if isinstance(exc, kind)), 500)
+        if isinstance(exc, StorageError) and exc.code == "storage-full":
+            status = 507
         body = {"error": exc.code, "message": exc.message}
         if status == 401:
             headers["WWW-Authenticate"] = 'Bearer realm="mnemon"'
@@ -119,6 +134,17 @@ def error_response(exc: BaseException) -> Response:
             "message": f"internal error ({type(exc).__name__}); details are in the server log",
         }
     return Response(to_json(body), status_code=status, headers=headers, media_type=_JSON)
+
+
+def _storage_error(exc: OSError) -> StorageError:
+    logger.error("control plane: an I/O error reached the HTTP layer", exc_info=exc)
+    typed = StorageError.from_os_error(exc, "complete the request")
+    reason = exc.strerror or type(exc).__name__
+    return StorageError(
+        f"the storage refused the request ({reason}); check the disk and the storage root, "
+        "then retry. Details are in the server log.",
+        code=typed.code,
+    )
 
 
 def _explain(exc: ValidationError) -> str:
@@ -177,6 +203,10 @@ class _HostRef:
                     ) from None
             return self._host
 
+    def known(self) -> Mnemon | None:
+        """The host if it is open already (never opens it)."""
+        return self._host
+
     async def get(self) -> Mnemon:
         """The host; opened on a worker thread the first time."""
         if self._host is not None:
@@ -210,7 +240,10 @@ def _api_route(endpoint: Endpoint, hosts: _HostRef) -> Route:
         return _ok(result)
 
     handle.__name__ = handle.__qualname__ = endpoint.handler.__name__
-    handle.__doc__ = docstring(endpoint.summary, operation(endpoint, _tag(endpoint.path)))
+    known = hosts.known()  # a given host states its own body limit; else the default
+    limit = known.config.documents.body_limit_bytes if known is not None else None
+    op = operation(endpoint, _tag(endpoint.path), body_limit=limit)
+    handle.__doc__ = docstring(endpoint.summary, op)
     return Route(endpoint.path, handle, methods=[endpoint.method])
 
 
@@ -297,7 +330,11 @@ def _openapi_route(routes: list[BaseRoute]) -> Route:
                 "version": __version__,
                 "description": "Runtime Memory, Documents, Memory Spaces, Mnemos task memory "
                 "and settings of one langgraph-mnemon host. Reads come from trusted_hosts; "
-                "changes from loopback (or trusted hosts with the bearer token).",
+                "changes from loopback (or trusted hosts with the bearer token). The Host "
+                "header must name this server (loopback, the served host or "
+                "MNEMON_ALLOWED_HOSTS); a browser Origin must be the server's own (or "
+                "MNEMON_ALLOWED_ORIGINS); POST, PUT, PATCH and DELETE need "
+                "'Content-Type: application/json', bodiless ones too.",
             },
         }
     )

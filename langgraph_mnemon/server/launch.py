@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from langgraph_mnemon.config import redact_url
 from langgraph_mnemon.errors import InvalidInputError
 
 __all__ = [
@@ -75,7 +76,7 @@ def _postgres_url(url: str) -> str:
     if parts.scheme not in ("postgresql", "postgres", "postgresql+psycopg") or not parts.hostname:
         raise InvalidInputError(
             f"--postgres must be a PostgreSQL URL like postgresql://user:pass@host:5432/db "
-            f"(got {url!r})"
+            f"(got {redact_url(url)!r})"
         )
     return "postgresql+psycopg://" + url.split("://", 1)[1]
 
@@ -92,12 +93,19 @@ def server_env(
     *,
     postgres: str | None = None,
     chroma: str | None = None,
+    host: str | None = None,
     base: dict[str, str] | None = None,
 ) -> dict[str, str]:
-    """The environment of the server process: the storage root, scale-out targets, offline."""
+    """The environment of the server process: the storage root, scale-out targets, offline.
+
+    ``host`` (the ``--host`` the server listens on) becomes ``MNEMON_SERVE_HOST``: the control
+    plane answers to that name besides loopback (any other Host header is refused).
+    """
     env = dict(os.environ if base is None else base)
     env.update(OFFLINE_ENV)
     env["MNEMON_ROOT"] = str(root.expanduser().absolute())
+    if host is not None:
+        env["MNEMON_SERVE_HOST"] = host
     if postgres is not None:
         env["MNEMON_DATABASE_URL"] = _postgres_url(postgres)
     if chroma is not None:
@@ -138,7 +146,7 @@ def start(
     **popen: Any,
 ) -> subprocess.Popen[bytes]:
     """Start the server in ``<root>/server`` (its run queue and thread files live there)."""
-    env = server_env(root, postgres=postgres, chroma=chroma)
+    env = server_env(root, postgres=postgres, chroma=chroma, host=host)
     workdir = Path(env["MNEMON_ROOT"]) / "server"
     config = write_config(workdir, extra_graphs=extra_graphs)
     return subprocess.Popen(

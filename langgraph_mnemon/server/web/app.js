@@ -52,12 +52,14 @@ class ApiError extends Error {
 
 // One fetch wrapper: JSON in and out, the bearer token when set, and the API's
 // {"error", "message"} body turned into an ApiError so callers cannot ignore it.
+// Every change (POST, PATCH, DELETE) is sent as JSON, bodiless ones too: the server refuses
+// any other content type (a cross-site page can send text/plain or a form without asking).
 async function api(path, options = {}) {
   const headers = { Accept: "application/json" };
   const init = { method: options.method || "GET", headers };
-  if (options.body !== undefined) {
+  if (init.method !== "GET" && init.method !== "HEAD") {
     headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(options.body);
+    init.body = JSON.stringify(options.body === undefined ? {} : options.body);
   }
   const token = sessionStorage.getItem("mnemon-token");
   if (token) headers.Authorization = `Bearer ${token}`;
@@ -157,6 +159,7 @@ async function loadStatus() {
   const rt = s.runtime;
   const docs = s.documents;
   const spaces = s.spaces;
+  renderHealth(s.health);
   fill("status-summary",
     card("Host", [
       ["version", s.version || "?"],
@@ -184,6 +187,27 @@ async function loadStatus() {
       ["providers", spaces.providers.join(", ")],
       ["provider disabled", spaces.provider_disabled],
     ] : [["spaces", "not configured"]]));
+}
+
+// A degraded memory step (a failed write, a database that went away) is shown, never hidden:
+// the agent kept working without it. Older servers send no health at all.
+function renderHealth(health) {
+  if (!health) {
+    fill("status-health");
+    return;
+  }
+  const problems = health.problems || [];
+  if (!health.degraded) {
+    fill("status-health", el("p", { class: "ok", testid: "status-healthy" }, "Memory is healthy."));
+    return;
+  }
+  fill("status-health", el("div", { class: "msg warning degraded", role: "alert", testid: "status-degraded" },
+    el("span", {},
+      el("strong", {}, "Memory is degraded: "),
+      `${plural(problems.length, "problem")} since the server started; the agent went on without the failed memory steps.`,
+      el("ul", { testid: "status-problems" }, problems.map((p) => el("li", { testid: "status-problem" },
+        el("code", {}, p.step || "?"), " ", el("strong", {}, p.code || ""), ": ", p.message || "",
+        p.at ? el("small", { class: "muted" }, ` (${when(p.at)})`) : null))))));
 }
 
 // Show the token field only where the server accepts remote writes with a token.

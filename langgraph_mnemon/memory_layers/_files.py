@@ -7,24 +7,94 @@ authority last; the authority rename is the commit marker.
 Locking: a kernel ``flock`` on a lock file that is never deleted (deleting it would let two
 processes lock different inodes), so a crashed holder releases it at once and there are no stale
 locks. Inside a process, threads queue FIFO before they touch the kernel lock.
+
+Errors: every primitive raises :class:`StorageError` (never a bare ``OSError``) with the code
+``StorageError.from_os_error`` gives (``storage-full``, ``storage-read-only``, ...) and the file
+it was working on; a failed primitive leaves no temp file and no partial append behind.
+
+Links: managed files are opened with ``O_NOFOLLOW`` and managed folders are checked with
+``lstat`` (:func:`refuse_symlink`), so nothing is read, written or appended through a symbolic
+link. ``rename`` and ``unlink`` act on a link itself, never on what it points to.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import logging
 import os
 import secrets
 import stat
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from langgraph_mnemon.errors import StorageError
+from langgraph_mnemon.errors import InvalidInputError, StorageError
 
+_log = logging.getLogger("langgraph_mnemon.storage")
 _TMP_SUFFIX = ".tmp"
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+UNWRITABLE = frozenset({"storage-full", "storage-read-only", "storage-permission"})
+"""StorageError codes that mean "the disk refused a write": a read can still be answered."""
+
+
+@contextmanager
+def io_errors(action: str, path: Path | str | None = None) -> Iterator[None]:
+    """Turn an ``OSError`` raised in the block into a typed :class:`StorageError`.
+
+    ``action`` is a verb phrase ("write USER.md"); ``path`` is named in the message.
+    """
+    try:
+        yield
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, action, path) from exc
+
+
+_warned: set[str] = set()
+
+
+def warn_once(key: str, message: str, *args: object) -> None:
+    """Log a warning the first time per ``key`` in this process, later ones at debug level.
+
+    A full or read-only disk would otherwise log the same warning on every read.
+    """
+    level = logging.DEBUG if key in _warned else logging.WARNING
+    _warned.add(key)
+    _log.log(level, message, *args)
+
+
+@contextmanager
+def tolerate_unwritable(what: str) -> Iterator[None]:
+    """Log and skip a :class:`StorageError` that only says the disk refused a write.
+
+    For writes a read does on the side (projection repair on open, access times): on a full
+    or read-only disk the read still answers; damaged data and refused links still raise.
+    """
+    try:
+        yield
+    except StorageError as exc:
+        if exc.code not in UNWRITABLE:
+            raise
+        warn_once(f"{what}:{exc.code}", "%s skipped (%s): %s", what, exc.code, exc.message)
+
+
+def checked_path(value: object, what: str) -> Path:
+    """``value`` (a ``str`` or ``Path``) made absolute, or :class:`InvalidInputError`.
+
+    Refuses what no file system call can take: an empty path, a NUL, a lone surrogate.
+    """
+    if not isinstance(value, (str, Path)) or not str(value).strip():
+        raise InvalidInputError(f"{what} must be a non-empty path")
+    try:
+        raw = os.fsencode(value)
+    except UnicodeEncodeError:
+        raise InvalidInputError(f"{what} contains a lone surrogate; give a valid path") from None
+    if b"\0" in raw:
+        raise InvalidInputError(f"{what} contains a NUL character; give a valid path")
+    return Path(value).expanduser().absolute()
 
 
 def refuse_symlink(path: Path, what: str) -> None:
@@ -49,23 +119,50 @@ def refuse_symlink(path: Path, what: str) -> None:
         )
 
 
+def refuse_symlinks(paths: Iterable[tuple[Path, str]]) -> None:
+    """:func:`refuse_symlink` for each ``(path, what)``: one ``lstat`` per managed path."""
+    for path, what in paths:
+        refuse_symlink(path, what)
+
+
+def read_bytes(path: Path, what: str) -> bytes | None:
+    """The bytes of the managed file ``path`` (never through a link), ``None`` when missing.
+
+    Raises :class:`StorageError` naming ``what`` (``symlink-refused`` for a link).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, f"read the {what}", path) from exc
+    with io_errors(f"read the {what}", path), os.fdopen(fd, "rb") as fh:
+        return fh.read()
+
+
 def temp_path_for(path: Path) -> Path:
     return path.with_name(f".{path.name}.{secrets.token_hex(6)}{_TMP_SUFFIX}")
 
 
 def write_temp(path: Path, data: bytes, *, fsync: bool = True) -> Path:
-    """Write ``data`` to a fresh temp file beside ``path`` (mode 0600) and return its path."""
+    """Write ``data`` to a fresh temp file beside ``path`` (mode 0600) and return its path.
+
+    On any failure the temp file is removed and :class:`StorageError` names ``path``.
+    """
     tmp = temp_path_for(path)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with io_errors(f"write {path.name}", path):
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
         if fsync:
             os.fdatasync(fd)
-    except BaseException:
+    except BaseException as exc:
         os.close(fd)
-        unlink_quietly(tmp)
+        discard(tmp)
+        if isinstance(exc, OSError):
+            raise StorageError.from_os_error(exc, f"write {path.name}", path) from exc
         raise
     os.close(fd)
     return tmp
@@ -73,11 +170,12 @@ def write_temp(path: Path, data: bytes, *, fsync: bool = True) -> Path:
 
 def fsync_dir(directory: Path) -> None:
     """Make renames inside ``directory`` durable."""
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    with io_errors("sync the folder", directory):
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
@@ -85,20 +183,27 @@ def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
     tmp = write_temp(path, data, fsync=fsync)
     try:
         os.replace(tmp, path)
-    except BaseException:
-        unlink_quietly(tmp)
+    except BaseException as exc:
+        discard(tmp)
+        if isinstance(exc, OSError):
+            raise StorageError.from_os_error(exc, f"replace {path.name}", path) from exc
         raise
     if fsync:
         fsync_dir(path.parent)
 
 
-def append_durable(path: Path, data: bytes) -> None:
-    """Append ``data`` to ``path`` and fsync it.
+def append_durable(path: Path, data: bytes, *, fsync: bool = True) -> int | None:
+    """Append ``data`` to ``path`` (fsynced unless ``fsync=False``); return its size before.
 
-    A previous writer killed mid-append may have left a torn last line; a newline is written first
-    so the torn line stays a separate, skippable record.
+    ``None`` means this call created the file. A previous writer killed mid-append may have
+    left a torn last line; a newline is written first so the torn line stays a separate,
+    skippable record. A failed append is undone (the file is truncated back, or removed if
+    this call created it) and raises :class:`StorageError`; the file is byte-identical.
     """
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+    existed = os.path.lexists(path)
+    with io_errors(f"append to {path.name}", path):
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | _NOFOLLOW, 0o600)
+    size = 0
     try:
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
@@ -106,9 +211,28 @@ def append_durable(path: Path, data: bytes) -> None:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
+        if fsync:
+            os.fsync(fd)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, size)
         os.close(fd)
+        if not existed:
+            discard(path)
+        if isinstance(exc, OSError):
+            raise StorageError.from_os_error(exc, f"append to {path.name}", path) from exc
+        raise
+    os.close(fd)
+    return size if existed else None
+
+
+def undo_append(path: Path, before: int | None) -> None:
+    """Best effort: put ``path`` back to its size ``before`` an :func:`append_durable`."""
+    if before is None:
+        discard(path)
+        return
+    with contextlib.suppress(OSError):
+        os.truncate(path, before)
 
 
 def has_stale_temps(directory: Path) -> bool:
@@ -117,28 +241,49 @@ def has_stale_temps(directory: Path) -> bool:
         names = os.listdir(directory)
     except FileNotFoundError:
         return False
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, "list the folder", directory) from exc
     return any(n.startswith(".") and n.endswith(_TMP_SUFFIX) for n in names)
 
 
 def remove_stale_temps(directory: Path) -> int:
     """Delete temp files left by writers that died before their rename. Call under the lock."""
     removed = 0
-    if not directory.is_dir():
+    try:
+        entries = list(os.scandir(directory))
+    except (FileNotFoundError, NotADirectoryError):
         return 0
-    for entry in directory.iterdir():
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, "list the folder", directory) from exc
+    for entry in entries:
         if entry.name.startswith(".") and entry.name.endswith(_TMP_SUFFIX):
-            unlink_quietly(entry)
+            unlink_quietly(Path(entry.path))
             removed += 1
     return removed
 
 
 def ensure_dir(directory: Path) -> None:
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with io_errors("create the folder", directory):
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 
 def unlink_quietly(path: Path) -> None:
-    with contextlib.suppress(FileNotFoundError):
+    """Remove ``path`` (a link itself, never its target); a missing file is fine."""
+    try:
         os.unlink(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, f"remove {path.name}", path) from exc
+
+
+def discard(path: Path) -> bool:
+    """Best effort :func:`unlink_quietly` for clean-up paths: never raises; True if removed."""
+    try:
+        os.unlink(path)
+    except OSError:
+        return False
+    return True
 
 
 class _FifoQueue:
@@ -213,7 +358,7 @@ def locked(lock_path: Path, *, timeout: float, what: str) -> Iterator[None]:
             "another thread of this process is still writing, retry later"
         )
     try:
-        fd = _flock(lock_path, deadline)
+        fd = _flock(lock_path, deadline, what)
         if fd is None:
             raise StorageError(
                 f"timed out after {timeout:g}s waiting for the {what} lock ({lock_path}); "
@@ -228,16 +373,19 @@ def locked(lock_path: Path, *, timeout: float, what: str) -> Iterator[None]:
         queue.release()
 
 
-def _flock(lock_path: Path, deadline: float) -> int | None:
+def _flock(lock_path: Path, deadline: float, what: str) -> int | None:
     """Take the kernel lock; return its descriptor, or ``None`` past ``deadline``."""
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    with io_errors(f"open the {what} lock file", lock_path):
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         return fd
     except BlockingIOError:
         pass
-    except BaseException:
+    except BaseException as exc:
         os.close(fd)
+        if isinstance(exc, OSError):
+            raise StorageError.from_os_error(exc, f"lock the {what}", lock_path) from exc
         raise
     # Contended: wait in a blocking call so the kernel wakes us the moment the holder lets go
     # (sleep-polling loses the race to the holder's next commit and starves). A helper thread

@@ -73,6 +73,7 @@ def validate_proposal(plan: MaintenancePlan, proposal: CompactionProposal) -> li
     repeated or out-of-range source index, a lowered importance, invalid content, or a result
     larger than the plan's byte budget.
     """
+    _check_plan(plan)
     if not isinstance(proposal, CompactionProposal):
         raise InvalidInputError("the compactor's answer is not a CompactionProposal")
     if proposal.action != "compacted":
@@ -119,6 +120,7 @@ def validate_proposal(plan: MaintenancePlan, proposal: CompactionProposal) -> li
 
 def accepted_entries(plan: MaintenancePlan, proposal: CompactionProposal) -> list[CompactedEntry]:
     """The entries of a host-made proposal (the heuristic's), with content checks only."""
+    _check_plan(plan)
     return [_compacted(plan, item, n) for n, item in enumerate(proposal.compacted_entries, 1)]
 
 
@@ -144,6 +146,7 @@ def heuristic_compaction(plan: MaintenancePlan) -> CompactionProposal:
     ``archive_left_out=True``) appends every original entry not kept verbatim to
     ``runtime/archived/``, so a group that does not fit leaves hot memory without being lost.
     """
+    _check_plan(plan)
     groups: list[list[int]] = []
     keys: list[str] = []
     for i, entry in enumerate(plan.entries):
@@ -186,6 +189,11 @@ def heuristic_compaction(plan: MaintenancePlan) -> CompactionProposal:
         action="compacted",
         compacted_entries=[p for g, p in enumerate(proposed) if g in kept],
     )
+
+
+def _check_plan(plan: object) -> None:
+    if not isinstance(plan, MaintenancePlan):
+        raise InvalidInputError("plan must be a MaintenancePlan from runtime.plan_maintenance()")
 
 
 def _fold(text: str) -> str:

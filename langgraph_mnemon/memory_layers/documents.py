@@ -41,6 +41,7 @@ import bisect
 import hashlib
 import heapq
 import json
+import logging
 import math
 import os
 import re
@@ -57,7 +58,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from langgraph_mnemon.contracts import Receipt, Usage
+from langgraph_mnemon.contracts import Receipt, Usage, check_text
 from langgraph_mnemon.errors import (
     AmbiguousMatchError,
     CapacityError,
@@ -69,12 +70,20 @@ from langgraph_mnemon.errors import (
     StorageError,
 )
 from langgraph_mnemon.memory_layers._files import (
+    append_durable,
     atomic_write,
+    checked_path,
+    discard,
     ensure_dir,
     fsync_dir,
+    io_errors,
     locked,
+    read_bytes,
+    refuse_symlinks,
     remove_stale_temps,
+    tolerate_unwritable,
     unlink_quietly,
+    warn_once,
     write_temp,
 )
 
@@ -184,6 +193,7 @@ _HAN_CHAR = re.compile(f"[{_HAN_CLASS}]")
 # underscore, hyphen): str.isalnum() is true precisely for the L* and N* categories.
 _WORD_RUN = re.compile(r"[\w-]+")
 _EXCERPT_STRIP = re.compile(r"[#>*_`\[\]]")
+_log = logging.getLogger(__name__)
 
 
 # --------------------------------------------------------------------------------------------
@@ -509,10 +519,15 @@ def _parse_document(text: str) -> tuple[dict[str, Any], str]:
 def _header_id(path: Path) -> str | None:
     """The document id in a file's frontmatter, or ``None`` when the file is not one of ours."""
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(256)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)  # a link is not one of ours
     except OSError:
         return None
+    try:
+        head = os.read(fd, 256)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     prefix = b'---\nid: "'
     if not head.startswith(prefix):
         return None
@@ -711,14 +726,6 @@ def bound_for_model(
 # Input validation
 
 
-def _text_problem(value: str) -> str | None:
-    try:
-        value.encode()
-    except UnicodeEncodeError:
-        return "must be valid Unicode text (it contains a lone surrogate)"
-    return None
-
-
 def _no_controls(value: str, field: str, allowed: str = "") -> None:
     for char in value:
         if unicodedata.category(char) == "Cc" and char not in allowed:
@@ -726,12 +733,13 @@ def _no_controls(value: str, field: str, allowed: str = "") -> None:
 
 
 def _check_str(value: Any, field: str) -> str:
-    if not isinstance(value, str):
-        raise InvalidInputError(f"{field} must be a string (got {type(value).__name__})")
-    problem = _text_problem(value)
-    if problem:
-        raise InvalidInputError(f"{field} {problem}")
-    return value
+    """``value`` if it is a string without lone surrogates (:func:`contracts.check_text`).
+
+    NUL is each field's own rule: bodies drop it, every other field refuses it as a control
+    character, so it is left in the returned value for that rule to see.
+    """
+    check_text(value, field, nul="strip")
+    return value  # type: ignore[no-any-return]
 
 
 def validate_title(value: Any) -> str:
@@ -832,9 +840,10 @@ def validate_summary(value: Any, *, required: bool) -> str | None:
 def validate_document_id(value: Any) -> str:
     """A document id (a UUID), lowercased."""
     if not isinstance(value, str) or not _UUID.match(value.strip().lower()):
+        shown = repr(value) if isinstance(value, str) else type(value).__name__
         raise InvalidInputError(
             f"document id must be a UUID like 0f8fad5b-d9cb-469f-a165-70867728950e "
-            f"(got {value!r}); list ids with `mnemon docs list`"
+            f"(got {_clip(shown, 60)}); list ids with `mnemon docs list`"
         )
     return value.strip().lower()
 
@@ -1182,7 +1191,14 @@ class Documents:
         clock: returns the current time (injectable for tests).
 
     Opening repairs what a crashed writer left behind (see :meth:`repair`); a corrupt
-    ``index.json`` raises :class:`StorageError` and is left untouched.
+    ``index.json`` raises :class:`StorageError` and is left untouched. On a full or read-only
+    disk a needed repair is logged and skipped, and reads answer from ``index.json``. A managed
+    folder or file (``documents/``, ``index.json``, ``active/``, ``archived/``, ``.recovery/``,
+    ``access.jsonl``, the lock file) that is a symbolic link is refused at open (code
+    ``symlink-refused``). A document file inside ``active/`` or ``archived/`` that is a link is
+    treated as foreign: never read through, replaced or deleted, and reading that document
+    raises ``symlink-refused``. Every I/O failure raises :class:`StorageError` and leaves every
+    file byte-identical.
 
     Example:
         >>> docs = Documents("./.mnemon")
@@ -1216,12 +1232,8 @@ class Documents:
             or not 0 < lock_timeout <= 600
         ):
             raise InvalidInputError("lock_timeout must be a number of seconds in (0, 600]")
-        if not isinstance(root, (str, Path)) or not str(root).strip():
-            raise InvalidInputError("root must be a non-empty path")
-        if workspace is not None and not isinstance(workspace, (str, Path)):
-            raise InvalidInputError("workspace must be a path")
-        self.root = Path(root).expanduser().absolute()
-        self.workspace = Path(workspace).expanduser().absolute() if workspace else Path.cwd()
+        self.root = checked_path(root, "root")
+        self.workspace = checked_path(workspace, "workspace") if workspace else Path.cwd()
         self.body_limit_bytes = body_limit_bytes
         self.active_limit_bytes = active_limit_bytes
         self.write_enabled = bool(write_enabled)
@@ -1239,8 +1251,24 @@ class Documents:
         self._state_cache: tuple[Any, _State] | None = None
         self._lines: dict[str, tuple[DocumentRecord, bytes]] = {}
         self._search = _SearchIndex()
+        self._check_paths()
         if self.write_enabled:  # read-only mode writes nothing, repairs included
-            self.repair()
+            with tolerate_unwritable(f"repair of {self.directory} on open"):
+                self.repair()
+
+    def _check_paths(self) -> None:
+        """One ``lstat`` per managed path: refuse the root if any of them is a symbolic link."""
+        refuse_symlinks(
+            [
+                (self.directory, "documents folder"),
+                (self.index_path, "documents index.json"),
+                (self.folder("active"), "documents active folder"),
+                (self.folder("archived"), "documents archived folder"),
+                (self.recovery_dir, "documents .recovery folder"),
+                (self.access_path, "documents access.jsonl"),
+                (self.lock_path, "documents lock file"),
+            ]
+        )
 
     # -- paths -------------------------------------------------------------------------------
 
@@ -1290,15 +1318,18 @@ class Documents:
         doc_id = validate_document_id(document_id)
         record = self._record(self._load(), doc_id)
         body = self._body_or_none(record)
-        if body is None:
-            self.repair()
+        if body is None and self.write_enabled:
+            with tolerate_unwritable(f"repair of {self.directory} before a read"):
+                self.repair()
             record = self._record(self._load(), doc_id)
             body = self._body_or_none(record)
         if body is None:
+            refuse_symlinks([(self.path_of(record), "document file")])
             raise StorageError(
                 f"document file {self.path_of(record)} is missing or does not match index.json "
                 f"(expected SHA-256 {record.content_hash}). Restore the file from a backup; "
-                "mnemon will not overwrite it."
+                "mnemon will not overwrite it.",
+                code="storage-damaged",
             )
         return body
 
@@ -1592,10 +1623,7 @@ class Documents:
         documents count as accessed (for LRU archiving). With no match, up to 3 recent documents
         come back as ``suggestions`` (score 0; they are not matches and not marked accessed).
         """
-        if not isinstance(query, str):
-            raise InvalidInputError(f"query must be a string (got {type(query).__name__})")
-        if _text_problem(query):
-            raise InvalidInputError("query must be valid Unicode text")
+        query = check_text(query, "query", nul="strip")
         if len(query) > MAX_QUERY_CHARS:
             raise InvalidInputError(
                 f"query is too long ({len(query)} characters; max {MAX_QUERY_CHARS})"
@@ -1675,10 +1703,12 @@ class Documents:
         file), removes files of ours that no record owns and temp files of dead writers. A body
         that cannot be found is reported in ``unrecoverable`` and its files are left alone. If
         ``index.json`` is missing while document files exist, the index is rebuilt from their
-        frontmatter.
+        frontmatter. Symbolic links are never followed, replaced or removed.
         """
-        if self._looks_consistent():
-            return RepairReport()
+        self._check_paths()
+        with io_errors("inspect the documents folder", self.directory):
+            if self._looks_consistent():
+                return RepairReport()
         with self._exclusive():
             return self._repair_locked()
 
@@ -1686,32 +1716,29 @@ class Documents:
     # internals: loading
 
     def _exclusive(self) -> Any:
-        try:
-            for folder in (self.directory, self.folder("active"), self.folder("archived")):
-                ensure_dir(folder)
-        except OSError as exc:
-            raise StorageError(
-                f"cannot create the documents folder {self.directory}: {exc.strerror}"
-            ) from None
+        self._check_paths()  # before a folder or the lock file is created through a link
+        for folder in (self.directory, self.folder("active"), self.folder("archived")):
+            ensure_dir(folder)
         return _Guard(self)
 
     def _read_index(self) -> tuple[Any, tuple[DocumentRecord, ...], bool]:
         try:
-            fd = os.open(self.index_path, os.O_RDONLY)
+            fd = os.open(self.index_path, os.O_RDONLY | os.O_NOFOLLOW)
         except FileNotFoundError:
             return None, (), False
         except OSError as exc:
-            raise StorageError(
-                f"documents index.json is unreadable: {self.index_path}: {exc.strerror}"
-            ) from None
+            raise StorageError.from_os_error(
+                exc, "read documents index.json", self.index_path
+            ) from exc
         try:
-            st = os.fstat(fd)
-            key = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
-            cached = self._index_cache
-            if cached is not None and cached[0] == key:
-                return key, cached[1], True
-            with os.fdopen(fd, "rb", closefd=False) as fh:
-                raw = fh.read()
+            with io_errors("read documents index.json", self.index_path):
+                st = os.fstat(fd)
+                key = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+                cached = self._index_cache
+                if cached is not None and cached[0] == key:
+                    return key, cached[1], True
+                with os.fdopen(fd, "rb", closefd=False) as fh:
+                    raw = fh.read()
         finally:
             os.close(fd)
         records = self._parse_index(raw)
@@ -1728,7 +1755,8 @@ class Documents:
             raise StorageError(
                 f"documents index.json is invalid ({loc}: {first['msg']}; "
                 f"{exc.error_count()} problem(s)): {where}. Restore it from a backup or fix it "
-                "by hand; mnemon will not overwrite it."
+                "by hand; mnemon will not overwrite it.",
+                code="storage-damaged",
             ) from None
         seen: set[str] = set()
         names: set[tuple[str, str]] = set()
@@ -1737,7 +1765,8 @@ class Documents:
                 raise StorageError(
                     f"documents index.json lists document {record.id} or file "
                     f"{record.filename} twice: {where}. Remove the duplicate by hand; mnemon "
-                    "will not overwrite the file."
+                    "will not overwrite the file.",
+                    code="storage-damaged",
                 )
             seen.add(record.id)
             names.add((record.status, record.filename))
@@ -1747,8 +1776,11 @@ class Documents:
         """Read the complete lines appended to ``access.jsonl`` since the last call."""
         journal = self._journal
         try:
-            fd = os.open(self.access_path, os.O_RDONLY)
-        except FileNotFoundError:
+            fd = os.open(self.access_path, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError as exc:
+            if not isinstance(exc, FileNotFoundError):
+                # Advisory data: a link put there after open, or an unreadable file, is skipped.
+                warn_once(f"read {self.access_path}", "access times not read: %s", exc)
             if journal.ino is not None:
                 journal.reset(None)
             assert journal.latest is not None
@@ -1816,10 +1848,13 @@ class Documents:
             )
 
     def _body_at(self, path: Path, content_hash: str) -> str | None:
-        """The body of the file at ``path`` if its SHA-256 is ``content_hash``, else ``None``."""
+        """The body of the file at ``path`` if its SHA-256 is ``content_hash``, else ``None``.
+
+        A symbolic link is never read through (``None``, as for a missing file).
+        """
         try:
-            text = path.read_bytes().decode()
-        except (OSError, UnicodeDecodeError):
+            text = (read_bytes(path, "document file") or b"").decode()
+        except (StorageError, UnicodeDecodeError):
             return None
         end = text.find("\n---\n\n", 3)
         if not text.startswith("---\n") or end < 0 or not text.endswith("\n"):
@@ -1833,10 +1868,12 @@ class Documents:
     def _body_for(self, record: DocumentRecord) -> str:
         body = self._body_or_none(record)
         if body is None:
+            refuse_symlinks([(self.path_of(record), "document file")])
             raise StorageError(
                 f"document file {self.path_of(record)} is missing or does not match index.json "
                 f"(expected SHA-256 {record.content_hash}). Run `mnemon docs list` to repair, or "
-                "restore the file from a backup; mnemon will not overwrite it."
+                "restore the file from a backup; mnemon will not overwrite it.",
+                code="storage-damaged",
             )
         return body
 
@@ -1859,7 +1896,7 @@ class Documents:
             mutation = mutation.model_dump()
         if not isinstance(mutation, dict):
             raise InvalidInputError("mutation must be a DocumentMutation or a dict")
-        unknown = set(mutation) - set(DocumentMutation.model_fields)
+        unknown = {str(k)[:40] for k in mutation} - set(DocumentMutation.model_fields)
         if unknown:
             raise InvalidInputError(f"unknown mutation field(s): {', '.join(sorted(unknown))}")
         action = mutation.get("action")
@@ -2056,53 +2093,76 @@ class Documents:
 
         Each write is ``(path, data, in_place)``; ``in_place`` means ``path`` holds the committed
         copy of the same document, which is hard-linked into ``.recovery/`` until the index is
-        renamed. Hold the lock. On an exception before the index rename, every file is put back.
+        renamed. Hold the lock. On an exception before the index rename, every file is put back
+        and an I/O failure is raised as a typed :class:`StorageError` naming the file.
         """
+        self._check_paths()
         # Folds access.jsonl into the index.
         records = tuple(state.merged(r) for r in records) if state.access else tuple(records)
         temps: list[Path] = []
         placed: list[tuple[Path, Path | None]] = []
         index_temp: Path | None = None
         try:
-            staged = [(write_temp(path, data), path, in_place) for path, data, in_place in writes]
-            temps.extend(t for t, _, _ in staged)
+            staged = []
+            for path, data, in_place in writes:
+                staged.append((write_temp(path, data), path, in_place))
+                temps.append(staged[-1][0])
             index_temp = write_temp(self.index_path, self._encode_index(records))
             temps.append(index_temp)
             for tmp, path, in_place in staged:
                 keep = self._preserve(path) if in_place else None
-                os.replace(tmp, path)
+                with io_errors(f"replace {path.name}", path):
+                    os.replace(tmp, path)
                 placed.append((path, keep))
             for folder in {path.parent for _, path, _ in staged}:
                 fsync_dir(folder)
-            os.replace(index_temp, self.index_path)
-        except BaseException as exc:
-            if index_temp is not None and not index_temp.exists():
+            with io_errors("replace documents index.json", self.index_path):
+                os.replace(index_temp, self.index_path)
+        except BaseException:
+            if index_temp is not None and not os.path.lexists(index_temp):
                 raise  # interrupted after the commit marker: leftovers are repair's job
-            for tmp in temps:
-                unlink_quietly(tmp)
-            for path, keep in reversed(placed):
+            self._put_back(temps, placed)
+            raise
+        self._after_commit(records, placed, removals)
+
+    def _put_back(self, temps: Sequence[Path], placed: Sequence[tuple[Path, Path | None]]) -> None:
+        """Best effort after a failed commit: temp files gone, replaced files restored."""
+        for tmp in temps:
+            discard(tmp)
+        for path, keep in reversed(placed):
+            try:
                 if keep is not None:
                     os.replace(keep, path)
                 else:
-                    unlink_quietly(path)
-            if isinstance(exc, OSError):
-                raise StorageError(
-                    f"could not write documents under {self.directory}: {exc}. Nothing was changed."
-                ) from exc
-            raise
-        fsync_dir(self.directory)
-        st = os.stat(self.index_path)
-        key = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
-        self._index_cache = (key, records)
-        # The access journal is folded into the index just written.
-        unlink_quietly(self.access_path)
-        for path in removals:
-            unlink_quietly(path)
-        for folder in {p.parent for p in removals}:
-            fsync_dir(folder)
-        for _, keep in placed:
-            if keep is not None:
-                unlink_quietly(keep)
+                    os.unlink(path)
+            except OSError as exc:
+                _log.warning("documents: %s left for repair on open: %s", path, exc)
+
+    def _after_commit(
+        self,
+        records: tuple[DocumentRecord, ...],
+        placed: Sequence[tuple[Path, Path | None]],
+        removals: Sequence[Path],
+    ) -> None:
+        """Clean-up once ``index.json`` is renamed: the commit is visible, so nothing here may
+        report it as failed; what cannot be done is logged and left to repair."""
+        try:
+            fsync_dir(self.directory)
+            st = os.stat(self.index_path)
+            self._index_cache = ((st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size), records)
+            unlink_quietly(self.access_path)  # folded into the index just written
+            for path in removals:
+                unlink_quietly(path)
+            for folder in {p.parent for p in removals}:
+                fsync_dir(folder)
+            for _, keep in placed:
+                if keep is not None:
+                    unlink_quietly(keep)
+        except (OSError, StorageError) as exc:
+            self._index_cache = None
+            _log.warning(
+                "documents committed; clean-up left to repair (%s): %s", self.directory, exc
+            )
 
     def _preserve(self, path: Path) -> Path | None:
         """Hard-link the committed file at ``path`` into ``.recovery/`` (copy if links fail)."""
@@ -2114,7 +2174,7 @@ class Documents:
         try:
             os.link(path, keep)
         except OSError:
-            atomic_write(keep, path.read_bytes())
+            atomic_write(keep, read_bytes(path, "document file") or b"")
         fsync_dir(self.recovery_dir)
         return keep
 
@@ -2208,12 +2268,20 @@ class Documents:
         line = json.dumps({"at": _iso(self._clock()), "ids": list(ids)}) + "\n"
         try:
             # A search never waits long for a writer in another process: it skips recording.
+            self._check_paths()  # never append through a link put there after open
             with _Guard(self, timeout=min(self.lock_timeout, _ACCESS_LOCK_SECONDS)):
-                size = _append_line(self.access_path, line.encode())
-                if size > _ACCESS_FOLD_BYTES:
+                before = append_durable(self.access_path, line.encode(), fsync=False) or 0
+                if before + len(line) > _ACCESS_FOLD_BYTES:
                     state = self._load_for_write()
                     self._commit(state, state.records)
-        except (OSError, StorageError):
+        except (OSError, StorageError) as exc:
+            # Best effort: a full or read-only disk, or a link, costs the LRU order, not the read.
+            warn_once(
+                f"access times {self.access_path}",
+                "documents access times not recorded (%s): %s",
+                self.access_path,
+                exc,
+            )
             return False
         return True
 
@@ -2227,7 +2295,11 @@ class Documents:
             try:
                 with os.scandir(self.folder(status)) as it:
                     for entry in it:
-                        if entry.name.endswith(".md") and not entry.name.startswith("."):
+                        if (
+                            entry.name.endswith(".md")
+                            and not entry.name.startswith(".")
+                            and not entry.is_symlink()  # foreign: never read, replaced or removed
+                        ):
                             entries[entry.name] = entry
             except FileNotFoundError:
                 pass
@@ -2266,6 +2338,10 @@ class Documents:
         return True
 
     def _repair_locked(self) -> RepairReport:
+        with io_errors("repair the documents folder", self.directory):
+            return self._repair_files()
+
+    def _repair_files(self) -> RepairReport:
         for folder in (self.directory, self.folder("active"), self.folder("archived")):
             remove_stale_temps(folder)
         if self.recovery_dir.exists():
@@ -2284,7 +2360,11 @@ class Documents:
                     copies.setdefault(doc_id, []).append(Path(entry.path))
         recovery: list[Path] = []
         if self.recovery_dir.exists():
-            recovery = sorted(p for p in self.recovery_dir.iterdir() if p.name.endswith(".md"))
+            recovery = sorted(
+                p
+                for p in self.recovery_dir.iterdir()
+                if p.name.endswith(".md") and not p.is_symlink()
+            )
             for path in recovery:
                 doc_id = _header_id(path)
                 if doc_id is not None:
@@ -2295,14 +2375,14 @@ class Documents:
         for record in state.records:
             path = self.path_of(record)
             expected.add(path)
+            if os.path.islink(path):  # a foreign link sits where the file belongs: leave it
+                unrecoverable.append(record.id)
+                continue
             body = self._body_at(path, record.content_hash)
             want = None if body is None else render_document(record, body).encode()
             if want is not None:
-                try:
-                    if path.read_bytes() == want:
-                        continue
-                except OSError:
-                    pass
+                if read_bytes(path, "document file") == want:
+                    continue
             else:
                 for other in (p for p in copies.get(record.id, ()) if p != path):
                     body = self._body_at(other, record.content_hash)
@@ -2354,7 +2434,7 @@ class Documents:
 
     def _record_from_file(self, path: Path, status: DocumentStatus) -> DocumentRecord | None:
         try:
-            header, body = _parse_document(path.read_bytes().decode())
+            header, body = _parse_document((read_bytes(path, "document file") or b"").decode())
             doc_id = header["id"]
             if not path.name.endswith(f"-{doc_id[:8]}.md"):
                 return None
@@ -2377,7 +2457,7 @@ class Documents:
                 memory_body_ids=tuple(header.get("memory_body_ids") or ()),
                 archived_at=stamp if status == "archived" else None,
             )
-        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, MnemonError):
+        except (UnicodeDecodeError, ValueError, KeyError, TypeError, MnemonError):
             return None
         return _sized(record, body)
 
@@ -2557,24 +2637,6 @@ class _Guard:
             self._docs._mutex.release()
         finally:
             self._file.__exit__(*exc)
-
-
-def _append_line(path: Path, data: bytes) -> int:
-    """Append one line (after a newline if a torn line ends the file); returns the new size.
-
-    Unlike ``append_durable`` there is no fsync: used only for advisory access times.
-    """
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            data = b"\n" + data
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        return size + len(data)
-    finally:
-        os.close(fd)
 
 
 def _as_tuple(value: Any, field: str) -> tuple[Any, ...]:

@@ -16,8 +16,10 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
 import math
 import os
 import re
@@ -29,7 +31,7 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from langgraph_mnemon.contracts import Importance, Receipt, Usage
+from langgraph_mnemon.contracts import Importance, Receipt, Usage, check_text
 from langgraph_mnemon.errors import (
     AmbiguousMatchError,
     CapacityError,
@@ -41,12 +43,20 @@ from langgraph_mnemon.errors import (
 )
 from langgraph_mnemon.memory_layers._files import (
     append_durable,
+    atomic_write,
+    checked_path,
+    discard,
     ensure_dir,
     fsync_dir,
     has_stale_temps,
+    io_errors,
     locked,
+    read_bytes,
+    refuse_symlink,
+    refuse_symlinks,
     remove_stale_temps,
-    unlink_quietly,
+    tolerate_unwritable,
+    undo_append,
     write_temp,
 )
 
@@ -81,6 +91,8 @@ _IMPORTANCE_RANK = {"critical": 0, "normal": 1, "low": 2}
 _FILE_NAMES = {"user": "USER.md", "memory": "MEMORY.md"}
 _WHITESPACE = re.compile(r"[\s\ufeff]+")
 _BRANCH_CHARS = re.compile(r"^[A-Za-z0-9._/-]+$")
+_MAX_RAW_CHARS = 64 * MAX_ENTRY_BYTES  # longer input cannot collapse to a storable entry
+_log = logging.getLogger(__name__)
 
 
 # --------------------------------------------------------------------------------------------
@@ -206,10 +218,15 @@ class RuntimeSnapshot(BaseModel):
 def normalize_content(value: Any, field: str = "content") -> str:
     """Trim and collapse whitespace; reject what cannot be stored.
 
-    Raises :class:`InvalidInputError` with the reference messages.
+    NUL characters are refused, not stripped (they would sit in USER.md / MEMORY.md and in
+    every prompt), as are lone surrogates, the ``§`` delimiter and more than
+    :data:`MAX_ENTRY_BYTES`. Raises :class:`InvalidInputError` with the reference messages.
     """
-    if not isinstance(value, str):
-        raise InvalidInputError(f"{field} must be a string (got {type(value).__name__})")
+    value = check_text(value, field)
+    if len(value) > _MAX_RAW_CHARS:
+        raise InvalidInputError(
+            f"{field} is too large ({len(value)} characters; max {MAX_ENTRY_BYTES} bytes)"
+        )
     text = _WHITESPACE.sub(" ", value).strip()
     if not text:
         raise InvalidInputError(f"{field} is required")
@@ -222,13 +239,13 @@ def normalize_content(value: Any, field: str = "content") -> str:
 
 
 def validate_target(value: Any) -> RuntimeTarget:
-    if value not in _TARGETS:
+    if not isinstance(value, str) or value not in _TARGETS:
         raise InvalidInputError("target must be memory or user")
     return value  # type: ignore[no-any-return]
 
 
 def validate_importance(value: Any) -> Importance:
-    if value not in _IMPORTANCE_RANK:
+    if not isinstance(value, str) or value not in _IMPORTANCE_RANK:
         raise InvalidInputError("importance must be critical, normal, or low")
     return value  # type: ignore[no-any-return]
 
@@ -458,27 +475,43 @@ class _RuntimeFile:
     def projection_path(self, target: str) -> Path:
         return self.directory / _FILE_NAMES[target]
 
+    def check_paths(self) -> None:
+        """Refuse (``symlink-refused``) when any managed path here is a symbolic link."""
+        archived = self.directory / "archived"
+        refuse_symlinks(
+            [
+                (self.directory, "runtime folder"),
+                (self.authority, "runtime memories.json"),
+                *((self.projection_path(t), f"runtime {_FILE_NAMES[t]}") for t in _TARGETS),
+                (self.lock_path, "runtime lock file"),
+                (archived, "runtime archived folder"),
+                *((archived / f"{t}.jsonl", f"runtime archived/{t}.jsonl") for t in _TARGETS),
+            ]
+        )
+
     def lock(self) -> Any:
+        refuse_symlink(self.directory, "runtime folder")  # else the lock would land in its target
         ensure_dir(self.directory)
         return locked(self.lock_path, timeout=self.lock_timeout, what="runtime memory")
 
     def read(self) -> _State:
         """The committed state; cached while the authority file is the same inode and size."""
         try:
-            fd = os.open(self.authority, os.O_RDONLY)
+            fd = os.open(self.authority, os.O_RDONLY | os.O_NOFOLLOW)
         except FileNotFoundError:
             return _EMPTY
         except OSError as exc:
-            raise StorageError(
-                f"runtime memories.json is unreadable: {self.authority}: {exc.strerror}"
-            ) from None
+            raise StorageError.from_os_error(
+                exc, "read runtime memories.json", self.authority
+            ) from exc
         try:
-            st = os.fstat(fd)
-            key = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
-            if self._cache is not None and self._cache[0] == key:
-                return self._cache[1]
-            with os.fdopen(fd, "rb", closefd=False) as fh:
-                raw = fh.read()
+            with io_errors("read runtime memories.json", self.authority):
+                st = os.fstat(fd)
+                key = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+                if self._cache is not None and self._cache[0] == key:
+                    return self._cache[1]
+                with os.fdopen(fd, "rb", closefd=False) as fh:
+                    raw = fh.read()
         finally:
             os.close(fd)
         state = self._parse(raw)
@@ -492,18 +525,21 @@ class _RuntimeFile:
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise StorageError(
                 f"runtime memories.json is unreadable: {where}: {exc}. Restore it from a "
-                "backup or fix it by hand; mnemon will not overwrite it."
+                "backup or fix it by hand; mnemon will not overwrite it.",
+                code="storage-damaged",
             ) from None
         if not isinstance(data, dict) or data.get("version") != _VERSION:
             raise StorageError(
                 f"runtime memories.json must use version {_VERSION}: {where}. "
-                "mnemon will not overwrite it."
+                "mnemon will not overwrite it.",
+                code="storage-damaged",
             )
         raw_entries = data.get("entries")
         if not isinstance(raw_entries, list):
             raise StorageError(
                 f"runtime memories.json contains an invalid entry list: {where}. "
-                "mnemon will not overwrite it."
+                "mnemon will not overwrite it.",
+                code="storage-damaged",
             )
         # Another process usually changed one entry: reuse what the last read already checked.
         known = {r.key: r for r in self._cache[1].rows} if self._cache else {}
@@ -519,7 +555,8 @@ class _RuntimeFile:
                 except (InvalidInputError, ValueError, TypeError) as exc:
                     raise StorageError(
                         f"runtime memories.json contains an invalid entry (#{index + 1}: {exc}): "
-                        f"{where}. Fix or remove that entry; mnemon will not overwrite the file."
+                        f"{where}. Fix or remove that entry; mnemon will not overwrite the file.",
+                        code="storage-damaged",
                     ) from None
             rows.append(row)
         return _State(tuple(rows))
@@ -538,55 +575,102 @@ class _RuntimeFile:
 
         ``archive`` lines are appended to ``archived/<name>`` before anything else, so a crash
         can leave an archived entry that is also still hot (a safe duplicate), never a lost one.
+
+        A failure before the authority rename (a full or read-only disk, a refused link) raises
+        :class:`StorageError` after undoing everything: temp files removed, archive appends cut
+        back, projections already renamed rewritten from the unchanged authority.
         """
-        for name, line in archive:
-            folder = self.directory / "archived"
-            ensure_dir(folder)
-            append_durable(folder / name, line)
-        temps: list[tuple[Path, Path]] = []
+        self.check_paths()
+        folder = self.directory / "archived"
+        new_folder = folder if archive and not os.path.lexists(folder) else None
+        appended: list[tuple[Path, int | None]] = []
+        temps: list[tuple[Path, Path, str | None]] = []
+        renamed: list[str] = []
         try:
+            for name, line in archive:
+                ensure_dir(folder)
+                appended.append((folder / name, append_durable(folder / name, line)))
             for target in targets:
                 path = self.projection_path(target)
                 body = render_projection([e.content for e in state.of(target)]).encode()
-                temps.append((write_temp(path, body, fsync=False), path))
-            temps.append((write_temp(self.authority, state.to_json_bytes()), self.authority))
-            for tmp, path in temps:
-                os.replace(tmp, path)
+                temps.append((write_temp(path, body, fsync=False), path, target))
+            temps.append((write_temp(self.authority, state.to_json_bytes()), self.authority, None))
+            for tmp, path, target in temps:
+                with io_errors(f"replace {path.name}", path):
+                    os.replace(tmp, path)
+                if target is not None:
+                    renamed.append(target)
         except BaseException:
-            for tmp, _ in temps:
-                unlink_quietly(tmp)
+            self._undo([t for t, _, _ in temps], appended, renamed, new_folder)
             raise
-        fsync_dir(self.directory)
-        st = os.stat(self.authority)
+        try:
+            fsync_dir(self.directory)
+            st = os.stat(self.authority)
+        except (OSError, StorageError) as exc:
+            # The authority is renamed: the write is visible, so it is not reported as failed.
+            _log.warning("runtime memory committed but not synced (%s): %s", self.directory, exc)
+            self._cache = None
+            return
         self._cache = ((st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size), state)
+
+    def _undo(
+        self,
+        temps: list[Path],
+        appended: list[tuple[Path, int | None]],
+        renamed: list[str],
+        new_folder: Path | None,
+    ) -> None:
+        """Best effort: put every file back as it was before a failed :meth:`commit`."""
+        for tmp in temps:
+            discard(tmp)
+        for path, before in appended:
+            undo_append(path, before)
+        if new_folder is not None:
+            with contextlib.suppress(OSError):
+                new_folder.rmdir()
+        try:
+            old = self.read()  # the authority was not renamed: still the committed state
+            for target in renamed:
+                body = render_projection([e.content for e in old.of(target)]).encode()
+                atomic_write(self.projection_path(target), body, fsync=False)
+        except StorageError as exc:
+            _log.warning("runtime projections left for repair (%s): %s", self.directory, exc)
 
     def stale_projections(self, state: _State) -> list[str]:
         stale = []
         for target in _TARGETS:
             want = render_projection([e.content for e in state.of(target)]).encode()
-            try:
-                have = self.projection_path(target).read_bytes()
-            except FileNotFoundError:
-                have = None
+            name = _FILE_NAMES[target]
+            have = read_bytes(self.projection_path(target), f"runtime {name} projection")
             if have != want:
                 stale.append(target)
         return stale
 
     def repair(self) -> list[str]:
-        """Rewrite projections that differ from the authority; returns the repaired targets."""
+        """Rewrite projections that differ from the authority; returns the repaired targets.
+
+        Nothing is written when nothing needs repair. When the disk refuses the repair (full,
+        read-only, no permission) it is logged and skipped: reads answer from the authority.
+        """
         if (
             self.authority.exists()
             and not self.stale_projections(self.read())
             and not has_stale_temps(self.directory)
         ):
             return []
-        with self.lock():
+        what = f"repair of runtime memory files in {self.directory}"
+        with tolerate_unwritable(what), self.lock():
             remove_stale_temps(self.directory)
             state = self.read()
             stale = self.stale_projections(state)
             if stale or not self.authority.exists():
                 self.commit(state, stale)
             return stale
+        return []
+
+    def read_archived(self, target: str) -> bytes | None:
+        path = self.directory / "archived" / f"{target}.jsonl"
+        return read_bytes(path, f"runtime archived/{target}.jsonl")
 
 
 def _entry_from_json(item: Any) -> RuntimeEntry:
@@ -594,7 +678,11 @@ def _entry_from_json(item: Any) -> RuntimeEntry:
         raise InvalidInputError("not an object")
     target = validate_target(item.get("target"))
     content = item.get("content")
-    if normalize_content(content) != content:
+    if isinstance(content, str) and "\x00" in content:
+        # Older builds accepted NUL: read such an entry without it (projections are repaired
+        # and the next commit rewrites the authority clean).
+        content = normalize_content(content.replace("\x00", ""))
+    elif normalize_content(content) != content:
         raise InvalidInputError("content is not whitespace-normalised")
     importance = validate_importance(item.get("importance", "normal"))
     for key in ("created_at", "updated_at"):
@@ -651,6 +739,10 @@ class RuntimeMemory:
 
     Opening repairs projections that differ from the authority and removes temp files left by
     writers that died; a corrupt authority raises :class:`StorageError` and is left untouched.
+    On a full or read-only disk a needed repair is logged and skipped and reads answer from the
+    authority. A managed path under ``runtime/`` that is a symbolic link is refused
+    (``StorageError``, code ``symlink-refused``); the roots themselves are the caller's to name.
+    Every I/O failure raises :class:`StorageError` and leaves every file byte-identical.
     """
 
     def __init__(
@@ -671,21 +763,23 @@ class RuntimeMemory:
         ):
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1_048_576:
                 raise InvalidInputError(f"{name} must be an integer in 1..1048576 (got {value!r})")
-        self.root = Path(root).expanduser().absolute()
-        self.workspace = Path(workspace).expanduser().absolute() if workspace else None
+        self.root = checked_path(root, "root")
+        self.workspace = checked_path(workspace, "workspace") if workspace else None
         self._limits = {"user": user_limit_bytes, "memory": memory_limit_bytes}
         self._clock = clock or (lambda: datetime.now(UTC))
         self.write_enabled = bool(write_enabled)
         memory_file = _RuntimeFile(self.root / "runtime", lock_timeout)
         user_file = memory_file
         if user_root is not None:
-            user_dir = Path(user_root).expanduser().absolute() / "runtime"
+            user_dir = checked_path(user_root, "user_root") / "runtime"
             if user_dir != memory_file.directory:
                 user_file = _RuntimeFile(user_dir, lock_timeout)
         self._files: dict[str, _RuntimeFile] = {
             "user": user_file,
             "memory": memory_file,
         }
+        for file in {id(f): f for f in self._files.values()}.values():
+            file.check_paths()
         self._repair()
 
     def _repair(self) -> None:
@@ -722,13 +816,9 @@ class RuntimeMemory:
     def archived(self, target: RuntimeTarget) -> list[dict[str, Any]]:
         """Entries moved to ``runtime/archived/`` by compaction with no other destination."""
         target = validate_target(target)
-        path = self._files[target].directory / "archived" / f"{target}.jsonl"
-        try:
-            lines = path.read_bytes().splitlines()
-        except FileNotFoundError:
-            return []
+        data = self._files[target].read_archived(target)
         records = []
-        for line in lines:
+        for line in (data or b"").splitlines():
             try:
                 records.append(json.loads(line))
             except (json.JSONDecodeError, UnicodeDecodeError):
@@ -741,10 +831,17 @@ class RuntimeMemory:
         """Render the model-facing snapshot (repairs stale projections first).
 
         ``branch`` defaults to the workspace's current git branch; MEMORY entries scoped to
-        other branches are hidden. ``now`` is the capture time for the age annotations.
+        other branches are hidden. ``now`` is the capture time for the age annotations (a naive
+        datetime counts as UTC). A wrong type raises :class:`InvalidInputError`.
         """
+        if branch is not None and len(check_text(branch, "branch")) > MAX_BRANCH_CHARS:
+            raise InvalidInputError(f"branch is longer than {MAX_BRANCH_CHARS} characters")
+        if now is not None and not isinstance(now, datetime):
+            raise InvalidInputError(f"now must be a datetime (got {type(now).__name__})")
         self._repair()
         moment = now or self._clock()
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
         if branch is None:
             branch = current_git_branch(self.workspace)
         rows = self._composite_rows()
@@ -791,7 +888,21 @@ class RuntimeMemory:
         importance: Importance = "normal",
         branches: Sequence[str] | None = None,
     ) -> RuntimeReceipt:
-        """Append an entry; an identical entry already present is a committed no-op."""
+        """Append an entry; an identical entry already present is a committed no-op.
+
+        Args:
+            target: ``"user"`` (USER.md) or ``"memory"`` (MEMORY.md).
+            content: the entry text; whitespace runs are collapsed. NUL characters and lone
+                surrogates are refused, never stored or stripped silently.
+            importance: ``"critical"``, ``"normal"`` or ``"low"``.
+            branches: MEMORY only: git branches the entry is shown on.
+
+        Raises:
+            InvalidInputError: a wrong type or a value that cannot be stored; nothing changed.
+            CapacityError: the entry does not fit (``plan`` says what maintenance needs).
+            StorageError: the disk refused the write (``storage-full``, ``storage-read-only``,
+                ...) or a managed path is a link (``symlink-refused``); every file unchanged.
+        """
         return self._mutate(
             self._request("add", target, content=content, importance=importance, branches=branches)
         )
@@ -904,13 +1015,17 @@ class RuntimeMemory:
     def _checked(self, request: Any) -> RuntimeMutation:
         if not isinstance(request, RuntimeMutation):
             raise InvalidInputError("request must be a RuntimeMutation")
+        # getattr: a model_construct()-ed request may lack fields or hold any value.
+        action = getattr(request, "action", None)
+        if not isinstance(action, str) or action not in ("add", "replace", "remove"):
+            raise InvalidInputError("action must be add, replace or remove")
         return self._request(
-            request.action,
-            request.target,
-            content=request.content,
-            old_text=request.old_text,
-            importance=request.importance,
-            branches=list(request.branches) if request.branches is not None else None,
+            action,
+            getattr(request, "target", None),
+            content=getattr(request, "content", None),
+            old_text=getattr(request, "old_text", None),
+            importance=getattr(request, "importance", None),
+            branches=getattr(request, "branches", None),
         )
 
     def _composite_rows(self) -> list[_Row]:
@@ -1223,7 +1338,12 @@ def _checked_candidates(compacted: Any, target: str) -> list[CompactedEntry]:
     result = []
     for index, item in enumerate(compacted):
         if isinstance(item, dict):
-            item = CompactedEntry(**item)
+            try:
+                item = CompactedEntry.model_validate(item)
+            except ValueError as exc:  # pydantic's ValidationError is a ValueError
+                raise InvalidInputError(
+                    f"compacted[{index}] is not a CompactedEntry: {exc}"
+                ) from None
         if not isinstance(item, CompactedEntry):
             raise InvalidInputError(f"compacted[{index}] must be a CompactedEntry")
         branches = validate_branches(item.branches)

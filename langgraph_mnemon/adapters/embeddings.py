@@ -35,6 +35,7 @@ import numpy as np
 
 from langgraph_mnemon.adapters.providers.text import analyze
 from langgraph_mnemon.config import EmbeddingConfig
+from langgraph_mnemon.contracts import safe_text
 from langgraph_mnemon.errors import InvalidInputError, ProviderError
 from langgraph_mnemon.memory_layers.space_models import Embedder
 
@@ -58,14 +59,16 @@ def _check_texts(texts: Any) -> list[str]:
     for text in texts:
         if not isinstance(text, str):
             raise InvalidInputError(f"every text must be a string (got {type(text).__name__})")
-        out.append(text[:_MAX_TEXT_CHARS])
+        out.append(safe_text(text[:_MAX_TEXT_CHARS]))
     return out
 
 
 def _check_query(text: Any) -> str:
     if not isinstance(text, str):
         raise InvalidInputError(f"the query must be a string (got {type(text).__name__})")
-    return text[:_MAX_TEXT_CHARS]
+    # Embedding reads text, it does not store it: a lone surrogate (which no tokenizer or
+    # HTTP body can encode) becomes U+FFFD instead of failing the search.
+    return safe_text(text[:_MAX_TEXT_CHARS])
 
 
 class HashingEmbedder:

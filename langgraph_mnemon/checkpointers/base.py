@@ -35,7 +35,9 @@ from langgraph_mnemon.checkpointers._encoding import (
 )
 from langgraph_mnemon.checkpointers._ops import ListQuery, PutRequest, RawTuple, json_equal
 from langgraph_mnemon.config import MnemosConfig
+from langgraph_mnemon.contracts import check_text
 from langgraph_mnemon.errors import InvalidInputError
+from langgraph_mnemon.memory_layers._values import shown
 from langgraph_mnemon.memory_layers.mnemos import store
 from langgraph_mnemon.memory_layers.mnemos.service import summary_from_state
 
@@ -46,14 +48,17 @@ _MAX_ID_CHARS = 1024
 
 
 def _text(value: Any, field: str) -> str:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if isinstance(value, float) or (
+        isinstance(value, int) and not isinstance(value, bool) and abs(value) < 10**_MAX_ID_CHARS
+    ):
         value = str(value)
     if not isinstance(value, str) or not value or len(value) > _MAX_ID_CHARS:
         raise InvalidInputError(
             f"{field} must be a non-empty string of at most {_MAX_ID_CHARS} characters "
-            f"(got {value!r})"
+            f"(got {shown(value)})"
         )
-    return value
+    # Ids are stored as text: NUL and lone surrogates are refused on SQLite and PostgreSQL alike.
+    return check_text(value, field)
 
 
 class MnemosSaverBase(BaseCheckpointSaver[str]):
@@ -106,6 +111,7 @@ class MnemosSaverBase(BaseCheckpointSaver[str]):
         ns = configurable.get("checkpoint_ns") or ""
         if not isinstance(ns, str):
             raise InvalidInputError("checkpoint_ns must be a string")
+        ns = check_text(ns, "checkpoint_ns")
         checkpoint_id = configurable.get("checkpoint_id")
         if checkpoint_id is not None:
             checkpoint_id = _text(checkpoint_id, "checkpoint_id")

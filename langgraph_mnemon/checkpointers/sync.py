@@ -145,7 +145,8 @@ class MnemosSaver(MnemosSaverBase):
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` addresses, or the thread's latest; ``None`` if missing."""
         thread_id, ns, checkpoint_id = self._address(config)
-        self._ready()
+        if not self.db.ready_for_read(MIGRATIONS):
+            return None  # nothing was ever stored: a read creates no tables
         raw = self.db.run_single(_ops.get_raw, self._st, thread_id, ns, checkpoint_id, self._items)
         return self._tuple(raw) if raw is not None else None
 
@@ -159,7 +160,8 @@ class MnemosSaver(MnemosSaverBase):
     ) -> Iterator[CheckpointTuple]:
         """Checkpoints matching ``config`` / metadata ``filter`` / ``before``, newest first."""
         query = self._list_query(config, filter, before, limit)
-        self._ready()
+        if not self.db.ready_for_read(MIGRATIONS):
+            return
         remaining = limit
         after: tuple[str, str, str] | None = None
         while remaining is None or remaining > 0:

@@ -57,6 +57,7 @@ __all__ = [
     "SpaceBinding",
     "WriteMode",
     "is_committed",
+    "is_embedder",
 ]
 
 SearchMode = Literal["smart", "keyword", "basic"]
@@ -300,6 +301,16 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> list[float]:
         """The vector of a query."""
         ...
+
+
+def is_embedder(value: Any) -> bool:
+    """Whether ``value`` is an :class:`Embedder` *instance*.
+
+    ``isinstance(WordLlamaEmbedder, Embedder)`` is true for the class itself (a protocol check
+    only looks for the attribute names, and a property is an attribute of the class), so a
+    class handed over where an instance belongs would slip through; this check refuses it.
+    """
+    return isinstance(value, Embedder) and not isinstance(value, type)
 
 
 @runtime_checkable

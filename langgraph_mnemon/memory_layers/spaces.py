@@ -21,7 +21,14 @@ keyword mode and covering rows are merged ahead; covering rows are finally order
 
 Every public method validates its input and raises a typed error from
 :mod:`langgraph_mnemon.errors` whose message says what to do; a failed operation changes
-nothing. Every method has an async twin (``asearch``, ``aremember``, …) and the sync methods run
+nothing. Text arguments (names, descriptions, content, tags, entities, queries, ids) have NUL
+characters dropped; a lone surrogate (half of a character pair) or a value of the wrong type
+raises :class:`InvalidInputError`, and so does NUL in metadata keys, metadata values and
+secrets. Reads never create the tables: before the first write every read answers empty.
+A write that the local database refuses (full disk, read-only file, damaged file) raises its
+:class:`StorageError`; a failing remote provider gives a ``failed`` receipt instead.
+
+Every method has an async twin (``asearch``, ``aremember``, …) and the sync methods run
 the same coroutine, so both share one code path.
 
 Example:
@@ -50,6 +57,7 @@ from typing import Any, Literal, TypeVar
 import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from langgraph_mnemon.contracts import check_text
 from langgraph_mnemon.errors import (
     InvalidInputError,
     MnemonError,
@@ -58,7 +66,13 @@ from langgraph_mnemon.errors import (
     ReadOnlyError,
     StorageError,
 )
-from langgraph_mnemon.memory_layers._files import atomic_write, ensure_dir, locked
+from langgraph_mnemon.memory_layers._files import (
+    atomic_write,
+    ensure_dir,
+    locked,
+    refuse_symlink,
+)
+from langgraph_mnemon.memory_layers._values import shown
 from langgraph_mnemon.memory_layers.mnemos.db import Database
 from langgraph_mnemon.memory_layers.mnemos.spaces_schema import MIGRATIONS, SPACES
 from langgraph_mnemon.memory_layers.recall import (
@@ -254,9 +268,8 @@ class SpacesStatus(_Frozen):
 
 
 def _text(value: Any, field: str, *, limit: int, required: bool = True) -> str:
-    if not isinstance(value, str):
-        raise InvalidInputError(f"{field} must be a string (got {type(value).__name__})")
-    text = value.replace("\x00", "").strip()
+    # NUL is dropped (as it always was here); a lone surrogate or a non-string is refused.
+    text = check_text(value, field, nul="strip").strip()
     if required and not text:
         raise InvalidInputError(f"{field} must not be empty")
     if len(text) > limit:
@@ -290,11 +303,15 @@ def _metadata(value: Any) -> dict[str, str | int | float | bool]:
     for key, item in value.items():
         if not isinstance(key, str) or not key.strip() or len(key) > 64:
             raise InvalidInputError("metadata keys must be non-empty strings of ≤64 characters")
+        check_text(key, "a metadata key")
         if isinstance(item, str):
             if len(item) > MAX_METADATA_VALUE_CHARS:
                 raise InvalidInputError(
                     f"metadata[{key!r}] is longer than {MAX_METADATA_VALUE_CHARS} characters"
                 )
+            check_text(item, f"metadata[{key!r}]")
+        elif isinstance(item, int) and not isinstance(item, bool) and abs(item) >= 2**63:
+            raise InvalidInputError(f"metadata[{key!r}] must fit in 64 bits")
         elif isinstance(item, float) and not math.isfinite(item):
             raise InvalidInputError(f"metadata[{key!r}] must be a finite number")
         elif not isinstance(item, (bool, int, float)):
@@ -308,8 +325,8 @@ def _metadata(value: Any) -> dict[str, str | int | float | bool]:
 def _choice(value: Any, field: str, allowed: Sequence[str], *, optional: bool) -> Any:
     if value is None and optional:
         return None
-    if value not in allowed:
-        raise InvalidInputError(f"{field} must be one of {', '.join(allowed)} (got {value!r})")
+    if not isinstance(value, str) or value not in allowed:
+        raise InvalidInputError(f"{field} must be one of {', '.join(allowed)} (got {shown(value)})")
     return value
 
 
@@ -323,7 +340,7 @@ def _space_id(value: Any, field: str = "space_id") -> str:
     if not isinstance(value, str) or not _SPACE_ID.match(value.strip()):
         raise InvalidInputError(
             f"{field} must be 1-64 characters of letters, digits, '.', '_' or '-' starting "
-            f"with a letter or digit (got {value!r})"
+            f"with a letter or digit (got {shown(value)})"
         )
     return value.strip()
 
@@ -367,15 +384,26 @@ class _SecretStore:
         self.lock_timeout = lock_timeout
         self._lock_path = path.with_name(".space-secrets.lock")
 
+    def _refuse_links(self) -> None:
+        # Managed paths under the root are never followed through a symbolic link.
+        refuse_symlink(self.path.parent, "Memory Space state folder")
+        refuse_symlink(self.path, "Memory Space secrets file")
+
     def _read(self) -> dict[str, dict[str, str]]:
+        self._refuse_links()
         try:
             data = json.loads(self.path.read_text("utf-8"))
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError) as exc:
+        except OSError as exc:
+            raise StorageError.from_os_error(
+                exc, "read the Memory Space secrets", self.path
+            ) from None
+        except ValueError as exc:
             raise StorageError(
                 f"cannot read the Memory Space secrets file {self.path}: {exc}; restore it or "
-                "remove it and configure the secrets again"
+                "remove it and configure the secrets again",
+                code="storage-damaged",
             ) from None
         if not isinstance(data, dict):
             raise StorageError(f"the Memory Space secrets file {self.path} is not a JSON object")
@@ -388,6 +416,7 @@ class _SecretStore:
         return {k: sorted(v) for k, v in self._read().items()}
 
     def put(self, space_id: str, secrets: Mapping[str, str] | None) -> None:
+        self._refuse_links()
         ensure_dir(self.path.parent)
         with locked(self._lock_path, timeout=self.lock_timeout, what="Memory Space secrets"):
             data = self._read()
@@ -482,7 +511,7 @@ class MemorySpaces:
             )
         if policy not in quality_policies():
             raise InvalidInputError(
-                f"unknown recall quality policy {policy!r}; use one of "
+                f"unknown recall quality policy {shown(policy)}; use one of "
                 f"{', '.join(quality_policies())}"
             )
         if not 1 <= float(candidate_multiplier) <= 5:
@@ -534,6 +563,10 @@ class MemorySpaces:
 
     def provider(self, provider_id: str) -> MemoryProvider:
         """The registered provider ``provider_id``."""
+        if not isinstance(provider_id, str):
+            raise InvalidInputError(
+                f"provider_id must be a string such as 'mnemos' (got {type(provider_id).__name__})"
+            )
         found = self._providers.get(provider_id)
         if found is None:
             raise NotFoundError(
@@ -575,7 +608,8 @@ class MemorySpaces:
         )
 
     def _list_sync(self, active: bool | None = None) -> list[SpaceRecord]:
-        self._ready()
+        if not self.db.ready_for_read(MIGRATIONS):
+            return []  # nothing was ever written: a read creates no tables
         stmt = sa.select(SPACES).order_by(SPACES.c.created_at, SPACES.c.id)
         if active is not None:
             stmt = stmt.where(SPACES.c.active == active)
@@ -586,9 +620,14 @@ class MemorySpaces:
 
     def _get_sync(self, space_id: str) -> SpaceRecord:
         space_id = _space_id(space_id)
-        self._ready()
-        with self.db.read() as conn:
-            row = conn.execute(sa.select(SPACES).where(SPACES.c.id == space_id)).mappings().first()
+        row = None
+        if self.db.ready_for_read(MIGRATIONS):
+            with self.db.read() as conn:
+                row = (
+                    conn.execute(sa.select(SPACES).where(SPACES.c.id == space_id))
+                    .mappings()
+                    .first()
+                )
         if row is None:
             raise NotFoundError(
                 f"no Memory Space {space_id!r}; list them with spaces.list_spaces() "
@@ -638,6 +677,8 @@ class MemorySpaces:
         for key, value in secrets.items():
             if not isinstance(key, str) or not isinstance(value, str):
                 raise InvalidInputError("secrets must map string names to string values")
+            check_text(key, "a secret name")
+            check_text(value, f"secret {key!r}")
             if secret_fields and key not in secret_fields:
                 raise InvalidInputError(
                     f"provider {provider.descriptor.id!r} takes the secrets "
@@ -924,6 +965,7 @@ class MemorySpaces:
             raise InvalidInputError("source_space_ids must be a list of space ids")
         if not 1 <= len(source_space_ids) <= MAX_MERGE_SOURCES:
             raise InvalidInputError(f"merge takes 1 to {MAX_MERGE_SOURCES} source spaces")
+        source_space_ids = [_space_id(s, "source_space_ids[]") for s in source_space_ids]
         if not isinstance(deactivate_sources, bool):
             raise InvalidInputError("deactivate_sources must be true or false")
         target = await self.aget_space(target_space_id)
@@ -1114,7 +1156,7 @@ class MemorySpaces:
         policy_id = self.policy if policy is None else policy
         if policy_id not in quality_policies():
             raise InvalidInputError(
-                f"unknown recall quality policy {policy_id!r}; use one of "
+                f"unknown recall quality policy {shown(policy_id)}; use one of "
                 f"{', '.join(quality_policies())}"
             )
         records = await asyncio.to_thread(self._readable_sync, space_ids)
@@ -1462,8 +1504,8 @@ class MemorySpaces:
         provider = self._require(record, "remember")
         try:
             raw = await provider.remember(await self._abinding(record), item)
-        except (InvalidInputError, NotFoundError, ReadOnlyError):
-            raise
+        except (InvalidInputError, NotFoundError, ReadOnlyError, StorageError):
+            raise  # the caller's mistake or the local disk: not a provider failure
         except Exception as exc:
             return self._failed(record, "remember", exc)
         return await self._receipt(record, raw, "remember")
@@ -1546,8 +1588,8 @@ class MemorySpaces:
         binding = await self._abinding(record)
         try:
             raws = await provider.remember_many(binding, checked)
-        except (InvalidInputError, NotFoundError, ReadOnlyError):
-            raise
+        except (InvalidInputError, NotFoundError, ReadOnlyError, StorageError):
+            raise  # the caller's mistake or the local disk: not a provider failure
         except Exception as exc:
             return [self._failed(record, "remember", exc) for _ in checked]
         receipts = []
@@ -1579,9 +1621,12 @@ class MemorySpaces:
         src = _text(source_id, "source_id", limit=200)
         dst = _text(target_id, "target_id", limit=200)
         _choice(type, "type", EDGE_TYPES, optional=False)
-        if isinstance(weight, bool) or not isinstance(weight, (int, float)):
-            raise InvalidInputError("weight must be a number between 0 and 1")
-        if not (math.isfinite(weight) and 0 <= weight <= 1):
+        if (
+            isinstance(weight, bool)
+            or not isinstance(weight, (int, float))
+            or not (0 <= weight <= 1)  # before float(): a huge int does not fit one
+            or not math.isfinite(weight)
+        ):
             raise InvalidInputError("weight must be a number between 0 and 1")
         note = None if reason is None else _text(reason, "reason", limit=1000, required=False)
         record = await asyncio.to_thread(self._target_sync, space_id, "link")
@@ -1591,8 +1636,8 @@ class MemorySpaces:
         )
         try:
             raw = await provider.link(await self._abinding(record), request)
-        except (InvalidInputError, NotFoundError, ReadOnlyError):
-            raise
+        except (InvalidInputError, NotFoundError, ReadOnlyError, StorageError):
+            raise  # the caller's mistake or the local disk: not a provider failure
         except Exception as exc:
             return self._failed(record, "link", exc)
         return await self._receipt(record, raw, "link", object_id=f"{src}->{dst}")
@@ -1626,8 +1671,8 @@ class MemorySpaces:
             )
         try:
             raw = await provider.forget(await self._abinding(record), mid)
-        except (InvalidInputError, NotFoundError, ReadOnlyError):
-            raise
+        except (InvalidInputError, NotFoundError, ReadOnlyError, StorageError):
+            raise  # the caller's mistake or the local disk: not a provider failure
         except Exception as exc:
             return self._failed(record, "forget", exc)
         return await self._receipt(record, raw, "forget", object_id=mid)

@@ -78,7 +78,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from langgraph.store.base import (
-    BaseStore,
     GetOp,
     InvalidNamespaceError,
     Item,
@@ -92,6 +91,7 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
+from langgraph_mnemon.contracts import check_text, safe_text, text_problem
 from langgraph_mnemon.errors import (
     InvalidInputError,
     MnemonError,
@@ -99,7 +99,9 @@ from langgraph_mnemon.errors import (
     ProviderError,
     ReadOnlyError,
 )
+from langgraph_mnemon.memory_layers._values import shown
 from langgraph_mnemon.memory_layers.space_models import SpaceBinding
+from langgraph_mnemon.server._store_args import CheckedArguments
 
 if TYPE_CHECKING:
     from langgraph_mnemon.host import Mnemon
@@ -126,6 +128,7 @@ _CREATED = "store_created_at"
 _INDEXED = "store_indexed"
 _MEMORY_ID = re.compile(r"^[0-9a-f]{32}$")
 _OPERATORS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte"})
+_MAX_FILTER_DEPTH = 32
 _T = TypeVar("_T")
 
 
@@ -173,7 +176,7 @@ def _check_namespace(namespace: Any) -> tuple[str, ...]:
         namespace = tuple(namespace)
     if not isinstance(namespace, tuple):
         raise InvalidNamespaceError(
-            f"Namespace must be a tuple of strings, e.g. ('users', 'alice'); got {namespace!r}"
+            f"Namespace must be a tuple of strings, e.g. ('users', 'alice'); got {shown(namespace)}"
         )
     if not namespace:
         raise InvalidNamespaceError("Namespace cannot be empty.")
@@ -195,9 +198,13 @@ def _check_labels(path: Any) -> tuple[str, ...]:
         path = tuple(path)
     if not isinstance(path, tuple):
         raise InvalidNamespaceError(
-            f"Namespace paths must be tuples of strings, e.g. ('users',); got {path!r}"
+            f"Namespace paths must be tuples of strings, e.g. ('users',); got {shown(path)}"
         )
     validate_op_namespace(GetOp(path, ""))
+    for label in path:  # LangGraph refuses NUL; a lone surrogate cannot be stored either
+        problem = text_problem(label)
+        if problem is not None:
+            raise InvalidNamespaceError(f"Namespace label {shown(label)} {problem}")
     return path
 
 
@@ -227,7 +234,7 @@ def _check_key(key: Any) -> str:
         raise InvalidInputError(
             f"the key is {len(key)} characters; the limit is {MAX_KEY_CHARS}: use a shorter key"
         )
-    return key
+    return check_text(key, "the store key")
 
 
 def _encode_value(value: Any) -> str:
@@ -240,11 +247,14 @@ def _encode_value(value: Any) -> str:
         raise InvalidInputError("store values must have string keys (JSON objects)")
     try:
         text = json.dumps(dict(value), ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         raise InvalidInputError(
-            f"store values must be JSON-serializable ({exc}); convert dates, sets and objects "
-            "to strings, lists or numbers first"
+            f"store values must be JSON-serializable ({type(exc).__name__}: "
+            f"{safe_text(exc)[:200]}); convert dates, sets and objects to strings, lists or "
+            "numbers first, and keep nesting shallow"
         ) from None
+    # JSON escapes NUL itself; a lone surrogate would reach the database unencodable.
+    check_text(text, "the store value")
     if len(text) > MAX_VALUE_CHARS:
         raise InvalidInputError(
             f"the value is {len(text)} characters as JSON; the limit is {MAX_VALUE_CHARS}: "
@@ -270,24 +280,38 @@ def _check_filter(spec: Any, where: str = "filter") -> None:
         raise InvalidInputError(
             f"{where} must be a dict such as {{'kind': 'note'}} or {{'n': {{'$gt': 2}}}}"
         )
+    _check_nesting(spec)  # matching recurses into the filter: keep it shallow
     for key, wanted in spec.items():
         if not isinstance(key, str):
-            raise InvalidInputError(f"{where} keys must be strings (got {key!r})")
-        if isinstance(wanted, Mapping) and any(str(k).startswith("$") for k in wanted):
+            raise InvalidInputError(f"{where} keys must be strings (got {shown(key)})")
+        if isinstance(wanted, Mapping) and any(
+            isinstance(k, str) and k.startswith("$") for k in wanted
+        ):
             unknown = [k for k in wanted if k not in _OPERATORS]
             if unknown:
                 raise InvalidInputError(
-                    f"unknown filter operator {unknown[0]!r} in {where}[{key!r}]; use "
+                    f"unknown filter operator {shown(unknown[0])} in {where}[{key!r}]; use "
                     f"{', '.join(sorted(_OPERATORS))}"
                 )
         elif isinstance(wanted, Mapping):
-            _check_filter(wanted, f"{where}[{key!r}]")
+            _check_filter(wanted, f"{where}[{shown(key, 30)}]")
+
+
+def _check_nesting(value: Any, depth: int = 0) -> None:
+    if depth > _MAX_FILTER_DEPTH:
+        raise InvalidInputError(f"filter nests deeper than {_MAX_FILTER_DEPTH} levels")
+    if isinstance(value, Mapping):
+        for item in value.values():
+            _check_nesting(item, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _check_nesting(item, depth + 1)
 
 
 def _check_window(limit: Any, offset: Any) -> None:
     for name, number in (("limit", limit), ("offset", offset)):
         if isinstance(number, bool) or not isinstance(number, int) or number < 0:
-            raise InvalidInputError(f"{name} must be a non-negative integer (got {number!r})")
+            raise InvalidInputError(f"{name} must be a non-negative integer (got {shown(number)})")
 
 
 def _number(value: Any) -> bool:
@@ -300,7 +324,7 @@ def _compare(have: Any, operator: str, want: Any) -> bool:
     if operator == "$ne":
         return not _equal(have, want)
     if _number(have) and _number(want):
-        pair: tuple[Any, Any] = (float(have), float(want))
+        pair: tuple[Any, Any] = (have, want)  # int and float compare exactly, however large
     elif isinstance(have, str) and isinstance(want, str):
         pair = (have, want)
     else:  # missing or incomparable values never satisfy an ordering
@@ -316,7 +340,7 @@ def _compare(have: Any, operator: str, want: Any) -> bool:
 
 def _equal(have: Any, want: Any) -> bool:
     if isinstance(want, Mapping):
-        if any(str(k).startswith("$") for k in want):
+        if any(isinstance(k, str) and k.startswith("$") for k in want):
             return all(_compare(have, op, arg) for op, arg in want.items())
         return isinstance(have, Mapping) and all(_equal(have.get(k), v) for k, v in want.items())
     if isinstance(want, (list, tuple)):
@@ -356,8 +380,8 @@ def _check_op(op: Any) -> None:
         _check_window(op.limit, op.offset)
         if op.filter is not None:
             _check_filter(op.filter)
-        if op.query is not None and not isinstance(op.query, str):
-            raise InvalidInputError("query must be a string or None")
+        if op.query is not None:
+            check_text(op.query, "query", nul="strip")
     elif isinstance(op, ListNamespacesOp):
         for condition in op.match_conditions or ():
             if not isinstance(condition, MatchCondition):
@@ -489,7 +513,7 @@ def _run_sync(coro: Coroutine[Any, Any, _T]) -> _T:
 # --------------------------------------------------------------------------------------------
 
 
-class MnemonStore(BaseStore):
+class MnemonStore(CheckedArguments):
     """A LangGraph ``BaseStore`` whose namespaces are Memory Spaces of one :class:`Mnemon` host.
 
     Get one with ``Mnemon.store()`` (one per host). See the module docstring for the mapping
@@ -549,6 +573,10 @@ class MnemonStore(BaseStore):
             >>> await store.abatch([PutOp(("docs",), "a", {"x": 1}), SearchOp(("docs",))])
             [None, [Item(namespace=['docs'], key='a', ...)]]
         """
+        if isinstance(ops, (str, bytes, Mapping)) or not isinstance(ops, Iterable):
+            raise InvalidInputError(
+                "ops must be a list of GetOp, PutOp, SearchOp or ListNamespacesOp"
+            )
         ops = list(ops)
         for op in ops:
             _check_op(op)

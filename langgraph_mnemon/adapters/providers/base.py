@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from langgraph_mnemon.contracts import check_text
 from langgraph_mnemon.errors import InvalidInputError, ProviderError
 from langgraph_mnemon.memory_layers.space_models import (
     BrowseRequest,
@@ -172,7 +173,8 @@ class BaseProvider:
         self._require("forget")
         if not isinstance(insight_id, str) or not insight_id.strip():
             raise InvalidInputError("forget needs the exact id of a stored memory")
-        return await self._forget(self._space(space), insight_id.strip())
+        insight_id = check_text(insight_id, "the memory id").strip()
+        return await self._forget(self._space(space), insight_id)
 
     async def discover(
         self, config: Mapping[str, Any], secrets: Mapping[str, str]

@@ -3,7 +3,10 @@
 The client is a ``PersistentClient`` under ``<root>/chroma`` by default, or an ``HttpClient``
 when a host is configured (``chroma.host`` / ``chroma.port``). Every collection uses
 :class:`MnemonEmbeddingFunction`, registered with Chroma under the name ``mnemon`` — never
-Chroma's default embedding function, which downloads a model at first use. Collections use
+Chroma's default embedding function, which downloads a model at first use. With dense
+embeddings switched off for the native provider (``embedding.enabled=false``) Chroma still
+embeds with the offline WordLlama embedder: a vector store needs vectors. A local folder is
+created by the first write; reads of a missing folder answer empty. Collections use
 cosine distance; a distance ``d`` is reported as the normalised relevance ``max(0, 1 - d)``.
 Forget is a hard delete. Chroma's client is synchronous, so every call runs in a worker thread
 (``asyncio.to_thread``) and never blocks the event loop.
@@ -34,6 +37,7 @@ from langgraph_mnemon.adapters.embeddings import (
 )
 from langgraph_mnemon.adapters.providers.base import BaseProvider
 from langgraph_mnemon.errors import InvalidInputError, NotFoundError, ProviderError
+from langgraph_mnemon.memory_layers._files import refuse_symlink
 from langgraph_mnemon.memory_layers.space_models import (
     BrowseRequest,
     Capabilities,
@@ -46,6 +50,7 @@ from langgraph_mnemon.memory_layers.space_models import (
     ProviderStatus,
     RememberItem,
     SpaceBinding,
+    is_embedder,
 )
 
 __all__ = ["ChromaProvider", "MnemonEmbeddingFunction", "collection_name"]
@@ -80,8 +85,8 @@ class MnemonEmbeddingFunction(EmbeddingFunction[Documents]):
     """A Chroma embedding function over a langgraph-mnemon :class:`Embedder`."""
 
     def __init__(self, embedder: Embedder) -> None:
-        if not isinstance(embedder, Embedder):
-            raise InvalidInputError("MnemonEmbeddingFunction needs an Embedder")
+        if not is_embedder(embedder):
+            raise InvalidInputError("MnemonEmbeddingFunction needs an Embedder instance")
         self.embedder = embedder
 
     def __call__(self, input: Documents) -> Embeddings:
@@ -165,9 +170,15 @@ class ChromaProvider(BaseProvider):
         token: str | None = None,
         tenant: str = "default_tenant",
         database: str = "default_database",
+        follow_symlinks: bool = True,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        if not isinstance(embedder, Embedder) and not callable(embedder):
+        """``embedder`` is an Embedder instance or a factory (an Embedder class or a function)
+        called on first use. ``follow_symlinks=False`` (the host's own ``<root>/chroma``)
+        refuses a folder that is a symbolic link with ``StorageError`` (``symlink-refused``).
+        A local folder is created by the first write only; reads of a missing folder are empty.
+        """
+        if not is_embedder(embedder) and not callable(embedder):
             raise InvalidInputError(
                 "ChromaProvider needs an Embedder (e.g. adapters.embeddings.WordLlamaEmbedder) "
                 "or a function that builds one"
@@ -180,6 +191,7 @@ class ChromaProvider(BaseProvider):
             raise InvalidInputError("chroma port must be between 1 and 65535")
         self._embedder_source = embedder
         self.path = Path(path).expanduser().absolute() if path is not None else None
+        self.follow_symlinks = bool(follow_symlinks)
         self.host = host.strip() if host else None
         self.port = port
         self.ssl = bool(ssl)
@@ -206,17 +218,24 @@ class ChromaProvider(BaseProvider):
     def _embedding_function(self) -> MnemonEmbeddingFunction:
         if self._ef is None:
             source = self._embedder_source
-            embedder = source if isinstance(source, Embedder) else source()
-            if not isinstance(embedder, Embedder):
+            # A class passes the (structural) Embedder check too: it is a factory, not one.
+            embedder = source if is_embedder(source) else source()  # type: ignore[operator]
+            if not is_embedder(embedder):
                 raise ProviderError("the chroma embedder factory did not return an Embedder")
             self._ef = MnemonEmbeddingFunction(embedder)
         return self._ef
 
-    def _connect(self) -> Any:
+    def _connect(self, *, create: bool = True) -> Any:
+        """The client; ``None`` for a read (``create=False``) of a local folder not made yet."""
         with self._lock:
             self._embedding_function()
             if self._client is not None:
                 return self._client
+            if self.path is not None and not self.host:
+                if not self.follow_symlinks:
+                    refuse_symlink(self.path, "Chroma folder")
+                if not create and not self.path.exists():
+                    return None  # a read creates nothing
             import chromadb
             from chromadb.config import Settings
 
@@ -283,7 +302,9 @@ class ChromaProvider(BaseProvider):
         }
 
     def _collection(self, space: SpaceBinding, *, create: bool) -> Any:
-        client = self._connect()
+        client = self._connect(create=create)
+        if client is None:
+            return None
         name = space.config.get("collection") or collection_name(space.id)
         try:
             if create:
@@ -390,7 +411,9 @@ class ChromaProvider(BaseProvider):
 
     def _status_sync(self, space: SpaceBinding) -> ProviderStatus:
         try:
-            client = self._connect()
+            client = self._connect(create=False)
+            if client is None:  # no local folder yet: nothing stored, nothing to check
+                return ProviderStatus(healthy=True, total_insights=0, deleted_insights=0)
             client.heartbeat()
             collection = self._collection(space, create=False)
         except ProviderError as exc:
@@ -401,7 +424,9 @@ class ChromaProvider(BaseProvider):
         return ProviderStatus(healthy=True, total_insights=total, deleted_insights=0)
 
     def _discover_sync(self) -> list[DiscoveredSpace]:
-        client = self._connect()
+        client = self._connect(create=False)
+        if client is None:
+            return []
         out = []
         for collection in client.list_collections():
             name = collection if isinstance(collection, str) else collection.name

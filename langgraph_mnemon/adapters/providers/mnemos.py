@@ -34,6 +34,7 @@ import time
 import uuid
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ from sqlalchemy.engine import Connection
 
 from langgraph_mnemon.adapters.providers.base import BaseProvider
 from langgraph_mnemon.adapters.providers.text import analyze, query_terms
+from langgraph_mnemon.contracts import check_text
 from langgraph_mnemon.errors import InvalidInputError, NotFoundError, ProviderError
 from langgraph_mnemon.memory_layers.mnemos.db import Database, upsert
 from langgraph_mnemon.memory_layers.mnemos.spaces_schema import (
@@ -74,6 +76,7 @@ from langgraph_mnemon.memory_layers.space_models import (
     RelatedRequest,
     RememberItem,
     SpaceBinding,
+    is_embedder,
 )
 
 __all__ = ["HybridWeights", "MnemosProvider"]
@@ -259,7 +262,7 @@ class MnemosProvider(BaseProvider):
                 f"MnemosProvider() takes a Database (got {type(database).__name__}); "
                 "use Database(create_engine(url))"
             )
-        if embedder is not None and not isinstance(embedder, Embedder):
+        if embedder is not None and not is_embedder(embedder):
             raise InvalidInputError(
                 "embedder must have model_id, embed_documents() and embed_query(); "
                 "wrap LangChain embeddings with adapters.embeddings.from_langchain()"
@@ -276,8 +279,13 @@ class MnemosProvider(BaseProvider):
         self.db.setup(MIGRATIONS)
 
     def _ready(self) -> None:
+        """Before a write: create or migrate the tables."""
         if not self.db.is_setup(MIGRATIONS):
             self.db.setup(MIGRATIONS)
+
+    def _readable(self) -> bool:
+        """Before a read: whether the tables exist (a read creates nothing; absent = empty)."""
+        return self.db.ready_for_read(MIGRATIONS)
 
     # ------------------------------------------------------------------ async contract hooks
 
@@ -622,10 +630,10 @@ class MnemosProvider(BaseProvider):
 
     def merge_sync(self, target: SpaceBinding, sources: Sequence[SpaceBinding]) -> dict[str, Any]:
         """Import the live rows of ``sources`` into ``target`` (non-destructive, deduplicated)."""
-        self._ready()
         items: list[RememberItem] = []
-        with self.db.read() as conn:
-            for source in sources:
+        readable = self._readable()
+        with self.db.read() if readable else nullcontext() as conn:
+            for source in sources if readable else ():
                 rows = conn.execute(
                     sa.select(INSIGHTS)
                     .where(INSIGHTS.c.space_id == source.id, INSIGHTS.c.deleted_at.is_(None))
@@ -661,7 +669,8 @@ class MnemosProvider(BaseProvider):
         query_vector: np.ndarray | None = None,
     ) -> ProviderSearchResult:
         """Ranked rows of one space (see the module docstring for the modes)."""
-        self._ready()
+        if not self._readable():
+            return ProviderSearchResult(results=[])
         terms = query_terms(request.query, _MAX_QUERY_TERMS)
         w = self.weights
         with self.db.read() as conn:
@@ -836,7 +845,8 @@ class MnemosProvider(BaseProvider):
 
     def browse_sync(self, space: SpaceBinding, request: BrowseRequest) -> list[Insight]:
         """Live rows of the space, newest first."""
-        self._ready()
+        if not self._readable():
+            return []
         stmt = (
             sa.select(INSIGHTS)
             .where(INSIGHTS.c.space_id == space.id, INSIGHTS.c.deleted_at.is_(None))
@@ -873,9 +883,11 @@ class MnemosProvider(BaseProvider):
             raise InvalidInputError("metadata key must be 1-64 letters, digits or '_'")
         if not isinstance(value, str):
             raise InvalidInputError("find_by_metadata compares string values only")
+        check_text(value, "the metadata value")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 500:
             raise InvalidInputError("limit must be an integer between 1 and 500")
-        self._ready()
+        if not self._readable():
+            return []
         text = sa.cast(INSIGHTS.c.metadata, sa.Text)
         with self.db.read() as conn:
             if conn.dialect.name == "postgresql":
@@ -902,7 +914,12 @@ class MnemosProvider(BaseProvider):
 
     def related_sync(self, space: SpaceBinding, request: RelatedRequest) -> list[Insight]:
         """Breadth-first traversal (both directions) from one live row."""
-        self._ready()
+        missing = NotFoundError(
+            f"no memory {request.id!r} in Memory Space {space.id!r}; related needs the "
+            "exact id of a stored memory"
+        )
+        if not self._readable():
+            raise missing
         with self.db.read() as conn:
             start = conn.execute(
                 sa.select(INSIGHTS.c.id).where(
@@ -912,10 +929,7 @@ class MnemosProvider(BaseProvider):
                 )
             ).scalar()
             if start is None:
-                raise NotFoundError(
-                    f"no memory {request.id!r} in Memory Space {space.id!r}; related needs the "
-                    "exact id of a stored memory"
-                )
+                raise missing
             seen: dict[str, tuple[int, str]] = {request.id: (0, "")}
             frontier = [request.id]
             for depth in range(1, request.depth + 1):
@@ -959,7 +973,8 @@ class MnemosProvider(BaseProvider):
 
     def graph_sync(self, space: SpaceBinding, limit: int) -> GraphProjection:
         """The newest ``limit`` live rows and the edges between them."""
-        self._ready()
+        if not self._readable():
+            return GraphProjection()
         with self.db.read() as conn:
             rows = conn.execute(
                 sa.select(
@@ -1000,7 +1015,8 @@ class MnemosProvider(BaseProvider):
 
     def status_sync(self, space: SpaceBinding) -> ProviderStatus:
         """Counts for one space (and the database size)."""
-        self._ready()
+        if not self._readable():
+            return ProviderStatus(healthy=True, total_insights=0, deleted_insights=0, edge_count=0)
         with self.db.read() as conn:
             live = conn.execute(
                 sa.select(INSIGHTS.c.category, sa.func.count())
@@ -1037,7 +1053,8 @@ class MnemosProvider(BaseProvider):
 
     def discover_sync(self) -> list[DiscoveredSpace]:
         """Native spaces that hold rows but have no catalog entry (e.g. after a restore)."""
-        self._ready()
+        if not self._readable():
+            return []
         with self.db.read() as conn:
             known = set(conn.execute(sa.select(SPACES.c.id)).scalars())
             found = conn.execute(

@@ -24,7 +24,9 @@ from typing import Any
 from langgraph.store.base import BaseStore, PutOp
 
 from langgraph_mnemon.adapters.providers.base import BaseProvider
+from langgraph_mnemon.contracts import text_problem
 from langgraph_mnemon.errors import InvalidInputError, NotFoundError
+from langgraph_mnemon.memory_layers._values import shown
 from langgraph_mnemon.memory_layers.documents import tokenize
 from langgraph_mnemon.memory_layers.space_models import (
     BrowseRequest,
@@ -265,9 +267,10 @@ def _namespace(value: Any, field: str) -> tuple[str, ...]:
         raise InvalidInputError(f"{field} must be a non-empty list of labels")
     labels = []
     for label in value:
-        if not isinstance(label, str) or not label or "." in label or "\x00" in label:
+        if not isinstance(label, str) or not label or "." in label or text_problem(label):
             raise InvalidInputError(
-                f"{field} labels must be non-empty strings without '.' (got {label!r})"
+                f"{field} labels must be non-empty strings without '.', NUL or lone "
+                f"surrogates (got {shown(label)})"
             )
         labels.append(label)
     if labels[0] == "langgraph":

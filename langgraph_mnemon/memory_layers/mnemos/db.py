@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import threading
 import time
 import weakref
@@ -38,12 +39,15 @@ from typing import Any, Literal, TypeVar
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import URL, Connection, Engine, make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError
+from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlalchemy.ext.asyncio import create_async_engine as _sa_create_async_engine
 from sqlalchemy.pool import StaticPool
 
+from langgraph_mnemon.config import redact_url as _redact_text
 from langgraph_mnemon.errors import InvalidInputError, StorageError
+from langgraph_mnemon.memory_layers._files import refuse_symlink
+from langgraph_mnemon.memory_layers.mnemos._db_errors import DATABASE_ERRORS, translate
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -59,7 +63,10 @@ __all__ = [
     "insert_ignore",
     "migrate",
     "parse_database_url",
+    "read_only_media_url",
     "redact_url",
+    "refuse_linked_sqlite",
+    "sqlite_file",
     "upsert",
 ]
 
@@ -133,14 +140,22 @@ def parse_database_url(url: str | Path | URL, *, use_async: bool = False) -> URL
 
 
 def redact_url(url: str | URL) -> str:
-    """The URL as text with any password masked (for messages and status output)."""
+    """The URL as text with every credential masked (for messages, logs and status output):
+    the userinfo password and secret-named query parameters (``password``, ``token``,
+    ``api_key``, ...; see :func:`langgraph_mnemon.config.redact_url`). A URL with nothing to
+    hide comes back exactly as given."""
+    if isinstance(url, URL):
+        return _redact_text(url.render_as_string(hide_password=False))
+    text = str(url)
+    shown = _redact_text(text)
     try:
-        parsed = url if isinstance(url, URL) else make_url(url)
-    except ArgumentError:
-        return str(url)
-    if parsed.password is None:
-        return str(url)  # nothing to hide: keep the text exactly as given
-    return parsed.render_as_string(hide_password=True)
+        password = make_url(text).password
+    except (ArgumentError, ValueError):
+        return shown
+    if password and str(password) in shown:
+        # SQLAlchemy reads a password where the text did not show one (e.g. an unescaped "#").
+        return _redact_text(make_url(text).render_as_string(hide_password=True))
+    return shown
 
 
 def _is_memory(url: URL) -> bool:
@@ -156,12 +171,55 @@ def ensure_sqlite_directory(url: str | Path | URL) -> None:
     database = parsed.database or ""
     if database.startswith("file:"):
         return
+    folder = Path(database).parent
     try:
-        Path(database).parent.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise StorageError(
-            f"cannot create the folder of the SQLite database {database}: {exc.strerror}"
+        raise StorageError.from_os_error(
+            exc, "create the folder of the SQLite database", folder
         ) from None
+
+
+def read_only_media_url(url: str | Path | URL) -> str | Path | URL:
+    """``url``, or for a SQLite file that sits on a read-only file system an immutable URI.
+
+    SQLite cannot open a WAL database on read-only media (it must create the ``-shm`` file), so
+    a host that only reads (``write_enabled=false``) could not even read it. Nothing can change
+    a file on a read-only file system, which makes SQLite's ``immutable`` mode safe there. Any
+    other address is returned unchanged.
+    """
+    parsed = parse_database_url(url)
+    path = sqlite_file(parsed)
+    if path is None or not path.is_file():
+        return url
+    try:
+        read_only = bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
+    except OSError:
+        return url
+    if not read_only:
+        return url
+    return parsed.set(
+        database=f"file:{path}", query={"mode": "ro", "immutable": "1", "uri": "true"}
+    )
+
+
+def refuse_linked_sqlite(path: Path) -> None:
+    """Refuse (``StorageError``, ``symlink-refused``) a SQLite file or a companion file of it
+    (``-wal``, ``-shm``, ``-journal``) that is a symbolic link.
+
+    For the database a host manages under its root: a link could point at another root's
+    database, and SQLite would follow it.
+    """
+    for suffix, what in _SQLITE_FILES:
+        refuse_symlink(Path(f"{path}{suffix}"), what)
+
+
+_SQLITE_FILES = (
+    ("", "SQLite database"),
+    ("-wal", "SQLite write-ahead log"),
+    ("-shm", "SQLite shared-memory file"),
+    ("-journal", "SQLite rollback journal"),
+)
 
 
 def _check_sqlite_options(busy_timeout_ms: int, sqlite_synchronous: str) -> None:
@@ -416,22 +474,59 @@ def _migration_keys(migrations: Sequence[Migration]) -> set[tuple[str, int]]:
     return {(m.component, m.version) for m in migrations}
 
 
-def _storage_error(exc: DBAPIError, url: URL) -> StorageError:
-    detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-    return StorageError(
-        f"database error on {redact_url(url)}: {detail}. Check that the database is reachable "
-        "and writable; nothing was changed"
-    )
+def sqlite_file(url: URL) -> Path | None:
+    """The file of a SQLite database URL (None for memory databases and PostgreSQL)."""
+    if url.get_backend_name() != "sqlite" or _is_memory(url):
+        return None
+    database = url.database or ""
+    return None if database.startswith("file:") else Path(database)
+
+
+def _schema_state(conn: Connection, migrations: Sequence[Migration]) -> str:
+    """``absent``, ``outdated`` or ``current``, read without creating anything."""
+    by_component = _check_migrations(migrations)
+    if not sa.inspect(conn).has_table(SCHEMA_VERSION.name):
+        return "absent"
+    rows = conn.execute(
+        sa.select(SCHEMA_VERSION.c.component, SCHEMA_VERSION.c.version).where(
+            SCHEMA_VERSION.c.component.in_(list(by_component))
+        )
+    ).all()
+    applied: dict[str, set[int]] = {}
+    for component, version in rows:
+        applied.setdefault(component, set()).add(int(version))
+    state = "current"
+    for component, steps in by_component.items():
+        have = applied.get(component, set())
+        if not have:
+            return "absent"
+        if max(have) > len(steps):
+            raise StorageError(
+                f"the database schema of {component!r} is at version {max(have)} but this "
+                f"langgraph-mnemon knows versions up to {len(steps)}; upgrade langgraph-mnemon"
+            )
+        if len(have) < len(steps):
+            state = "outdated"
+    return state
 
 
 class Database:
     """A sync engine plus read / write transaction helpers that speak in typed errors.
 
     ``write()`` opens ``BEGIN IMMEDIATE`` on SQLite. Any exception rolls the transaction back;
-    driver errors surface as :class:`~langgraph_mnemon.errors.StorageError`.
+    driver errors surface as :class:`~langgraph_mnemon.errors.StorageError` (with a code: see
+    :mod:`._db_errors`) and values the driver cannot bind as
+    :class:`~langgraph_mnemon.errors.InvalidInputError`.
+
+    Reads never create the schema: layers ask :meth:`ready_for_read` and answer empty while it
+    is absent (no SQLite file, no tables, no ``schema_version`` rows are created). With
+    ``read_only=True`` (a host with ``write_enabled=false``) an outdated schema is not migrated
+    on read either; :meth:`setup` stays an explicit write.
     """
 
-    def __init__(self, engine: Engine, *, owns_engine: bool = False) -> None:
+    def __init__(
+        self, engine: Engine, *, owns_engine: bool = False, read_only: bool = False
+    ) -> None:
         if not isinstance(engine, Engine):
             raise InvalidInputError(
                 f"Database() takes a SQLAlchemy Engine (got {type(engine).__name__}); "
@@ -440,6 +535,7 @@ class Database:
         self.engine = engine
         self.dialect: str = engine.dialect.name
         self.owns_engine = owns_engine
+        self.read_only = bool(read_only)
         self._writer = engine.execution_options(**{_WRITE_OPTION: True})
         self._reader = _reader(engine)
         self._single = _autocommit(engine)
@@ -460,8 +556,8 @@ class Database:
         try:
             with self._lock, self._reader.begin() as conn:
                 yield conn
-        except DBAPIError as exc:
-            raise _storage_error(exc, self.engine.url) from exc
+        except DATABASE_ERRORS as exc:
+            raise translate(exc, self.engine.url) from exc
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
@@ -469,8 +565,8 @@ class Database:
         try:
             with self._lock, self._writer.begin() as conn:
                 yield conn
-        except DBAPIError as exc:
-            raise _storage_error(exc, self.engine.url) from exc
+        except DATABASE_ERRORS as exc:
+            raise translate(exc, self.engine.url) from exc
 
     def run_read(self, fn: Callable[..., _T], *args: Any) -> _T:
         """``fn(conn, *args)`` in a read transaction."""
@@ -486,8 +582,8 @@ class Database:
         try:
             with self._lock, self._single.connect() as conn:
                 return fn(conn, *args)
-        except DBAPIError as exc:
-            raise _storage_error(exc, self.engine.url) from exc
+        except DATABASE_ERRORS as exc:
+            raise translate(exc, self.engine.url) from exc
 
     def run_write(self, fn: Callable[..., _T], *args: Any) -> _T:
         """``fn(conn, *args)`` in a write transaction."""
@@ -499,13 +595,45 @@ class Database:
         return _migration_keys(migrations) <= _SETUP_DONE.get(self.engine, set())
 
     def setup(self, migrations: Sequence[Migration]) -> list[Migration]:
-        """Create or migrate the schema (idempotent, safe across processes)."""
-        if self.is_setup(migrations):
+        """Create or migrate the schema (idempotent, safe across processes).
+
+        A ``read_only`` handle whose schema is current opens no write transaction for it (a
+        read-only role or read-only media could not), but an absent schema is created.
+        """
+        if self.is_setup(migrations) or (self.read_only and self.ready_for_read(migrations)):
             return []
         with self.write() as conn:
             done = migrate(conn, migrations)
         _SETUP_DONE.setdefault(self.engine, set()).update(_migration_keys(migrations))
         return done
+
+    def ready_for_read(self, migrations: Sequence[Migration]) -> bool:
+        """Whether the tables of ``migrations`` exist, found out without creating anything.
+
+        False while the schema is absent (a missing SQLite file is not even opened), so a read
+        can answer empty. An outdated schema is migrated first, unless ``read_only``: then
+        :class:`StorageError` says to open it once with writes enabled.
+        """
+        if self.is_setup(migrations):
+            return True
+        path = sqlite_file(self.engine.url)
+        if path is not None and not path.exists():
+            return False
+        with self.read() as conn:
+            state = _schema_state(conn, migrations)
+        if state == "absent":
+            return False
+        if state == "outdated":
+            if self.read_only:
+                raise StorageError(
+                    f"the database schema at {self.url} is older than this langgraph-mnemon "
+                    "and writes are switched off (write_enabled: false); open it once with "
+                    "writes enabled to migrate it",
+                    code="storage-read-only",
+                )
+            self.setup(migrations)
+        _SETUP_DONE.setdefault(self.engine, set()).update(_migration_keys(migrations))
+        return True
 
     def dispose(self) -> None:
         """Close pooled connections (the engine stays usable and reconnects on demand)."""
@@ -544,8 +672,8 @@ class AsyncDatabase:
         try:
             async with engine.begin() as conn:
                 yield conn
-        except DBAPIError as exc:
-            raise _storage_error(exc, self.engine.url) from exc
+        except DATABASE_ERRORS as exc:
+            raise translate(exc, self.engine.url) from exc
 
     async def run_read(self, fn: Callable[..., _T], *args: Any) -> _T:
         """Run ``fn(conn, *args)`` in a read transaction."""
@@ -564,8 +692,8 @@ class AsyncDatabase:
         try:
             async with self._single.connect() as conn:
                 return await conn.run_sync(fn, *args)
-        except DBAPIError as exc:
-            raise _storage_error(exc, self.engine.url) from exc
+        except DATABASE_ERRORS as exc:
+            raise translate(exc, self.engine.url) from exc
 
     def is_setup(self, migrations: Sequence[Migration]) -> bool:
         """Whether ``migrations`` were applied through this engine already."""

@@ -34,6 +34,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
 
+from langgraph_mnemon.contracts import text_problem
+from langgraph_mnemon.memory_layers.mnemos._db_errors import DamagedValue
 from langgraph_mnemon.memory_layers.mnemos.db import Migration
 
 __all__ = [
@@ -53,7 +55,12 @@ __all__ = [
 
 
 class JsonText(sa.TypeDecorator[Any]):
-    """JSON stored as compact text (portable; no JSON operators needed on it)."""
+    """JSON stored as compact text (portable; no JSON operators needed on it).
+
+    Text that UTF-8 cannot hold (a lone surrogate) is written with ``\\u`` escapes, so binding
+    never fails; a stored value that is not JSON any more surfaces as
+    :class:`~langgraph_mnemon.errors.StorageError` (``storage-damaged``, naming the database).
+    """
 
     impl = sa.Text
     cache_ok = True
@@ -62,13 +69,21 @@ class JsonText(sa.TypeDecorator[Any]):
         """Dump a Python value to compact JSON text."""
         if value is None:
             return None
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        if not text.isascii() and text_problem(text) is not None:
+            text = json.dumps(value, separators=(",", ":"))  # NUL is escaped by json already
+        return text
 
     def process_result_value(self, value: Any, dialect: sa.Dialect) -> Any:
         """Parse stored JSON text."""
         if value is None:
             return None
-        return json.loads(value)
+        try:
+            return json.loads(value)
+        except (TypeError, ValueError):
+            raise DamagedValue(
+                f"a stored JSON value is not JSON ({str(value)[:40]!r}...)"
+            ) from None
 
 
 _SEQ = sa.BigInteger().with_variant(sa.Integer(), "sqlite")

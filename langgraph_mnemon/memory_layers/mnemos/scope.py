@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from langgraph_mnemon.contracts import safe_text
+
 __all__ = [
     "MAX_SCOPE_TAGS",
     "PATH_ARGUMENT_KEYS",
@@ -112,7 +114,9 @@ def extract_paths(args: Any) -> list[str]:
 
     Strings under a known path key (``path``, ``file_path``, ``directory``, ``files`` ...) always
     count; other string values count when they look like a relative or absolute path with at
-    least one ``/``. Nested dicts and lists are searched one level deep.
+    least one ``/``. Nested dicts and lists are searched one level deep. Paths come back as
+    storable text (``safe_text``: NUL dropped, a lone surrogate replaced), since they are
+    observed, not accepted, and end up in the signal rows.
     """
     found: list[str] = []
 
@@ -123,10 +127,10 @@ def extract_paths(args: Any) -> list[str]:
             if (named and text and "\n" not in text and len(text) <= _MAX_PATH_CHARS) or _pathlike(
                 text
             ):
-                found.append(text)
+                found.append(safe_text(text))
         elif depth < 2 and isinstance(value, Mapping):
             for k, v in value.items():
-                take(str(k), v, depth + 1)
+                take(safe_text(k), v, depth + 1)
         elif depth < 2 and isinstance(value, (list, tuple)):
             for v in value:
                 take(key, v, depth + 1)

@@ -1,0 +1,85 @@
+"""Argument checks in front of ``BaseStore``'s convenience methods (used by ``MnemonStore``).
+
+LangGraph's ``BaseStore.get`` / ``put`` / ``delete`` / ``search`` / ``list_namespaces`` (and
+their async twins) iterate the namespace and call ``str(key)`` before an op reaches
+``batch()``, so a namespace that is not a sequence raises ``TypeError`` and a key whose
+``str()`` fails raises ``ValueError`` there. These overrides turn both into the errors the
+store contract documents (``InvalidNamespaceError``, ``InvalidInputError``) and then hand the
+call on unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.store.base import BaseStore, InvalidNamespaceError
+
+from langgraph_mnemon.errors import InvalidInputError
+from langgraph_mnemon.memory_layers._values import shown
+
+__all__ = ["CheckedArguments"]
+
+
+def _namespace(value: Any, *, optional: bool = False) -> Any:
+    if value is None and optional:
+        return None
+    if isinstance(value, (tuple, list)):
+        return tuple(value)
+    raise InvalidNamespaceError(
+        f"Namespace must be a tuple of strings, e.g. ('users', 'alice'); got {shown(value)}"
+    )
+
+
+def _key(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    try:  # BaseStore takes any key with a str() (ints, UUIDs); keep that
+        return str(value)
+    except Exception:
+        raise InvalidInputError(
+            f"store keys must be strings (got {type(value).__name__})"
+        ) from None
+
+
+class CheckedArguments(BaseStore):
+    """``BaseStore`` whose convenience methods refuse malformed arguments with typed errors."""
+
+    def get(self, namespace: Any, key: Any, **kwargs: Any) -> Any:
+        return super().get(_namespace(namespace), _key(key), **kwargs)
+
+    async def aget(self, namespace: Any, key: Any, **kwargs: Any) -> Any:
+        return await super().aget(_namespace(namespace), _key(key), **kwargs)
+
+    def put(self, namespace: Any, key: Any, value: Any, *args: Any, **kwargs: Any) -> None:
+        super().put(_namespace(namespace), _key(key), value, *args, **kwargs)
+
+    async def aput(self, namespace: Any, key: Any, value: Any, *args: Any, **kwargs: Any) -> None:
+        await super().aput(_namespace(namespace), _key(key), value, *args, **kwargs)
+
+    def delete(self, namespace: Any, key: Any) -> None:
+        super().delete(_namespace(namespace), _key(key))
+
+    async def adelete(self, namespace: Any, key: Any) -> None:
+        await super().adelete(_namespace(namespace), _key(key))
+
+    def search(self, namespace_prefix: Any, /, **kwargs: Any) -> Any:
+        return super().search(_namespace(namespace_prefix), **kwargs)
+
+    async def asearch(self, namespace_prefix: Any, /, **kwargs: Any) -> Any:
+        return await super().asearch(_namespace(namespace_prefix), **kwargs)
+
+    def list_namespaces(self, *, prefix: Any = None, suffix: Any = None, **kwargs: Any) -> Any:
+        return super().list_namespaces(
+            prefix=_namespace(prefix, optional=True),
+            suffix=_namespace(suffix, optional=True),
+            **kwargs,
+        )
+
+    async def alist_namespaces(
+        self, *, prefix: Any = None, suffix: Any = None, **kwargs: Any
+    ) -> Any:
+        return await super().alist_namespaces(
+            prefix=_namespace(prefix, optional=True),
+            suffix=_namespace(suffix, optional=True),
+            **kwargs,
+        )

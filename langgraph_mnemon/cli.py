@@ -94,6 +94,9 @@ def status(ctx: typer.Context, as_json: JsonOption = False) -> None:
         _out.print(f"entries in runtime/archived/: {rt.locally_archived}")
     _out.print(f"database: {report.database_url}")
     _out.print(f"strategy: {report.strategy}; writes {'on' if report.write_enabled else 'off'}")
+    if report.health.degraded:
+        problems = "; ".join(f"{p.step}: {p.code}: {p.message}" for p in report.health.problems)
+        _out.print(f"memory degraded: {problems}", markup=False)
 
 
 @runtime_app.command("show")

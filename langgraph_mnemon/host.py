@@ -7,7 +7,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from langgraph_mnemon.config import MnemonConfig
 from langgraph_mnemon.contracts import Usage
@@ -16,17 +16,21 @@ from langgraph_mnemon.errors import (
     ConflictError,
     InvalidInputError,
     ProviderError,
+    StorageError,
 )
 from langgraph_mnemon.memory_layers.documents import (
     DocumentMutation,
     DocumentReceipt,
     Documents,
 )
+from langgraph_mnemon.memory_layers.health import HealthRecord, HealthReport
 from langgraph_mnemon.memory_layers.mnemos import Database, Mnemos
 from langgraph_mnemon.memory_layers.mnemos.db import (
     create_engine,
     ensure_sqlite_directory,
+    read_only_media_url,
     redact_url,
+    refuse_linked_sqlite,
 )
 from langgraph_mnemon.memory_layers.runtime import RuntimeMemory, RuntimeMutation, RuntimeReceipt
 from langgraph_mnemon.memory_layers.spaces import MemorySpaces
@@ -100,6 +104,8 @@ class Status(BaseModel):
     runtime: RuntimeStatus
     documents: DocumentsStatus
     spaces: SpacesOverview | None = None
+    # Memory steps that failed inside agent runs (the runs went on without them).
+    health: HealthReport = Field(default_factory=HealthReport)
 
 
 _UNSET = object()
@@ -125,7 +131,13 @@ class Mnemon:
         self.config = config or MnemonConfig()
         cfg = self.config
         self.root = cfg.root_path
-        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if cfg.write_enabled:  # read-only mode creates nothing, not even the root folder
+            try:
+                self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StorageError.from_os_error(exc, "create the storage root", self.root) from exc
+            except ValueError as exc:  # a NUL or a lone surrogate in the path
+                raise InvalidInputError(f"root {str(self.root)!r} is not a valid path") from exc
         self.runtime = RuntimeMemory(
             self.root,
             user_root=cfg.global_root_path if cfg.runtime_user_scope == "global" else None,
@@ -145,6 +157,8 @@ class Mnemon:
         self._retrievals: TurnRetrievals | None = None
         self._worker_model: Any = _UNSET
         self._store: MnemonStore | None = None
+        # Failed memory steps of agent runs (the guard records; status() shows them).
+        self.health = HealthRecord()
         self.documents = Documents(
             self.root,
             workspace=cfg.workspace_path,
@@ -167,8 +181,15 @@ class Mnemon:
         return cls(MnemonConfig(**settings))
 
     def status(self) -> Status:
-        """Tiers, sizes and revisions."""
+        """Tiers, sizes and revisions, and ``health``: the memory steps failing right now.
+
+        The Memory Spaces catalog lives in the database: when it cannot be read (the database
+        is down), ``spaces`` is None and ``health`` names the problem instead of failing.
+        """
         runtime = self.runtime
+        spaces = None
+        with self.health.guard("status:spaces"):
+            spaces = self._spaces_overview()
         return Status(
             root=str(self.root),
             # Status is printed and served: never the database password.
@@ -189,24 +210,36 @@ class Mnemon:
                 archived=len(self.documents.list("archived")),
                 active_bytes=self.documents.usage(),
             ),
-            spaces=self._spaces_overview(),
+            spaces=spaces,
+            health=self.health.report(),
         )
 
     # --- Mnemos task memory and checkpointer ----------------------------------------
 
     @property
     def database(self) -> Database:
-        """The shared SQL database (``config.resolved_database_url``), opened on first use."""
+        """The shared SQL database (``config.resolved_database_url``), opened on first use.
+
+        The embedded ``<root>/mnemon.db`` (and its -wal/-shm/-journal files) is refused with
+        ``StorageError`` (``symlink-refused``) when it is a symbolic link; a ``database_url``
+        the user names explicitly is theirs and is opened as given, links included. With
+        ``write_enabled=false`` nothing is created: no folder, no file, no tables.
+        """
         if self._database is None:
-            url = self.config.resolved_database_url
-            ensure_sqlite_directory(url)
-            opts = self.config.mnemos
+            cfg = self.config
+            url = cfg.resolved_database_url
+            if cfg.database_url is None:
+                refuse_linked_sqlite(self.root / "mnemon.db")
+            if cfg.write_enabled:
+                ensure_sqlite_directory(url)
+            else:  # a file on read-only media is still readable
+                url = read_only_media_url(url)
             engine = create_engine(
                 url,
-                busy_timeout_ms=opts.sqlite_busy_timeout_ms,
-                sqlite_synchronous=opts.sqlite_synchronous,
+                busy_timeout_ms=cfg.mnemos.sqlite_busy_timeout_ms,
+                sqlite_synchronous=cfg.mnemos.sqlite_synchronous,
             )
-            self._database = Database(engine, owns_engine=True)
+            self._database = Database(engine, owns_engine=True, read_only=not cfg.write_enabled)
         return self._database
 
     @property
@@ -272,7 +305,9 @@ class Mnemon:
         """Memory Spaces: catalog, federated search, remember / related / link / forget.
 
         Providers: ``mnemos`` (native, on the shared database, with the configured embedder)
-        and ``chroma`` (when ``chroma.enabled`` and chromadb is installed). Add any LangGraph
+        and ``chroma`` (when ``chroma.enabled`` and chromadb is installed). Chroma always embeds
+        its documents: with ``embedding.enabled=false`` it keeps the offline WordLlama embedder
+        (loaded on first use), so remember and search work there too. Add any LangGraph
         ``BaseStore`` with ``mem.spaces.register_provider(StoreProvider(store))``.
         """
         if self._spaces is None:
@@ -299,6 +334,9 @@ class Mnemon:
                             token=token,
                             tenant=cfg.chroma.tenant,
                             database=cfg.chroma.database,
+                            # <root>/chroma is managed: never through a link; a named path is
+                            # the user's own.
+                            follow_symlinks=cfg.chroma.path is not None,
                         )
                     )
             quality = cfg.recall_quality

@@ -4,6 +4,9 @@ Before the agent: pin the turn's view, append the Wake when it changed and the o
 every model call: add the system sections (the Runtime Memory protocol and routing guidance,
 byte-stable across writes). After the agent: release the pin and record the turn's activity.
 
+Memory never ends the agent's run: a failing hook is logged, recorded in ``mem.health`` (shown
+by ``mem.status().health``) and skipped; the agent's messages and model request stay untouched.
+
 Example:
     >>> agent = create_agent(model, tools=[...], middleware=[mem.middleware()],
     ...                      checkpointer=mem.checkpointer())
@@ -19,8 +22,9 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, ModelReques
 from langchain_core.messages import SystemMessage
 from langgraph.config import get_config
 
-from langgraph_mnemon.graphs.turn import begin_turn, end_turn, task_of, thread_of
+from langgraph_mnemon.graphs.turn import DEGRADED_TURN, begin_update, end_update
 from langgraph_mnemon.memory_layers.view import system_sections
+from langgraph_mnemon.nodes._guard import memory_step
 
 if TYPE_CHECKING:
     from langgraph_mnemon.host import Mnemon
@@ -52,9 +56,12 @@ class MnemonMiddleware(AgentMiddleware[MnemonAgentState]):
         self.agent_id = agent_id
         self.root = root and parent_turn is None
         # A child keeps its parent's view for as long as it lives, even after the parent's
-        # turn ends; its own turns pin that view with their own budgets.
+        # turn ends; its own turns pin that view with their own budgets. A parent whose begin
+        # failed has no view to keep: the child composes its own.
         self.retained = (
-            mem.views.retain(mem.views.pinned(parent_turn)) if parent_turn is not None else None
+            mem.views.retain(mem.views.pinned(parent_turn))
+            if parent_turn is not None and parent_turn != DEGRADED_TURN
+            else None
         )
 
     def close(self) -> None:
@@ -68,34 +75,18 @@ class MnemonMiddleware(AgentMiddleware[MnemonAgentState]):
         return "MnemonMiddleware"
 
     def before_agent(self, state: MnemonAgentState, runtime: Any) -> dict[str, Any] | None:
-        config = get_config()
-        thread = thread_of(config)
-        turn, new = begin_turn(
+        return begin_update(
             self.mem,
-            thread,
-            state["messages"],
+            get_config(),
+            state.get("messages"),
             agent_id=self.agent_id,
             root=self.root,
-            task=task_of(self.mem, config, thread),
             retained=self.retained,
         )
-        return {"mnemon_turn": turn, "messages": new}
 
     def after_agent(self, state: MnemonAgentState, runtime: Any) -> dict[str, Any] | None:
         turn = state.get("mnemon_turn")
-        update: list[Any] = []
-        if turn:
-            config = get_config()
-            thread = thread_of(config)
-            update = end_turn(
-                self.mem,
-                thread,
-                turn,
-                state["messages"],
-                root=self.root,
-                task=task_of(self.mem, config, thread),
-            )
-        return {"mnemon_turn": None, "messages": update}
+        return end_update(self.mem, get_config(), turn, state.get("messages"), root=self.root)
 
     # The async hooks run the same sync code in a worker thread: it does file and SQL I/O, which
     # must not block an event loop (LangGraph server raises on blocking calls in async code).
@@ -106,14 +97,24 @@ class MnemonMiddleware(AgentMiddleware[MnemonAgentState]):
         return await asyncio.to_thread(self.after_agent, state, runtime)
 
     def _with_sections(self, request: ModelRequest) -> ModelRequest:
+        """The request with the system sections added; unchanged when memory fails."""
+        with memory_step(self.mem.health, "model-call"):
+            return self._add_sections(request)
+        return request  # memory failed: the model gets the agent's own request
+
+    def _add_sections(self, request: ModelRequest) -> ModelRequest:
         turn = request.state.get("mnemon_turn") if request.state else None
-        view = self.mem.views.pinned(turn) if turn else None
+        view = self.mem.views.pinned(turn) if turn and turn != DEGRADED_TURN else None
         sections = "\n\n".join(text for _, text in system_sections(self.mem.config, view))
         if not sections:
             return request
         base = request.system_message.content if request.system_message else ""
-        text = f"{base}\n\n{sections}" if isinstance(base, str) and base else sections
-        return request.override(system_message=SystemMessage(content=text))
+        content: str | list[Any] = sections
+        if isinstance(base, str) and base:
+            content = f"{base}\n\n{sections}"
+        elif isinstance(base, list) and base:  # content blocks: keep them, add one text block
+            content = [*base, {"type": "text", "text": sections}]
+        return request.override(system_message=SystemMessage(content=content))
 
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
         return handler(self._with_sections(request))

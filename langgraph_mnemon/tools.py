@@ -1,11 +1,13 @@
 """Model-facing memory tools bound to a host.
 
-Every tool takes a pydantic argument schema and returns compact JSON. Library errors come back as
-``{"error": code, "message": ...}`` results, never as an exception that would end the agent
-run. No tool result contains paths, provider settings or secrets. Write tools are absent when
-``write_enabled`` is false. Under the Layered strategy each operation has its own tool; under the
-General strategy the model reads and changes memory only through the offers of its turn's pinned
-View (``mnemon_view_route`` / ``mnemon_view_action``).
+Every tool takes a pydantic argument schema and returns compact JSON. Every failure comes back as
+an ``{"error": code, "message": ...}`` result, never as an exception that would end the agent
+run: typed library errors with their code, arguments with lone surrogates or NUL as
+``invalid-input``, anything unexpected as ``internal`` (logged with its traceback and recorded
+in ``mem.health``). No tool result contains paths, provider settings or secrets. Write tools
+are absent when ``write_enabled`` is false. Under the Layered strategy each operation has its
+own tool; under the General strategy the model reads and changes memory only through the offers
+of its turn's pinned View (``mnemon_view_route`` / ``mnemon_view_action``).
 
 Example:
     >>> agent = create_agent(model, tools=mem.tools(), middleware=[mem.middleware()])
@@ -22,12 +24,14 @@ from langgraph.config import get_config
 from langgraph.prebuilt import InjectedState
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from langgraph_mnemon.contracts import CleanStr, safe_text
 from langgraph_mnemon.errors import InvalidInputError, MnemonError, ReadOnlyError
 from langgraph_mnemon.memory_layers.documents import DocumentMutation
 from langgraph_mnemon.memory_layers.recall_envelope import clip_text, model_item
 from langgraph_mnemon.memory_layers.runtime import RuntimeMutation
 from langgraph_mnemon.memory_layers.view import ActionOffer, RouteOffer
 from langgraph_mnemon.memory_layers.write_worker import WriteCandidate
+from langgraph_mnemon.nodes._guard import DEGRADED_TURN, memory_step
 
 if TYPE_CHECKING:
     from langgraph_mnemon.host import Mnemon
@@ -65,12 +69,12 @@ class RuntimeMemoryArgs(BaseModel):
 
     action: Literal["add", "replace", "remove"]
     target: Literal["user", "memory"]
-    content: str | None = Field(None, description="The entry text (add, replace).")
-    old_text: str | None = Field(
+    content: CleanStr | None = Field(None, description="The entry text (add, replace).")
+    old_text: CleanStr | None = Field(
         None, description="A short text found in exactly one entry (replace, remove)."
     )
     importance: Literal["critical", "normal", "low"] | None = None
-    branches: list[str] | None = Field(
+    branches: list[CleanStr] | None = Field(
         None, description="MEMORY only: git branches the entry applies to; [] for all."
     )
 
@@ -80,12 +84,12 @@ class RememberArgs(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    content: str
+    content: CleanStr
     category: Literal["preference", "decision", "fact", "insight", "context", "general"] = "general"
     importance: int = Field(3, ge=1, le=5)
-    tags: list[str] = Field(default_factory=list, max_length=20)
-    entities: list[str] = Field(default_factory=list, max_length=50)
-    memory_body_id: str | None = None
+    tags: list[CleanStr] = Field(default_factory=list, max_length=20)
+    entities: list[CleanStr] = Field(default_factory=list, max_length=50)
+    memory_body_id: CleanStr | None = None
 
 
 class DocumentCreateArgs(BaseModel):
@@ -93,28 +97,28 @@ class DocumentCreateArgs(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    title: str
-    content: str
-    description: str | None = None
-    source_paths: list[str] = Field(default_factory=list)
+    title: CleanStr
+    content: CleanStr
+    description: CleanStr | None = None
+    source_paths: list[CleanStr] = Field(default_factory=list)
 
 
 class RecallArgs(BaseModel):
     """Search long-term memory for durable history or an exact earlier detail. Costs recall
     budget: one query, then at most one materially different refinement per turn."""
 
-    query: str
+    query: CleanStr
     mode: Literal["smart", "keyword", "basic"] = "smart"
     limit: int | None = Field(None, ge=1, le=6)
-    memory_body_ids: list[str] = Field(default_factory=list)
+    memory_body_ids: list[CleanStr] = Field(default_factory=list)
     state: Annotated[dict[str, Any], InjectedState]
 
 
 class RelatedArgs(BaseModel):
     """Follow links from one memory this turn's recall returned (once per turn)."""
 
-    id: str
-    memory_body_id: str | None = None
+    id: CleanStr
+    memory_body_id: CleanStr | None = None
     depth: int = Field(2, ge=1, le=5)
     edge: Literal["temporal", "semantic", "causal", "entity"] | None = None
     state: Annotated[dict[str, Any], InjectedState]
@@ -123,7 +127,7 @@ class RelatedArgs(BaseModel):
 class DocumentSearchArgs(BaseModel):
     """Search project Documents (one search per turn; up to 4 records)."""
 
-    query: str
+    query: CleanStr
     include_archived: bool = False
     limit: int = Field(4, ge=1, le=4)
     state: Annotated[dict[str, Any], InjectedState]
@@ -134,12 +138,12 @@ class LinkArgs(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    source_id: str = Field(min_length=1, max_length=200)
-    target_id: str = Field(min_length=1, max_length=200)
+    source_id: CleanStr = Field(min_length=1, max_length=200)
+    target_id: CleanStr = Field(min_length=1, max_length=200)
     type: EdgeType = "semantic"
     weight: float = Field(0.5, ge=0, le=1)
-    reason: str | None = Field(None, max_length=1000)
-    memory_body_id: str | None = None
+    reason: CleanStr | None = Field(None, max_length=1000)
+    memory_body_id: CleanStr | None = None
 
 
 class ForgetArgs(BaseModel):
@@ -148,8 +152,8 @@ class ForgetArgs(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    id: str = Field(min_length=1, max_length=200)
-    memory_body_id: str | None = None
+    id: CleanStr = Field(min_length=1, max_length=200)
+    memory_body_id: CleanStr | None = None
 
 
 class MemoryBodyCreateArgs(BaseModel):
@@ -159,10 +163,10 @@ class MemoryBodyCreateArgs(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=120)
-    description: str = Field(min_length=1, max_length=500)
-    provider_id: str | None = None
-    reason: str | None = Field(None, max_length=500)
+    name: CleanStr = Field(min_length=1, max_length=120)
+    description: CleanStr = Field(min_length=1, max_length=500)
+    provider_id: CleanStr | None = None
+    reason: CleanStr | None = Field(None, max_length=500)
     confidence: float | None = Field(None, ge=0, le=1)
 
 
@@ -171,9 +175,9 @@ class MemoryBodyUpdateArgs(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    memory_body_id: str = Field(min_length=1)
-    name: str | None = Field(None, min_length=1, max_length=120)
-    description: str | None = Field(None, max_length=500)
+    memory_body_id: CleanStr = Field(min_length=1)
+    name: CleanStr | None = Field(None, min_length=1, max_length=120)
+    description: CleanStr | None = Field(None, max_length=500)
     active: bool | None = None
 
 
@@ -183,8 +187,8 @@ class MemoryBodyMergeArgs(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    target_memory_body_id: str | None = None
-    source_memory_body_ids: list[str] = Field(min_length=1, max_length=20)
+    target_memory_body_id: CleanStr | None = None
+    source_memory_body_ids: list[CleanStr] = Field(min_length=1, max_length=20)
     deactivate_sources: bool = True
 
 
@@ -195,11 +199,11 @@ class DocumentManageArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     action: Literal["create", "update", "archive"]
-    id: str | None = None
-    title: str | None = None
-    description: str | None = None
-    content: str | None = None
-    source_paths: list[str] | None = None
+    id: CleanStr | None = None
+    title: CleanStr | None = None
+    description: CleanStr | None = None
+    content: CleanStr | None = None
+    source_paths: list[CleanStr] | None = None
     state: Annotated[dict[str, Any], InjectedState]
 
 
@@ -207,7 +211,7 @@ class ViewRouteArgs(BaseModel):
     """Read memory through a route the current View offers (the MNEMON VIEW ROUTES line), by
     its exact id, with an input matching its inputSchema."""
 
-    route_id: str = Field(min_length=1)
+    route_id: CleanStr = Field(min_length=1)
     input: dict[str, Any]
     state: Annotated[dict[str, Any], InjectedState]
 
@@ -217,7 +221,7 @@ class ViewActionArgs(BaseModel):
     matching its inputSchema. Only for new user facts or an explicit request to save,
     correct or forget."""
 
-    offer_id: str = Field(min_length=1)
+    offer_id: CleanStr = Field(min_length=1)
     input: dict[str, Any]
     state: Annotated[dict[str, Any], InjectedState]
 
@@ -230,54 +234,54 @@ class _Input(BaseModel):
 
 
 class _DocumentSearchInput(_Input):
-    query: str = Field(max_length=2000)
+    query: CleanStr = Field(max_length=2000)
     include_archived: bool = False
     limit: int = Field(4, ge=1, le=4)
 
 
 class _SpacesSearchInput(_Input):
-    query: str = Field(min_length=1, max_length=2000)
+    query: CleanStr = Field(min_length=1, max_length=2000)
     limit: int = Field(6, ge=1, le=6)
-    space_ids: list[str] = Field(default_factory=list)
+    space_ids: list[CleanStr] = Field(default_factory=list)
 
 
 class _RelatedInput(_Input):
-    id: str = Field(min_length=1, max_length=200)
+    id: CleanStr = Field(min_length=1, max_length=200)
     depth: int = Field(2, ge=1, le=5)
     edge: EdgeType | None = None
-    space_id: str | None = None
+    space_id: CleanStr | None = None
 
 
 class _RememberInput(_Input):
-    content: str = Field(min_length=1)
+    content: CleanStr = Field(min_length=1)
     category: Literal["preference", "decision", "fact", "insight", "context", "general"] = "general"
     importance: int = Field(3, ge=1, le=5)
-    tags: list[str] = Field(default_factory=list, max_length=20)
-    entities: list[str] = Field(default_factory=list, max_length=50)
-    space_id: str | None = None
+    tags: list[CleanStr] = Field(default_factory=list, max_length=20)
+    entities: list[CleanStr] = Field(default_factory=list, max_length=50)
+    space_id: CleanStr | None = None
 
 
 class _LinkInput(_Input):
-    source_id: str = Field(min_length=1, max_length=200)
-    target_id: str = Field(min_length=1, max_length=200)
+    source_id: CleanStr = Field(min_length=1, max_length=200)
+    target_id: CleanStr = Field(min_length=1, max_length=200)
     type: EdgeType = "semantic"
     weight: float = Field(0.5, ge=0, le=1)
-    reason: str | None = Field(None, max_length=1000)
-    space_id: str | None = None
+    reason: CleanStr | None = Field(None, max_length=1000)
+    space_id: CleanStr | None = None
 
 
 class _ForgetInput(_Input):
-    id: str = Field(min_length=1, max_length=200)
-    space_id: str | None = None
+    id: CleanStr = Field(min_length=1, max_length=200)
+    space_id: CleanStr | None = None
 
 
 class _SpaceManageInput(_Input):
     operation: Literal["create", "update", "merge"]
-    space_id: str | None = None
-    name: str | None = Field(None, min_length=1, max_length=120)
-    description: str | None = Field(None, max_length=500)
+    space_id: CleanStr | None = None
+    name: CleanStr | None = Field(None, min_length=1, max_length=120)
+    description: CleanStr | None = Field(None, max_length=500)
     active: bool | None = None
-    source_space_ids: list[str] | None = Field(None, min_length=1, max_length=20)
+    source_space_ids: list[CleanStr] | None = Field(None, min_length=1, max_length=20)
 
 
 def _parse(model: type[BaseModel], data: Any, what: str) -> Any:
@@ -297,12 +301,14 @@ def _problems(exc: ValidationError) -> str:
 
 def _validation_result(exc: Any) -> str:
     """Arguments that do not fit a tool's schema: an ``invalid-input`` result, not a crash."""
-    message = _problems(exc) if isinstance(exc, ValidationError) else str(exc)
-    return json.dumps(
-        {"error": "invalid-input", "message": f"invalid arguments: {message}"},
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
+    message = _problems(exc) if isinstance(exc, ValidationError) else safe_text(exc)
+    return _dumps({"error": "invalid-input", "message": f"invalid arguments: {message}"})
+
+
+def _dumps(value: Any) -> str:
+    # A result may quote what the model sent (a query, an id); the message must still be
+    # storable and sendable text, so lone surrogates become U+FFFD and NUL is dropped.
+    return safe_text(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))
 
 
 def _thread_id() -> str | None:
@@ -350,35 +356,49 @@ def _capable(mem: Mnemon, capability: str) -> bool:
     return any(capability in r.capabilities for r in mem.spaces.list_spaces(active=True))
 
 
-def _pinned_view(mem: Mnemon, state: dict[str, Any]) -> Any:
+def _turn(state: dict[str, Any]) -> str:
+    """The executing agent's pinned turn id, or a typed error saying why there is none."""
     turn = state.get("mnemon_turn") if isinstance(state, dict) else None
-    if not turn:
+    if turn == DEGRADED_TURN:
+        raise MnemonError(
+            "memory is unavailable for this turn (its begin step failed; mem.status().health "
+            "says why); go on without it",
+            code="memory-degraded",
+        )
+    if not turn or not isinstance(turn, str):
         raise InvalidInputError(
             "this tool needs a pinned memory turn: run the agent with mem.middleware() "
             "or put mem.turn_graph() around the agent node"
         )
-    return mem.views.pinned(turn)
+    return turn
+
+
+def _pinned_view(mem: Mnemon, state: dict[str, Any]) -> Any:
+    return mem.views.pinned(_turn(state))
 
 
 def _retrieval(mem: Mnemon, state: dict[str, Any]) -> Any:
-    turn = state.get("mnemon_turn") if isinstance(state, dict) else None
-    if not turn:
-        raise InvalidInputError(
-            "this tool needs a pinned memory turn: run the agent with mem.middleware() "
-            "or put mem.turn_graph() around the agent node"
-        )
-    return mem.retrievals.get(turn)
+    return mem.retrievals.get(_turn(state))
 
 
-def _result(fn: Callable[..., Any]) -> Callable[..., str]:
-    """Run a tool body; a library error becomes a structured result, not a crash."""
+def _result(mem: Mnemon, name: str, fn: Callable[..., Any]) -> Callable[..., str]:
+    """Run a tool body; any failure becomes a structured result, never a crash of the run.
+
+    Typed errors keep their code; a storage or provider failure, or anything unexpected
+    (``internal``), is also logged and recorded in ``mem.health`` under ``tool:<name>``.
+    """
 
     def run(**kwargs: Any) -> str:
-        try:
-            value = fn(**kwargs)
-        except MnemonError as exc:
-            value = exc.to_dict()
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        value: Any = None
+        with memory_step(mem.health, f"tool:{name}", answers=True) as step:
+            try:
+                value = fn(**kwargs)
+            except ValidationError as exc:  # a value the layer's own model refused
+                value = {"error": "invalid-input", "message": f"invalid input: {_problems(exc)}"}
+        if step.failed:  # a storage error names its file: the model sees no host paths
+            value = step.result()
+            value["message"] = value["message"].replace(str(mem.root), "<memory root>")
+        return _dumps(value)
 
     return run
 
@@ -428,8 +448,8 @@ def build_tools(mem: Mnemon) -> list[BaseTool]:
     def status() -> dict[str, Any]:
         report = mem.status()
         spaces = report.spaces
-        return {
-            "healthy": True,
+        out: dict[str, Any] = {
+            "healthy": not report.health.degraded,
             "writeEnabled": report.write_enabled,
             "runtime": {
                 "user": report.runtime.user.model_dump(),
@@ -440,6 +460,9 @@ def build_tools(mem: Mnemon) -> list[BaseTool]:
                 {"total": spaces.total, "active": spaces.active} if spaces is not None else None
             ),
         }
+        if report.health.degraded:  # what fails, not the details: those are for the operator
+            out["degraded"] = sorted({f"{p.step}: {p.code}" for p in report.health.problems})
+        return out
 
     def memory_bodies() -> dict[str, Any]:
         records = mem.spaces.list_spaces()
@@ -759,7 +782,7 @@ def build_tools(mem: Mnemon) -> list[BaseTool]:
             )
         return {
             "routeId": offer.id,
-            "output": run_route(offer, view, state["mnemon_turn"], a.input),
+            "output": run_route(offer, view, _turn(state), a.input),
         }
 
     def view_action(state: dict[str, Any], **args: Any) -> dict[str, Any]:
@@ -776,7 +799,7 @@ def build_tools(mem: Mnemon) -> list[BaseTool]:
 
     def tool(fn: Callable[..., Any], name: str, schema: type[BaseModel], text: str = "") -> Any:
         return StructuredTool.from_function(
-            _result(fn),
+            _result(mem, name, fn),
             name=name,
             description=text or schema.__doc__ or "",
             args_schema=schema,

@@ -26,12 +26,13 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from langgraph_mnemon.errors import MnemonError
+from langgraph_mnemon.contracts import safe_text
 from langgraph_mnemon.graphs.turn import plugin_form
 from langgraph_mnemon.memory_layers.activity import ReviewGate, TurnActivity, is_no_memory
 from langgraph_mnemon.memory_layers.documents import bound_for_model
 from langgraph_mnemon.memory_layers.review import ReviewGuard, explicit_assertions
 from langgraph_mnemon.memory_layers.runtime import RuntimeMutation
+from langgraph_mnemon.nodes._guard import memory_step
 from langgraph_mnemon.nodes._results import tool_schema
 
 if TYPE_CHECKING:
@@ -124,21 +125,25 @@ class _ReviewRun:
         return tools
 
     def call(self, name: str, args: dict[str, Any]) -> Any:
-        try:
-            if name == "mnemon_document_search":
-                a = _SearchArgs.model_validate(args)
-                found = self.mem.documents.search(
-                    a.query, include_archived=a.include_archived, limit=a.limit
-                )
-                return bound_for_model(found).model_dump(mode="json")
-            if name == "mnemon_runtime_memory" and self.runtime_memory:
-                return self.runtime(_RuntimeArgs.model_validate(args))
-            if name == "mnemon_document_create":
-                return self.create(_CreateArgs.model_validate(args))
-        except ValidationError as exc:
-            return {"error": f"invalid arguments: {exc.errors()[0]['msg']}"}
-        except MnemonError as exc:
-            return exc.to_dict()
+        """Run one tool call of the review model; every failure is a structured result."""
+        with memory_step(self.mem.health, f"idle-review:{name}", answers=True) as step:
+            try:
+                return self._call(name, args)
+            except ValidationError as exc:
+                return {"error": f"invalid arguments: {exc.errors()[0]['msg']}"}
+        return step.result()
+
+    def _call(self, name: str, args: dict[str, Any]) -> Any:
+        if name == "mnemon_document_search":
+            a = _SearchArgs.model_validate(args)
+            found = self.mem.documents.search(
+                a.query, include_archived=a.include_archived, limit=a.limit
+            )
+            return bound_for_model(found).model_dump(mode="json")
+        if name == "mnemon_runtime_memory" and self.runtime_memory:
+            return self.runtime(_RuntimeArgs.model_validate(args))
+        if name == "mnemon_document_create":
+            return self.create(_CreateArgs.model_validate(args))
         return {"error": f"{name} is not available to the review"}
 
     def runtime(self, a: _RuntimeArgs) -> Any:
@@ -167,7 +172,7 @@ def _transcript(messages: list[BaseMessage], max_chars: int) -> str:
     for message in messages:
         if plugin_form(message) is not None:
             continue  # our own Wake / cue / resume text is not part of the conversation
-        text = message.content if isinstance(message.content, str) else ""
+        text = safe_text(message.text)  # content blocks too; never a lone surrogate or NUL
         if not text.strip():
             continue
         role = {"human": "user", "ai": "assistant", "tool": "tool result"}.get(message.type)
@@ -179,9 +184,11 @@ def _transcript(messages: list[BaseMessage], max_chars: int) -> str:
 def _user_texts(messages: list[BaseMessage]) -> list[str]:
     """What the user really wrote: plugin messages (Wake, cue, resume) are not the user."""
     return [
-        m.content
+        safe_text(m.text)  # content blocks too (their text), never a lone surrogate or NUL
         for m in messages
-        if isinstance(m, HumanMessage) and isinstance(m.content, str) and plugin_form(m) is None
+        if isinstance(m, HumanMessage)
+        and plugin_form(m) is None
+        and (isinstance(m.content, str) or m.text)
     ]
 
 
@@ -351,6 +358,7 @@ class BackgroundReviews:
     def __init__(self, mem: Mnemon, gate: ReviewGate, model: BaseChatModel | None = None) -> None:
         cfg = mem.config.idle_review
         self.gate = gate
+        self._health = mem.health
         self._graph = build_review_graph(
             mem, model, runtime_memory=cfg.runtime_memory, max_context_chars=cfg.max_context_chars
         )
@@ -381,8 +389,12 @@ class BackgroundReviews:
         return self._call(self.scheduler.turn_finished, thread_id, turn)
 
     async def _review(self, thread_id: str) -> bool:
-        out = await self._graph.ainvoke({"messages": self._messages.get(thread_id, [])})
-        outcome: ReviewOutcome = out["outcome"]
+        outcome: ReviewOutcome | None = None
+        with memory_step(self._health, "idle-review") as step:  # logged and shown by status
+            out = await self._graph.ainvoke({"messages": self._messages.get(thread_id, [])})
+            outcome = out["outcome"]
+        if step.failed or outcome is None:
+            return False
         self.outcomes.append((thread_id, outcome))
         return outcome.action != "failed"
 

@@ -6,6 +6,9 @@ reminder cue per thread. End releases the pin and records the turn's activity fo
 What was last sent is read back from the thread's own messages, so delivery survives restarts
 and checkpoint resumes.
 
+Nothing here ends the agent's run: a failing begin or end is logged, recorded in
+``mem.health`` and skipped (no Wake that turn; the agent's messages untouched).
+
 Add the same compiled subgraph before and after the agent node of a parent graph whose state
 includes :class:`MnemonTurnState` (``messages`` with ``add_messages`` and ``mnemon_turn``)::
 
@@ -19,6 +22,7 @@ includes :class:`MnemonTurnState` (``messages`` with ``add_messages`` and ``mnem
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict
@@ -29,19 +33,24 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.graph.state import CompiledStateGraph
 
+from langgraph_mnemon.contracts import safe_text
 from langgraph_mnemon.errors import NotFoundError
 from langgraph_mnemon.memory_layers.activity import TurnActivity
 from langgraph_mnemon.memory_layers.view import PLUGIN_NAME, TurnScope
+from langgraph_mnemon.nodes._guard import DEGRADED_TURN, memory_step
 from langgraph_mnemon.nodes.history import compact_history
 
 if TYPE_CHECKING:
     from langgraph_mnemon.host import Mnemon
 
 __all__ = [
+    "DEGRADED_TURN",
     "MnemonTurnState",
     "begin_turn",
+    "begin_update",
     "build_turn_graph",
     "end_turn",
+    "end_update",
     "plugin_form",
     "task_of",
     "thread_of",
@@ -93,10 +102,11 @@ def turn_activity(messages: Sequence[BaseMessage]) -> TurnActivity:
             start = index
             break
     turn = messages[start:]
-    user = turn[0].content if turn and isinstance(turn[0], HumanMessage) else ""
+    # ``.text`` joins content blocks; what the model or user sent may hold lone surrogates.
+    user = safe_text(turn[0].text) if turn and isinstance(turn[0], HumanMessage) else ""
     answered = {m.tool_call_id for m in turn if isinstance(m, ToolMessage)}
     calls = tuple(
-        call["name"]
+        safe_text(call["name"])
         for m in turn
         if isinstance(m, AIMessage)
         for call in m.tool_calls
@@ -106,7 +116,7 @@ def turn_activity(messages: Sequence[BaseMessage]) -> TurnActivity:
         len(m.content) for m in turn if isinstance(m, AIMessage) and isinstance(m.content, str)
     )
     return TurnActivity(
-        user_text=user if isinstance(user, str) else "",
+        user_text=user,
         assistant_chars=assistant,
         tool_calls=calls,
     )
@@ -125,9 +135,28 @@ def begin_turn(
     """Pin the turn's view; return the turn id and the messages to append.
 
     Those are the task's resume block (a new thread of an existing task), the one cue, and the
-    Wake when it changed.
+    Wake when it changed. A begin that fails after pinning releases the pin before raising.
     """
     turn = uuid.uuid4().hex
+    try:
+        out = _begin(mem, turn, thread, messages, agent_id, root, task, retained)
+    except BaseException:
+        with contextlib.suppress(Exception):  # the begin's own error is the one to report
+            _release(mem, turn)
+        raise
+    return turn, out
+
+
+def _begin(
+    mem: Mnemon,
+    turn: str,
+    thread: str,
+    messages: Sequence[BaseMessage],
+    agent_id: str,
+    root: bool,
+    task: str | None,
+    retained: str | None,
+) -> list[BaseMessage]:
     if root:
         mem.reviews.turn_started(thread)
     # A child agent pins the view it retained from its parent's turn, not a fresh one.
@@ -149,7 +178,7 @@ def begin_turn(
     wake = tracker.wake_for(key, view)
     if wake is not None:
         out.append(HumanMessage(content=wake.text, additional_kwargs={_KEY: wake.metadata}))
-    return turn, out
+    return out
 
 
 def end_turn(
@@ -164,14 +193,86 @@ def end_turn(
     """Release the turn's pin; for a root agent record activity and tend the task's fatigue.
 
     Returns the messages update: a warning at REM; at EMERGENCY the history compacted around
-    the resume block (tool-call groups kept whole); nothing otherwise.
+    the resume block (tool-call groups kept whole); nothing otherwise. The pin and the recall
+    budgets are released even when recording fails.
     """
-    mem.views.release(turn)
-    mem.retrievals.end(turn)
-    if not root:
-        return []
-    mem.reviews.turn_finished(thread, list(messages), turn_activity(messages))
-    return _tend_fatigue(mem, task or thread, messages)
+    try:
+        if not root:
+            return []
+        mem.reviews.turn_finished(thread, list(messages), turn_activity(messages))
+        return _tend_fatigue(mem, task or thread, messages)
+    finally:
+        _release(mem, turn)
+
+
+def _release(mem: Mnemon, turn: str) -> None:
+    """Drop the turn's pin and recall budgets, whichever exist (a turn pinned by a process
+    that has since restarted has none)."""
+    try:
+        with contextlib.suppress(NotFoundError):
+            mem.views.release(turn)
+    finally:
+        mem.retrievals.end(turn)
+
+
+def begin_update(
+    mem: Mnemon,
+    config: RunnableConfig | None,
+    messages: Sequence[BaseMessage] | None,
+    *,
+    agent_id: str,
+    root: bool,
+    retained: str | None = None,
+) -> dict[str, Any]:
+    """The state update that begins a turn: ``mnemon_turn`` and the messages to append.
+
+    A failing begin is logged and recorded in ``mem.health``; the update is then
+    :data:`DEGRADED_TURN` and no messages (no Wake this turn), and the agent runs on.
+    """
+    with memory_step(mem.health, "begin") as step:
+        thread = thread_of(config)
+        turn, new = begin_turn(
+            mem,
+            thread,
+            list(messages or []),
+            agent_id=agent_id,
+            root=root,
+            task=task_of(mem, config, thread),
+            retained=retained,
+        )
+    if step.failed:
+        return {"mnemon_turn": DEGRADED_TURN, "messages": []}
+    return {"mnemon_turn": turn, "messages": new}
+
+
+def end_update(
+    mem: Mnemon,
+    config: RunnableConfig | None,
+    turn: str | None,
+    messages: Sequence[BaseMessage] | None,
+    *,
+    root: bool,
+) -> dict[str, Any]:
+    """The state update that ends a turn (``mnemon_turn`` back to None).
+
+    A failing end is logged and recorded in ``mem.health`` and changes no message; a turn
+    whose begin failed (:data:`DEGRADED_TURN`) has nothing to end.
+    """
+    update: list[BaseMessage] = []
+    if turn and turn != DEGRADED_TURN:
+        with memory_step(mem.health, "end") as step:
+            thread = thread_of(config)
+            update = end_turn(
+                mem,
+                thread,
+                turn,
+                list(messages or []),
+                root=root,
+                task=task_of(mem, config, thread),
+            )
+        if step.failed:
+            update = []
+    return {"mnemon_turn": None, "messages": update}
 
 
 def _tend_fatigue(mem: Mnemon, task: str, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
@@ -225,17 +326,11 @@ def build_turn_graph(
     """
 
     def lifecycle(state: _TurnIO, config: RunnableConfig) -> dict[str, Any]:
-        thread = thread_of(config)
-        task = task_of(mem, config, thread)
-        messages = list(state.get("messages") or [])
+        messages = state.get("messages")
         turn = state.get("mnemon_turn")
         if turn:
-            update = end_turn(mem, thread, turn, messages, root=root, task=task)
-            return {"mnemon_turn": None, "messages": update}
-        turn, new = begin_turn(
-            mem, thread, messages, agent_id=agent_id, root=root, task=task, retained=retained
-        )
-        return {"mnemon_turn": turn, "messages": new}
+            return end_update(mem, config, turn, messages, root=root)
+        return begin_update(mem, config, messages, agent_id=agent_id, root=root, retained=retained)
 
     graph = StateGraph(_TurnIO)
     graph.add_node("lifecycle", lifecycle)

@@ -946,7 +946,8 @@ def render_wake(
 
 
 def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
+    # "surrogatepass": a lone surrogate in older stored text must not fail every turn's begin.
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _plugin_metadata(form: str, **extra: Any) -> dict[str, Any]:

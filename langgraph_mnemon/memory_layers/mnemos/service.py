@@ -2,7 +2,11 @@
 
 Every public method validates its input and raises a typed error from
 :mod:`langgraph_mnemon.errors`; every mutation runs in one transaction, so a failure leaves the
-rows as they were.
+rows as they were. Task ids, node ids, content, summaries, scope tags and paths refuse NUL
+characters, lone surrogates and values of the wrong type with :class:`InvalidInputError`.
+Reads never create the tables: before the first write they answer empty (``resume`` raises
+:class:`NotFoundError`), and on a read-only host (``write_enabled=false``) ``fatigue()`` does
+not log its reading.
 
 Example:
     >>> mnemos = Mnemos(Database(create_engine("sqlite:///./.mnemon/mnemon.db")))
@@ -22,13 +26,16 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import sqlalchemy as sa
 
 from langgraph_mnemon.config import MnemosConfig
+from langgraph_mnemon.contracts import check_text, safe_text, text_problem
 from langgraph_mnemon.errors import InvalidInputError, NotFoundError
+from langgraph_mnemon.memory_layers._values import shown
 from langgraph_mnemon.memory_layers.mnemos import fatigue as fatigue_model
 from langgraph_mnemon.memory_layers.mnemos import store
 from langgraph_mnemon.memory_layers.mnemos.db import Database
@@ -41,6 +48,7 @@ from langgraph_mnemon.memory_layers.mnemos.models import (
     FatigueReading,
     FatigueResponse,
     MnemoNode,
+    NodeSummary,
     RecentFile,
     TaskOverview,
     TaskSummary,
@@ -104,6 +112,7 @@ _WORDS = re.compile(r"[^a-z0-9]+")
 _RECENT_SIGNALS = 100
 _NARRATIVE_SIGNALS = 50
 _MAX_RECENT_FILES = 15
+_MAX_TOKENS = 2**31 - 1  # the signals' INTEGER column; a model may report anything
 
 
 # --------------------------------------------------------------------------------------------
@@ -111,7 +120,8 @@ _MAX_RECENT_FILES = 15
 
 
 def validate_task_id(value: Any, field: str = "task_id") -> str:
-    """A task id: a non-empty string of at most 512 characters without control characters."""
+    """A task id: a non-empty string of at most 512 characters without control characters
+    or lone surrogates (:class:`InvalidInputError` otherwise)."""
     if not isinstance(value, str):
         raise InvalidInputError(f"{field} must be a string (got {type(value).__name__})")
     if not value.strip():
@@ -120,13 +130,11 @@ def validate_task_id(value: Any, field: str = "task_id") -> str:
         raise InvalidInputError(f"{field} is longer than {MAX_TASK_ID_CHARS} characters")
     if any(ord(ch) < 32 for ch in value):
         raise InvalidInputError(f"{field} must not contain control characters")
-    return value
+    return check_text(value, field)  # a lone surrogate cannot be stored
 
 
 def _content(value: Any, field: str = "content") -> str:
-    if not isinstance(value, str):
-        raise InvalidInputError(f"{field} must be a string (got {type(value).__name__})")
-    text = value.strip()
+    text = check_text(value, field).strip()  # NUL and lone surrogates are refused
     if not text:
         raise InvalidInputError(f"{field} is required")
     if len(text) > MAX_CONTENT_CHARS:
@@ -134,8 +142,6 @@ def _content(value: Any, field: str = "content") -> str:
             f"{field} is too long ({len(text)} characters; max {MAX_CONTENT_CHARS}); "
             "store a summary and keep the full text in a Document"
         )
-    if "\x00" in text:
-        raise InvalidInputError(f"{field} must not contain NUL characters")
     return text
 
 
@@ -150,8 +156,8 @@ def _string_list(value: Any, field: str, *, max_items: int, max_chars: int) -> l
     out = []
     for item in items:
         if not isinstance(item, str) or not item.strip():
-            raise InvalidInputError(f"{field} items must be non-empty strings (got {item!r})")
-        if len(item) > max_chars or any(ord(ch) < 32 for ch in item):
+            raise InvalidInputError(f"{field} items must be non-empty strings (got {shown(item)})")
+        if len(item) > max_chars or any(ord(ch) < 32 for ch in item) or text_problem(item):
             raise InvalidInputError(
                 f"{field} item {item[:40]!r} is too long or has control characters"
             )
@@ -162,18 +168,25 @@ def _string_list(value: Any, field: str, *, max_items: int, max_chars: int) -> l
 def _unit(value: Any, field: str, *, low_open: bool = False, high_open: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InvalidInputError(f"{field} must be a number between 0 and 1")
-    number = float(value)
-    if (
-        number != number
-        or number < 0
-        or number > 1
-        or (low_open and number == 0)
-        or (high_open and number == 1)
-    ):
+    inside = 0 <= value <= 1  # compared before float(): a huge int does not fit one
+    if not inside or value != value or (low_open and value == 0) or (high_open and value == 1):
         low = "(0" if low_open else "[0"
         high = "1)" if high_open else "1]"
-        raise InvalidInputError(f"{field} must lie in {low}, {high} (got {value!r})")
-    return number
+        shown = repr(value) if isinstance(value, float) or inside else "an integer"
+        raise InvalidInputError(f"{field} must lie in {low}, {high} (got {shown})")
+    return float(value)
+
+
+def _call_id(value: Any) -> str:
+    if not isinstance(value, str) or not value or len(value) > 512:
+        raise InvalidInputError("call_id must be a non-empty string of at most 512 characters")
+    return check_text(value, "call_id")
+
+
+def _flag(value: Any, field: str) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidInputError(f"{field} must be true or false (got {type(value).__name__})")
+    return value
 
 
 def _positive_int(value: Any, field: str, *, maximum: int = 100_000) -> int:
@@ -195,11 +208,21 @@ def is_read_only_tool(name: str, extra: Iterable[str] = ()) -> bool:
 
 
 def _args_digest(args: Any) -> str:
+    # Model output may hold lone surrogates (half an emoji): "surrogatepass" hashes them
+    # instead of failing, and gives the same digest as before for every encodable text.
     try:
-        text = json.dumps(args, sort_keys=True, default=str, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(args)
-    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+        text = json.dumps(args, sort_keys=True, default=safe_text, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        text = safe_text(args)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def _json_chars(value: Any) -> int:
+    """How many characters ``value`` takes as JSON (its text when it cannot be dumped)."""
+    try:
+        return len(json.dumps(value, default=safe_text))
+    except (TypeError, ValueError, RecursionError):
+        return len(safe_text(value))
 
 
 def _get(message: Any, name: str, default: Any = None) -> Any:
@@ -228,11 +251,10 @@ def _message_chars(message: Any) -> int:
                 total += len(block)
             elif isinstance(block, Mapping):
                 text = block.get("text")
-                total += len(text) if isinstance(text, str) else len(json.dumps(block, default=str))
-    for call in _get(message, "tool_calls", None) or ():
-        total += len(json.dumps(_get(call, "args", {}), default=str)) + len(
-            str(_get(call, "name", ""))
-        )
+                total += len(text) if isinstance(text, str) else _json_chars(block)
+    calls = _get(message, "tool_calls", None)
+    for call in calls if isinstance(calls, (list, tuple)) else ():
+        total += _json_chars(_get(call, "args", {})) + len(safe_text(_get(call, "name", "")))
     return total
 
 
@@ -241,10 +263,10 @@ def _usage_tokens(usage: Any) -> int | None:
         return None
     total = usage.get("total_tokens")
     if isinstance(total, int) and total > 0:
-        return total
+        return min(total, _MAX_TOKENS)
     parts = [usage.get("input_tokens"), usage.get("output_tokens")]
-    numbers = [p for p in parts if isinstance(p, int)]
-    return sum(numbers) if numbers else None
+    numbers = [p for p in parts if isinstance(p, int) and p >= 0]
+    return min(sum(numbers), _MAX_TOKENS) if numbers else None
 
 
 # --------------------------------------------------------------------------------------------
@@ -283,8 +305,13 @@ class Mnemos:
         self.db.setup(MIGRATIONS)
 
     def _ready(self) -> None:
+        """Before a write: create or migrate the schema."""
         if not self.db.is_setup(MIGRATIONS):
             self.db.setup(MIGRATIONS)
+
+    def _readable(self) -> bool:
+        """Before a read: whether the tables exist (reads create nothing; absent = empty)."""
+        return self.db.ready_for_read(MIGRATIONS)
 
     # ---------------------------------------------------------------------------- nodes
 
@@ -314,7 +341,8 @@ class Mnemos:
                 else ""
             )
             raise InvalidInputError(
-                f"node type must be one of {', '.join(ADDABLE_NODE_TYPES)} (got {type!r}){hint}"
+                f"node type must be one of {', '.join(ADDABLE_NODE_TYPES)} "
+                f"(got {shown(type)}){hint}"
             )
         text = _content(content)
         tags = _string_list(scope, "scope", max_items=MAX_TAGS, max_chars=MAX_TAG_CHARS)
@@ -325,6 +353,7 @@ class Mnemos:
         note = _content(summary, "summary") if summary is not None else None
         if not isinstance(origin, str) or not origin.strip() or len(origin) > 32:
             raise InvalidInputError("origin must be a short non-empty string")
+        check_text(origin, "origin")
         trust = _unit(confidence, "confidence")
         link_refs = _string_list(links, "links", max_items=64, max_chars=64)
         self._ready()
@@ -362,7 +391,8 @@ class Mnemos:
     def get_node(self, node_id: str) -> MnemoNode:
         """A node by id or unique id prefix (:class:`NotFoundError` if none)."""
         ref = self._node_ref(node_id)
-        self._ready()
+        if not self._readable():
+            raise NotFoundError(f"no Mnemos node with id {ref!r}; nothing is stored yet")
         with self.db.read() as conn:
             node = store.fetch_node(conn, store.resolve_node_id(conn, ref))
         assert node is not None
@@ -383,12 +413,13 @@ class Mnemos:
         task = validate_task_id(task_id) if task_id is not None else None
         if type is not None and type not in ADDABLE_NODE_TYPES:
             raise InvalidInputError(
-                f"type must be one of {', '.join(ADDABLE_NODE_TYPES)} (got {type!r})"
+                f"type must be one of {', '.join(ADDABLE_NODE_TYPES)} (got {shown(type)})"
             )
         if status not in ("active", "compressed", "evicted", "all"):
             raise InvalidInputError("status must be active, compressed, evicted or all")
         count = _positive_int(limit, "limit") if limit is not None else None
-        self._ready()
+        if not self._readable():
+            return []
         with self.db.read() as conn:
             return store.fetch_nodes(
                 conn,
@@ -555,8 +586,8 @@ class Mnemos:
         name = self._tool_name(tool_name)
         if status not in ("pending", "ok", "error"):
             raise InvalidInputError("status must be pending, ok or error")
-        if call_id is not None and (not isinstance(call_id, str) or not call_id):
-            raise InvalidInputError("call_id must be a non-empty string or None")
+        if call_id is not None:
+            _call_id(call_id)
         row = self._tool_row(task, name, args, call_id, status)
         self._ready()
         with self.db.write() as conn:
@@ -565,8 +596,9 @@ class Mnemos:
     def record_tool_result(self, task_id: str, call_id: str, *, error: bool = False) -> bool:
         """Set the outcome of a recorded call; returns False when the call is unknown."""
         task = validate_task_id(task_id)
-        if not isinstance(call_id, str) or not call_id:
-            raise InvalidInputError("call_id must be a non-empty string")
+        _call_id(call_id)
+        if not isinstance(error, bool):
+            raise InvalidInputError("error must be true or false")
         self._ready()
         with self.db.write() as conn:
             result = conn.execute(
@@ -591,8 +623,12 @@ class Mnemos:
     ) -> None:
         """Record the tokens of the last model call (its ``usage_metadata`` total)."""
         task = validate_task_id(task_id)
-        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
-            raise InvalidInputError("tokens must be a non-negative integer")
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens < 2**31:
+            raise InvalidInputError("tokens must be a non-negative integer below 2**31")
+        if call_id is not None:
+            _call_id(call_id)
+        if not isinstance(estimated, bool):
+            raise InvalidInputError("estimated must be true or false")
         window = (
             _positive_int(context_window, "context_window", maximum=100_000_000)
             if context_window is not None
@@ -623,18 +659,18 @@ class Mnemos:
             chars += _message_chars(message)
             if kind == "ai":
                 last_ai = (i, message)
-                for j, call in enumerate(_get(message, "tool_calls", None) or ()):
+                calls = _get(message, "tool_calls", None)
+                for j, call in enumerate(calls if isinstance(calls, (list, tuple)) else ()):
                     name = _get(call, "name")
-                    if not isinstance(name, str) or not name:
+                    if not isinstance(name, str) or not name.strip():
                         continue
-                    call_id = _get(call, "id") or f"msg{i}:{j}"
-                    rows.append(
-                        self._tool_row(task, name, _get(call, "args", {}), str(call_id), "pending")
-                    )
+                    call_id = safe_text(_get(call, "id") or f"msg{i}:{j}")
+                    rows.append(self._tool_row(task, name, _get(call, "args", {}), call_id))
             elif kind == "tool":
                 call_id = _get(message, "tool_call_id")
                 if isinstance(call_id, str) and call_id:
-                    outcomes[call_id] = "error" if _get(message, "status") == "error" else "ok"
+                    status = "error" if _get(message, "status") == "error" else "ok"
+                    outcomes[safe_text(call_id)] = status
         for row in rows:
             if row["call_id"] in outcomes:
                 row["status"] = outcomes[row["call_id"]]
@@ -643,7 +679,7 @@ class Mnemos:
         usage_id: str | None = None
         if last_ai is not None:
             tokens = _usage_tokens(_get(last_ai[1], "usage_metadata"))
-            usage_id = str(_get(last_ai[1], "id") or f"msg{last_ai[0]}")
+            usage_id = safe_text(_get(last_ai[1], "id") or f"msg{last_ai[0]}")
         if tokens is None and messages:
             tokens = round(chars / self.config.chars_per_token)
             estimated = True
@@ -658,23 +694,27 @@ class Mnemos:
     # ---------------------------------------------------------------------------- fatigue
 
     def fatigue(self, task_id: str, *, log: bool = True) -> FatigueReading:
-        """Measure the task's fatigue now; every reading is logged unless ``log=False``."""
+        """Measure the task's fatigue now; every reading is logged unless ``log=False`` or the
+        host is read-only (``write_enabled=false``: a reading is then a pure read)."""
         task = validate_task_id(task_id)
-        self._ready()
-        if log:
+        if _flag(log, "log") and not self.db.read_only:
+            self._ready()
             with self.db.write() as conn:
                 reading = self._measure(conn, task)
                 store.insert_fatigue(conn, reading)
-        else:
+        elif self._readable():
             with self.db.read() as conn:
                 reading = self._measure(conn, task)
+        else:
+            reading = self._measure(None, task)
         return reading
 
     def fatigue_history(self, task_id: str, *, limit: int = 20) -> list[FatigueReading]:
         """Logged readings, newest first."""
         task = validate_task_id(task_id)
         count = _positive_int(limit, "limit")
-        self._ready()
+        if not self._readable():
+            return []
         with self.db.read() as conn:
             return store.list_fatigue(conn, task, count, self.config.context_window_tokens)
 
@@ -716,7 +756,8 @@ class Mnemos:
     def summarize(self, task_id: str) -> TaskSummary:
         """The task's typed summary from its live nodes and recent signals (no git state)."""
         task = validate_task_id(task_id)
-        self._ready()
+        if not self._readable():
+            return TaskSummary()
         with self.db.read() as conn:
             return self._summary(conn, task, fatigue=None)
 
@@ -739,7 +780,8 @@ class Mnemos:
         task = validate_task_id(task_id)
         if reading is not None and not isinstance(reading, FatigueReading):
             raise InvalidInputError("reading must be a FatigueReading")
-        with_git = self.config.git_state if git is None else bool(git)
+        force, emergency = _flag(force, "force"), _flag(emergency, "emergency")
+        with_git = self.config.git_state if git is None else _flag(git, "git")
         self._ready()
         moment = self._clock()
         with self.db.read() as conn:
@@ -806,14 +848,16 @@ class Mnemos:
         """The task's CheckpointNodes (native and LangGraph), newest first."""
         task = validate_task_id(task_id)
         count = _positive_int(limit, "limit")
-        self._ready()
+        if not self._readable():
+            return []
         with self.db.read() as conn:
             return store.list_checkpoints(conn, task, count)
 
     def latest_checkpoint(self, task_id: str) -> CheckpointRecord | None:
         """The newest root-graph CheckpointNode of the task, or ``None``."""
         task = validate_task_id(task_id)
-        self._ready()
+        if not self._readable():
+            return None
         with self.db.read() as conn:
             return store.latest_checkpoint(conn, task)
 
@@ -825,9 +869,9 @@ class Mnemos:
         Raises :class:`NotFoundError` when the task has no checkpoint yet.
         """
         task = validate_task_id(task_id)
-        self._ready()
-        with self.db.read() as conn:
-            record = store.latest_checkpoint(conn, task)
+        readable = self._readable()
+        with self.db.read() if readable else nullcontext() as conn:
+            record = store.latest_checkpoint(conn, task) if readable else None
             if record is None:
                 raise NotFoundError(
                     f"no checkpoint found to resume task {task!r} from; write one with "
@@ -891,14 +935,17 @@ class Mnemos:
 
     def tasks(self) -> list[str]:
         """Every task id with nodes, checkpoints or signals."""
-        self._ready()
+        if not self._readable():
+            return []
         with self.db.read() as conn:
             return store.task_ids(conn)
 
     def status(self, task_id: str | None = None) -> list[TaskOverview]:
         """Node counts, checkpoints and last fatigue of one task or of every task."""
         task = validate_task_id(task_id) if task_id is not None else None
-        self._ready()
+        if not self._readable():
+            empty = TaskOverview(task_id=task, nodes=NodeSummary(), checkpoints=0) if task else None
+            return [empty] if empty is not None else []
         with self.db.read() as conn:
             ids = [task] if task is not None else store.task_ids(conn)
             out = []
@@ -923,7 +970,7 @@ class Mnemos:
             raise InvalidInputError(
                 f"{field} must be a node id or a unique prefix of at least 4 characters"
             )
-        return value.strip()
+        return check_text(value, field).strip()
 
     @staticmethod
     def _require_active(node: MnemoNode, verb: str) -> None:
@@ -936,7 +983,7 @@ class Mnemos:
     def _tool_name(value: Any) -> str:
         if not isinstance(value, str) or not value.strip() or len(value) > 256:
             raise InvalidInputError("tool_name must be a non-empty string of at most 256 chars")
-        return value.strip()
+        return check_text(value, "tool_name").strip()
 
     def _compress(self, conn: sa.Connection, node: MnemoNode, note: str | None) -> None:
         conn.execute(
@@ -958,15 +1005,16 @@ class Mnemos:
         )
 
     def _tool_row(
-        self, task: str, name: str, args: Any, call_id: str | None, status: str
+        self, task: str, name: str, args: Any, call_id: str | None, status: str = "pending"
     ) -> dict[str, Any]:
-        paths = extract_paths(args)
-        path = normalize_path(paths[0], self.workspace) if paths else None
+        # Observed text: model output may hold lone surrogates or NUL, which no database
+        # stores; safe_text makes it storable (U+FFFD, NUL dropped) instead of failing the turn.
+        path = self._first_path(args)
         return {
             "task_id": task,
             "kind": "tool",
-            "call_id": call_id,
-            "tool_name": name,
+            "call_id": safe_text(call_id) if call_id is not None else None,
+            "tool_name": safe_text(name)[:256],
             "args_digest": _args_digest(args),
             "path": path,
             "dir_key": dir_key(path) if path else None,
@@ -977,6 +1025,14 @@ class Mnemos:
             "estimated": False,
             "created_at": self._clock(),
         }
+
+    def _first_path(self, args: Any) -> str | None:
+        """The first path-like argument, normalized; None when there is none."""
+        try:
+            paths = extract_paths(args)
+        except Exception:  # hostile argument objects (a raising __str__): no path, not a failure
+            return None
+        return normalize_path(safe_text(paths[0]), self.workspace) if paths else None
 
     @staticmethod
     def _store_tool_rows(conn: sa.Connection, task: str, rows: list[dict[str, Any]]) -> int:
@@ -1052,10 +1108,11 @@ class Mnemos:
             )
         conn.execute(sa.insert(SIGNALS).values(**values))
 
-    def _measure(self, conn: sa.Connection, task: str) -> FatigueReading:
+    def _measure(self, conn: sa.Connection | None, task: str) -> FatigueReading:
+        """The reading from the task's signals (none at all when ``conn`` is None)."""
         cfg = self.config
-        calls = store.tool_window(conn, task, cfg.signal_window)
-        usage = store.latest_usage(conn, task)
+        calls = store.tool_window(conn, task, cfg.signal_window) if conn is not None else []
+        usage = store.latest_usage(conn, task) if conn is not None else None
         window = cfg.context_window_tokens
         tokens = None
         estimated = False

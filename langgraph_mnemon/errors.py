@@ -128,7 +128,9 @@ class StorageError(MnemonError):
     which: ``storage-full`` (no space left or quota exceeded), ``storage-read-only`` (a
     read-only file system or database), ``storage-permission`` (access denied),
     ``symlink-refused`` (a managed path is a symbolic link), ``storage-damaged`` (a file that
-    cannot be parsed) or the generic ``storage-error``.
+    cannot be parsed), ``database-locked`` (another writer held the database past the busy
+    timeout), ``database-unavailable`` (the database server cannot be reached), or the generic
+    ``storage-error``. The control plane answers ``storage-full`` with 507, the others with 503.
 
     Example:
         >>> try:

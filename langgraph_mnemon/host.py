@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Self
 from pydantic import BaseModel, ConfigDict, Field
 
 from langgraph_mnemon.config import MnemonConfig
-from langgraph_mnemon.contracts import Usage
+from langgraph_mnemon.contracts import Usage, check_text
 from langgraph_mnemon.errors import (
     CapacityError,
     ConflictError,
@@ -260,7 +260,8 @@ class Mnemon:
         from langgraph_mnemon.checkpointers import MnemosSaver
 
         saver = MnemosSaver(self.database, serde=serde, config=self.config.mnemos)
-        saver.setup()
+        if self.config.write_enabled:  # a read-only host creates no tables; reads need none
+            saver.setup()
         return saver
 
     def store(self) -> MnemonStore:
@@ -292,6 +293,8 @@ class Mnemon:
         """
         from langgraph_mnemon.checkpointers import AsyncMnemosSaver
 
+        if self.config.database_url is None:  # the embedded file: never through a link
+            refuse_linked_sqlite(self.root / "mnemon.db")
         return AsyncMnemosSaver.from_conn_string(
             self.config.resolved_database_url, serde=serde, config=self.config.mnemos
         )
@@ -525,9 +528,23 @@ class Mnemon:
         return out["receipt"]
 
     def query(self, question: str, *, space_ids: list[str] | None = None) -> QueryAnswer:
-        """Answer ``question`` from direct-search evidence; citations are real rows only."""
-        request: dict[str, Any] = {"query": question}
+        """Answer ``question`` from direct-search evidence; citations are real rows only.
+
+        Raises:
+            InvalidInputError: ``question`` is not text, or ``space_ids`` is empty (omit it to
+                search the active spaces).
+            NotFoundError: a named space does not exist (checked before any search).
+            ProviderError: the search or the answering model failed.
+        """
+        request: dict[str, Any] = {"query": check_text(question, "question")}
         if space_ids is not None:
+            if isinstance(space_ids, str) or not isinstance(space_ids, list) or not space_ids:
+                raise InvalidInputError(
+                    "space_ids must be a non-empty list of Memory Space ids; omit it to search "
+                    "the active spaces"
+                )
+            for space_id in space_ids:
+                self.spaces.get_space(space_id)  # unknown ids: NotFoundError, before any search
             request["space_ids"] = space_ids
         out = self._graph("agent_query").invoke(request)
         if out.get("error"):

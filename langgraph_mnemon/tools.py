@@ -397,10 +397,33 @@ def _result(mem: Mnemon, name: str, fn: Callable[..., Any]) -> Callable[..., str
                 value = {"error": "invalid-input", "message": f"invalid input: {_problems(exc)}"}
         if step.failed:  # a storage error names its file: the model sees no host paths
             value = step.result()
-            value["message"] = value["message"].replace(str(mem.root), "<memory root>")
+            if value["error"].startswith("database-"):  # the driver's text names host and port
+                value["message"] = (
+                    f"the memory database is not available right now ({value['error']}); memory "
+                    "is degraded and the agent can go on without it (status shows the details)"
+                )
+            value["message"] = _without_locations(mem, value["message"])
         return _dumps(value)
 
     return run
+
+
+def _without_locations(mem: Mnemon, message: str) -> str:
+    """``message`` with the storage roots and the database address replaced by placeholders:
+    a tool result never shows the model where memory lives."""
+    from langgraph_mnemon.config import redact_url
+
+    url = mem.config.resolved_database_url
+    places = [
+        (redact_url(url), "<database>"),
+        (url, "<database>"),
+        (str(mem.root), "<memory root>"),
+        (str(mem.config.global_root_path), "<user memory root>"),
+    ]
+    for place, placeholder in sorted(places, key=lambda p: -len(p[0])):  # longest first
+        if place:
+            message = message.replace(place, placeholder)
+    return message
 
 
 def _has_capability(descriptor: Any, capability: str) -> bool:

@@ -25,7 +25,8 @@ from server_support import uvicorn_in_thread
 from starlette.applications import Starlette
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
-from test_web_page import CHROMIUM, CHROMIUM_ARGS, _artifacts, _require_browser
+from test_web_page import _artifacts, _require_browser
+from test_web_page import browser as browser  # the same module-scoped Chromium fixture
 
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.server.http import create_app
@@ -199,19 +200,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             )
     finally:
         host.close()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    _require_browser()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 def _state(served: Served) -> dict[str, Any]:

@@ -473,8 +473,9 @@ def test_item03_nul_in_an_app_tool_argument_on_postgresql(
     mem.close()
 
 
+@pytest.mark.parametrize("shape", ["create_agent", "turn_graph"])
 def test_item03_postgresql_stopped_in_the_middle_of_a_run(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, shape: str
 ) -> None:
     """A private PostgreSQL (never the shared one) goes down inside the app tool: the run
     finishes, status shows degraded; back up, the next turn works and the flag clears.
@@ -498,13 +499,14 @@ def test_item03_postgresql_stopped_in_the_middle_of_a_run(
             responses=[
                 AIMessage("", tool_calls=[_call("outage", {"note": "now"}, "o1")]),
                 AIMessage("", tool_calls=[_call("mnemon_recall", {"query": "deploys CI"}, "r1")]),
+                AIMessage("", tool_calls=[_call("mnemon_memory_bodies", {}, "b1")]),
                 "answered without memory",
                 AIMessage("", tool_calls=[_call("mnemon_recall", {"query": "deploys CI"}, "r2")]),
                 "answered with memory",
             ]
         )
-        agent = create_agent(model, tools=[outage, *mem.tools()], middleware=[mem.middleware()],
-                             checkpointer=InMemorySaver())  # fmt: skip
+        build = _agent if shape == "create_agent" else _turn_graph
+        agent = build(mem, model, outage, InMemorySaver())
         cfg = {"configurable": {"thread_id": "t"}}
         with caplog.at_level(logging.WARNING, logger="langgraph_mnemon.health"):
             first = agent.invoke({"messages": [HumanMessage("deploy?")]}, cfg)["messages"]
@@ -512,6 +514,10 @@ def test_item03_postgresql_stopped_in_the_middle_of_a_run(
         assert first[-1].content == "answered without memory"
         recall = _results(first)["r1"]
         assert "error" in recall or recall.get("hint"), recall  # an answer, not a crash
+        catalog = _results(first)["b1"]
+        assert catalog["error"] == "database-unavailable", catalog
+        assert "not available" in catalog["message"]  # the model never sees where memory lives
+        assert str(pg.port) not in json.dumps(catalog), catalog
         status = mem.status()
         assert status.health.degraded is True
         steps = {p.step for p in status.health.problems}
@@ -547,16 +553,12 @@ def _tree(root: Path) -> dict[str, bytes]:
     }
 
 
-def test_item03_full_disk_answers_a_storage_error(tmp_path: Path, small_disk: Any) -> None:
-    """The root on a full tmpfs: the run finishes, the memory tool answers with a structured
-    storage error, every file under the root is byte-identical; freed, the next turn writes.
-
-    The agent's checkpoints are in memory (a checkpointer that cannot write must fail the run).
-    """
-    root = small_disk.path / "root"
-    mem = Mnemon.open(root, workspace=tmp_path)
-    mem.runtime.add("memory", "Existing entry.")
-    add = {"action": "add", "target": "memory", "content": "Deploys go through CI."}
+def _saves_twice(
+    mem: Mnemon, target: str, content: str, shape: str = "create_agent"
+) -> tuple[Any, dict[str, Any]]:
+    """An agent whose second and third turns each add ``content`` with the Runtime tool
+    (calls ``w1`` and ``w2``): one turn to warm up, one that fails, one that works."""
+    add = {"action": "add", "target": target, "content": content}
     model = ScriptedChatModel(
         responses=[
             "warmed up",
@@ -566,8 +568,24 @@ def test_item03_full_disk_answers_a_storage_error(tmp_path: Path, small_disk: An
             "saved",
         ]
     )
-    agent = _agent(mem, model, _app_tool([]), InMemorySaver())
-    cfg = {"configurable": {"thread_id": "t"}}
+    build = _agent if shape == "create_agent" else _turn_graph
+    agent = build(mem, model, _app_tool([]), InMemorySaver())
+    return agent, {"configurable": {"thread_id": "t"}}
+
+
+@pytest.mark.parametrize("shape", ["create_agent", "turn_graph"])
+def test_item03_full_disk_answers_a_storage_error(
+    tmp_path: Path, small_disk: Any, shape: str
+) -> None:
+    """The root on a full tmpfs: the run finishes, the memory tool answers with a structured
+    storage error, every file under the root is byte-identical; freed, the next turn writes.
+
+    The agent's checkpoints are in memory (a checkpointer that cannot write must fail the run).
+    """
+    root = small_disk.path / "root"
+    mem = Mnemon.open(root, workspace=tmp_path)
+    mem.runtime.add("memory", "Existing entry.")
+    agent, cfg = _saves_twice(mem, "memory", "Deploys go through CI.", shape)
     agent.invoke({"messages": [HumanMessage("hello")]}, cfg)  # the database exists now
     small_disk.fill()
     before = _tree(root)
@@ -603,18 +621,7 @@ def test_item03_read_only_file_system(tmp_path: Path, small_disk: Any) -> None:
     answers ``storage-read-only``, status is degraded; read-write again, the next turn writes."""
     root = small_disk.path / "root"
     mem = Mnemon.open(root, workspace=tmp_path)
-    add = {"action": "add", "target": "user", "content": "Prefers tea."}
-    model = ScriptedChatModel(
-        responses=[
-            "warmed up",
-            AIMessage("", tool_calls=[_call("mnemon_runtime_memory", add, "w1")]),
-            "could not save",
-            AIMessage("", tool_calls=[_call("mnemon_runtime_memory", add, "w2")]),
-            "saved",
-        ]
-    )
-    agent = _agent(mem, model, _app_tool([]), InMemorySaver())
-    cfg = {"configurable": {"thread_id": "t"}}
+    agent, cfg = _saves_twice(mem, "user", "Prefers tea.")
     agent.invoke({"messages": [HumanMessage("hello")]}, cfg)
     before = _tree(root)
     mem.database.dispose()  # a file open for writing would keep the remount from happening
@@ -732,3 +739,27 @@ def test_item03_cli_status_shows_the_degraded_database(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "memory degraded: status:spaces:" in done.stdout
+
+
+def test_item03_a_clean_turn_settles_failures_from_before_it() -> None:
+    """A tool that failed during an outage and is not called again does not keep the flag up:
+    a later turn whose begin and end both work settles everything recorded before it began."""
+    from datetime import UTC, datetime, timedelta
+
+    from langgraph_mnemon.errors import StorageError
+    from langgraph_mnemon.memory_layers.health import HealthRecord
+
+    now = [datetime(2026, 1, 1, tzinfo=UTC)]
+    health = HealthRecord(clock=lambda: now[0])
+    with health.guard("tool:mnemon_memory_bodies", answers=True):
+        raise StorageError("down", code="database-unavailable")
+    now[0] += timedelta(seconds=1)
+    health.began("turn-2")
+    now[0] += timedelta(seconds=1)
+    with health.guard("tool:mnemon_recall", answers=True):
+        raise StorageError("down again", code="database-unavailable")  # during turn-2
+    health.settle("turn-2")
+    assert [p.step for p in health.report().problems] == ["tool:mnemon_recall"]
+    health.settle("turn-2")  # settling twice (or an unknown turn) changes nothing
+    health.settle("never-began")
+    assert health.report().degraded

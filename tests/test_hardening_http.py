@@ -34,6 +34,7 @@ from langgraph_mnemon.config import redact_url
 from langgraph_mnemon.errors import InvalidInputError
 from langgraph_mnemon.memory_layers import documents as documents_layer
 from langgraph_mnemon.memory_layers import spaces as spaces_layer
+from langgraph_mnemon.memory_layers.mnemos.db import parse_database_url
 from langgraph_mnemon.memory_layers.mnemos.db import redact_url as redact_db_url
 from langgraph_mnemon.memory_layers.mnemos.service import MAX_TASK_ID_CHARS
 from langgraph_mnemon.server.http import create_app
@@ -489,7 +490,24 @@ def test_item08_error_messages_redact_urls() -> None:
         MnemonConfig(chroma={"host": f"https://u:{_SECRET}@h/{'x' * 260}?token={_SECRET}"})
     with pytest.raises(InvalidInputError) as bad_postgres:
         server_env(Path("/tmp/r"), postgres=f"mysql://u:{_SECRET}@h/db?password={_SECRET}")
-    for error in (bad_model.value, bad_postgres.value):
+    with pytest.raises(InvalidInputError) as bad_port:  # make_url's own ValueError, typed
+        parse_database_url(f"postgresql://u:{_SECRET}@h:port/db?password={_SECRET}")
+    for error in (bad_model.value, bad_postgres.value, bad_port.value):
+        assert _SECRET not in str(error)
+        assert "***" in str(error)
+
+
+def test_item08_embedding_endpoint_errors_redact_the_key() -> None:
+    from langgraph_mnemon.adapters.embeddings import HttpEmbedder
+    from langgraph_mnemon.errors import ProviderError
+
+    closed = f"http://127.0.0.1:{free_port()}/v1?api_key={_SECRET}"  # nothing listens there
+    embedder = HttpEmbedder(closed, protocol="openai", model="m", timeout=0.5, retries=0)
+    with pytest.raises(ProviderError) as unreachable:
+        embedder.embed_documents(["hello"])
+    with pytest.raises(InvalidInputError) as relative:
+        HttpEmbedder(f"ftp://h/?key={_SECRET}", protocol="openai", model="m")
+    for error in (unreachable.value, relative.value):
         assert _SECRET not in str(error)
         assert "***" in str(error)
 
@@ -513,9 +531,9 @@ async def test_item09_openapi_states_id_patterns_and_non_empty_rules(host: Mnemo
             return paths[path][method]["requestBody"]["content"]["application/json"]["schema"]
 
         space = param(f"{API}/spaces/{{space_id}}/content", "get", "space_id")
-        assert space["pattern"] == spaces_layer._SPACE_ID.pattern
+        assert space["pattern"] == spaces_layer.SPACE_ID_PATTERN.pattern
         document = param(f"{API}/documents/{{document_id}}", "get", "document_id")
-        assert document["pattern"] == documents_layer._UUID.pattern
+        assert document["pattern"] == documents_layer.DOCUMENT_ID_PATTERN.pattern
         task = param(f"{API}/mnemos/tasks/{{task_id}}/nodes", "get", "task_id")
         assert task["maxLength"] == MAX_TASK_ID_CHARS
         memory = param(f"{API}/spaces/{{space_id}}/memories/{{memory_id}}", "delete", "memory_id")

@@ -826,3 +826,67 @@ def test_item05_database_keeps_working_after_translated_errors(tmp_path: Path) -
             conn.execute(sa.text("SELECT :x"), {"x": 10**30})
         assert [n.content for n in mem.mnemos.nodes("task-1")] == ["Ship it"]
     assert os.path.exists(tmp_path / "root" / "mnemon.db")
+
+
+def test_item10_read_only_agent_turn_creates_no_file_or_table(tmp_path: Path) -> None:
+    """A whole agent run on a read-only host: the turn's end records no Mnemos signals or
+    checkpoints (a write), so no database file or table appears."""
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from langgraph_mnemon.testing import ScriptedChatModel
+
+    root = tmp_path / "root"
+    root.mkdir()
+    with _open(root, write_enabled=False) as mem:
+        saver = mem.checkpointer()  # no eager setup on a read-only host
+        assert saver is not None
+        model = ScriptedChatModel(
+            responses=[AIMessage(content="Noted."), AIMessage(content="Noted.")]
+        )
+        agent = create_agent(
+            model, tools=mem.tools(), middleware=[mem.middleware()], checkpointer=InMemorySaver()
+        )
+        config = {"configurable": {"thread_id": "t-read-only"}}
+        for _ in range(2):
+            out = agent.invoke({"messages": [("user", "What do you know?")]}, config)
+            assert out["messages"][-1].content == "Noted."
+        assert not mem.health.report().degraded
+    assert not (root / "mnemon.db").exists()
+    assert sorted(p.name for p in root.iterdir()) == []
+
+
+def test_item06_async_checkpointer_refuses_a_linked_database(tmp_path: Path) -> None:
+    root, other = tmp_path / "root", tmp_path / "other"
+    root.mkdir()
+    other.mkdir()
+    target = other / "mnemon.db"
+    sqlite3.connect(target).close()
+    before = target.read_bytes()
+    (root / "mnemon.db").symlink_to(target)
+    mem = _open(root)
+    try:
+
+        async def enter() -> None:
+            async with mem.acheckpointer():
+                pass
+
+        with pytest.raises(StorageError) as refused:
+            asyncio.run(enter())
+        assert refused.value.code == "symlink-refused"
+    finally:
+        mem.close()
+    assert target.read_bytes() == before
+
+
+def test_item07_query_with_empty_or_unknown_space_ids_is_typed(tmp_path: Path) -> None:
+    with _open(tmp_path / "root") as mem:
+        mem.spaces.remember("The API lives in api/.")
+        with pytest.raises(InvalidInputError, match="omit it"):
+            mem.query("where is the API?", space_ids=[])
+        with pytest.raises(NotFoundError):
+            mem.query("where is the API?", space_ids=["no-such-space"])
+        with pytest.raises(InvalidInputError):
+            mem.query("half \ud83d")
+        assert mem.query("where is the API?").citations

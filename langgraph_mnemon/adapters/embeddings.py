@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from langgraph_mnemon.adapters.providers.text import analyze
-from langgraph_mnemon.config import EmbeddingConfig
+from langgraph_mnemon.config import EmbeddingConfig, redact_url
 from langgraph_mnemon.contracts import safe_text
 from langgraph_mnemon.errors import InvalidInputError, ProviderError
 from langgraph_mnemon.memory_layers.space_models import Embedder
@@ -269,6 +269,10 @@ def from_langchain(embeddings: Any, **kwargs: Any) -> Embedder:
     return LangChainEmbedder(embeddings, **kwargs)
 
 
+def _shown(value: Any) -> Any:
+    return redact_url(value) if isinstance(value, str) else value
+
+
 class HttpEmbedder:
     """Embeddings from an Ollama or OpenAI-compatible HTTP endpoint (httpx, sync).
 
@@ -297,7 +301,7 @@ class HttpEmbedder:
         parts = urlsplit(endpoint) if isinstance(endpoint, str) else None
         if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
             raise InvalidInputError(
-                f"embedding endpoint must be an absolute http(s) URL (got {endpoint!r})"
+                f"embedding endpoint must be an absolute http(s) URL (got {_shown(endpoint)!r})"
             )
         if parts.username or parts.password:
             raise InvalidInputError(
@@ -312,6 +316,8 @@ class HttpEmbedder:
         if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 10:
             raise InvalidInputError("retries must be an integer between 0 and 10")
         self.endpoint = endpoint.rstrip("/")
+        # What messages show: an ?api_key= in the endpoint never reaches a log or a result.
+        self._shown_endpoint = redact_url(self.endpoint)
         self.model = model.strip()
         self.protocol = protocol
         self.retries = retries
@@ -347,10 +353,10 @@ class HttpEmbedder:
                 last = f"timed out after {self._client.timeout.read}s"
                 continue
             except httpx.TransportError as exc:
-                last = f"cannot reach {self.endpoint}: {exc}"
+                last = f"cannot reach {self._shown_endpoint}: {exc}"
                 continue
             if response.status_code == 429 or response.status_code >= 500:
-                last = f"HTTP {response.status_code} from {self._url()}"
+                last = f"HTTP {response.status_code} from {redact_url(self._url())}"
                 continue
             if response.status_code in (401, 403):
                 raise ProviderError(
@@ -359,7 +365,7 @@ class HttpEmbedder:
                 )
             if response.status_code == 404:
                 raise ProviderError(
-                    f"embedding endpoint {self._url()} not found (HTTP 404); check "
+                    f"embedding endpoint {redact_url(self._url())} not found (HTTP 404); check "
                     "embedding.endpoint and embedding.protocol, and that the model "
                     f"{self.model!r} exists"
                 )
@@ -371,7 +377,7 @@ class HttpEmbedder:
             return self._parse(response, len(texts))
         raise ProviderError(
             f"embedding request failed after {self.retries + 1} attempts: {last}; check that "
-            f"the {self.protocol} server is running at {self.endpoint}"
+            f"the {self.protocol} server is running at {self._shown_endpoint}"
         )
 
     def _parse(self, response: Any, count: int) -> list[list[float]]:

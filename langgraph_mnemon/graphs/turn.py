@@ -242,6 +242,7 @@ def begin_update(
         )
     if step.failed:
         return {"mnemon_turn": DEGRADED_TURN, "messages": []}
+    mem.health.began(turn)
     return {"mnemon_turn": turn, "messages": new}
 
 
@@ -272,10 +273,14 @@ def end_update(
             )
         if step.failed:
             update = []
+        else:
+            mem.health.settle(turn)  # begin and end both worked: older failures are over
     return {"mnemon_turn": None, "messages": update}
 
 
 def _tend_fatigue(mem: Mnemon, task: str, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    if not mem.config.write_enabled:
+        return []  # recording signals and checkpoints is a write: a read-only host does neither
     mem.mnemos.observe_messages(task, messages)
     response = mem.mnemos.maintain(task)
     state = response.reading.state

@@ -91,6 +91,7 @@ __all__ = [
     "ARCHIVE_WORKER_BODY_CHARS",
     "DEFAULT_ACTIVE_LIMIT_BYTES",
     "DEFAULT_BODY_LIMIT_BYTES",
+    "DOCUMENT_ID_PATTERN",
     "EVIDENCE_WINDOW_CHARS",
     "MODEL_MAX_CHARACTERS",
     "MODEL_MAX_RECORDS",
@@ -158,7 +159,7 @@ _FRONTMATTER_SCALARS = (
     "content_hash",
 )
 _FRONTMATTER_LISTS = ("source_paths", "session_ids", "memory_body_ids")
-_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+DOCUMENT_ID_PATTERN = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")
 _SPACES = re.compile(r"\s+")
@@ -213,7 +214,7 @@ class DocumentRecord(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
-    id: str = Field(pattern=_UUID.pattern)
+    id: str = Field(pattern=DOCUMENT_ID_PATTERN.pattern)
     title: str = Field(min_length=1, max_length=MAX_TITLE_CHARS)
     description: str = Field("", max_length=MAX_DESCRIPTION_CHARS)
     status: DocumentStatus
@@ -533,7 +534,11 @@ def _header_id(path: Path) -> str | None:
         return None
     start = len(prefix)
     value = head[start : start + 36].decode("ascii", "replace")
-    return value if _UUID.match(value) and head[start + 36 : start + 38] == b'"\n' else None
+    return (
+        value
+        if DOCUMENT_ID_PATTERN.match(value) and head[start + 36 : start + 38] == b'"\n'
+        else None
+    )
 
 
 def _sha256(text: str) -> str:
@@ -839,7 +844,7 @@ def validate_summary(value: Any, *, required: bool) -> str | None:
 
 def validate_document_id(value: Any) -> str:
     """A document id (a UUID), lowercased."""
-    if not isinstance(value, str) or not _UUID.match(value.strip().lower()):
+    if not isinstance(value, str) or not DOCUMENT_ID_PATTERN.match(value.strip().lower()):
         shown = repr(value) if isinstance(value, str) else type(value).__name__
         raise InvalidInputError(
             f"document id must be a UUID like 0f8fad5b-d9cb-469f-a165-70867728950e "

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from datetime import UTC, datetime
 from types import TracebackType
@@ -48,6 +48,7 @@ BACKEND_FAILURES: tuple[type[MnemonError], ...] = (StorageError, ProviderError)
 impossible): they degrade even a step whose other typed errors are ordinary answers."""
 
 _MAX_PROBLEMS = 20
+_MAX_OPEN_TURNS = 1024
 _MAX_MESSAGE_CHARS = 500
 
 
@@ -84,6 +85,7 @@ class HealthRecord:
         self._problems: deque[HealthProblem] = deque(maxlen=max(1, int(limit)))
         self._lock = threading.Lock()
         self._clock = clock or (lambda: datetime.now(UTC))
+        self._begun: OrderedDict[str, datetime] = OrderedDict()  # turn id -> begin time
 
     def failed(self, step: str, code: str, message: str) -> HealthProblem:
         """Record that ``step`` failed with ``code`` and ``message``; returns the record."""
@@ -102,6 +104,26 @@ class HealthRecord:
         with self._lock:
             if any(p.step == step for p in self._problems):
                 kept = [p for p in self._problems if p.step != step]
+                self._problems.clear()
+                self._problems.extend(kept)
+
+    def began(self, turn: str) -> None:
+        """A turn began without a memory failure (see :meth:`settle`)."""
+        with self._lock:
+            self._begun[turn] = self._clock()
+            while len(self._begun) > _MAX_OPEN_TURNS:  # turns whose end never came
+                self._begun.popitem(last=False)
+
+    def settle(self, turn: str) -> None:
+        """The turn that :meth:`began` also ended without a memory failure: memory worked end
+        to end, so failures recorded before it began are over (a tool that failed during an
+        outage and is not called again must not keep the flag up for ever)."""
+        with self._lock:
+            begun = self._begun.pop(turn, None)
+            if begun is None:
+                return
+            kept = [p for p in self._problems if p.at >= begun]
+            if len(kept) != len(self._problems):
                 self._problems.clear()
                 self._problems.extend(kept)
 

@@ -580,8 +580,11 @@ class _RuntimeFile:
         :class:`StorageError` after undoing everything: temp files removed, archive appends cut
         back, projections already renamed rewritten from the unchanged authority.
         """
-        self.check_paths()
+        # Files are replaced by rename (which replaces a link, never writes through it) and
+        # appended with O_NOFOLLOW; only the folders must be checked, and lock() checked ours.
         folder = self.directory / "archived"
+        if archive:
+            refuse_symlink(folder, "runtime archived folder")
         new_folder = folder if archive and not os.path.lexists(folder) else None
         appended: list[tuple[Path, int | None]] = []
         temps: list[tuple[Path, Path, str | None]] = []

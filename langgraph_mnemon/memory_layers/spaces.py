@@ -113,7 +113,10 @@ from langgraph_mnemon.memory_layers.space_models import (
 
 __all__ = [
     "DEFAULT_SPACE_ID",
+    "MAX_BROWSE_OFFSET",
+    "MAX_MEMORY_ID_CHARS",
     "MAX_QUERY_CHARS",
+    "SPACE_ID_PATTERN",
     "EntityCount",
     "MemorySpaces",
     "RecallResult",
@@ -142,7 +145,10 @@ MAX_BATCH = 1000
 MAX_MERGE_SOURCES = 20
 MAX_ENTITY_SCAN_ROWS = 5000
 _ENTITY_PAGE = 500
-_SPACE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+SPACE_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+"""What a Memory Space id looks like (``default``, ``space-3f2a...``)."""
+MAX_MEMORY_ID_CHARS = 200
+MAX_BROWSE_OFFSET = 10_000_000
 _SECRET_HINT = re.compile(r"(api[_-]?key|token|secret|password|authorization|credential)", re.I)
 _T = TypeVar("_T")
 
@@ -337,7 +343,7 @@ def _int(value: Any, field: str, low: int, high: int) -> int:
 
 
 def _space_id(value: Any, field: str = "space_id") -> str:
-    if not isinstance(value, str) or not _SPACE_ID.match(value.strip()):
+    if not isinstance(value, str) or not SPACE_ID_PATTERN.match(value.strip()):
         raise InvalidInputError(
             f"{field} must be 1-64 characters of letters, digits, '.', '_' or '-' starting "
             f"with a letter or digit (got {shown(value)})"
@@ -1092,7 +1098,7 @@ class MemorySpaces:
                 if item.external_id in mapped:
                     continue
                 count = conn.execute(sa.select(sa.func.count()).select_from(SPACES)).scalar()
-                if provider_id == NATIVE_PROVIDER_ID and _SPACE_ID.match(item.external_id):
+                if provider_id == NATIVE_PROVIDER_ID and SPACE_ID_PATTERN.match(item.external_id):
                     sid = item.external_id
                 elif not count:
                     sid = DEFAULT_SPACE_ID
@@ -1618,8 +1624,8 @@ class MemorySpaces:
     ) -> MemoryReceipt:
         """Add a typed edge (temporal, semantic, causal, entity) with a weight in 0..1."""
         self._check_writable()
-        src = _text(source_id, "source_id", limit=200)
-        dst = _text(target_id, "target_id", limit=200)
+        src = _text(source_id, "source_id", limit=MAX_MEMORY_ID_CHARS)
+        dst = _text(target_id, "target_id", limit=MAX_MEMORY_ID_CHARS)
         _choice(type, "type", EDGE_TYPES, optional=False)
         if (
             isinstance(weight, bool)
@@ -1662,7 +1668,7 @@ class MemorySpaces:
     async def aforget(self, memory_id: str, *, space_id: str | None = None) -> MemoryReceipt:
         """Delete one memory by its exact id (soft or hard, as the provider declares)."""
         self._check_writable()
-        mid = _text(memory_id, "memory_id", limit=200)
+        mid = _text(memory_id, "memory_id", limit=MAX_MEMORY_ID_CHARS)
         record = await asyncio.to_thread(self._target_sync, space_id, "forget")
         provider = self._require(record, "forget")
         if provider.descriptor.deletion_mode == "unsupported":
@@ -1693,7 +1699,7 @@ class MemorySpaces:
         limit: int = 20,
     ) -> RelatedResult:
         """Memories reachable from ``memory_id`` within ``depth`` (1-5) edges."""
-        mid = _text(memory_id, "memory_id", limit=200)
+        mid = _text(memory_id, "memory_id", limit=MAX_MEMORY_ID_CHARS)
         _int(depth, "depth", 1, 5)
         _int(limit, "limit", 1, 100)
         _choice(edge, "edge", EDGE_TYPES, optional=True)
@@ -1746,7 +1752,7 @@ class MemorySpaces:
     ) -> list[Insight]:
         """Stored memories of one space, newest first."""
         _int(limit, "limit", 1, 500)
-        _int(offset, "offset", 0, 10_000_000)
+        _int(offset, "offset", 0, MAX_BROWSE_OFFSET)
         _choice(category, "category", CATEGORIES, optional=True)
         record = await asyncio.to_thread(self._target_sync, space_id, "browse")
         provider = self._require(record, "browse")

@@ -23,9 +23,8 @@ DOCUMENT_SEARCH_LIMIT = _documents.MAX_SEARCH_LIMIT
 MAX_TAGS = _spaces.MAX_TAGS
 MAX_ENTITIES = _spaces.MAX_ENTITIES
 MAX_QUESTION_CHARS = _spaces.MAX_QUERY_CHARS  # a question is answered from a recall query
-# Literals in the Memory Spaces layer (it has no named constant for them yet).
-MAX_MEMORY_ID_CHARS = 200
-MAX_BROWSE_OFFSET = 10_000_000
+MAX_MEMORY_ID_CHARS = _spaces.MAX_MEMORY_ID_CHARS
+MAX_BROWSE_OFFSET = _spaces.MAX_BROWSE_OFFSET
 
 # Every character str.strip() removes, plus U+FEFF (Runtime Memory collapses it too).
 BLANK = r"\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
@@ -157,11 +156,11 @@ def provider_id() -> dict[str, Any]:
 
 def space_id() -> dict[str, Any]:
     # The layer's own pattern object: letters, digits, '.', '_' or '-', 1-64 characters.
-    return {"type": "string", "pattern": _spaces._SPACE_ID.pattern}
+    return {"type": "string", "pattern": _spaces.SPACE_ID_PATTERN.pattern}
 
 
 def document_id() -> dict[str, Any]:
-    return {"type": "string", "pattern": _documents._UUID.pattern, "format": "uuid"}
+    return {"type": "string", "pattern": _documents.DOCUMENT_ID_PATTERN.pattern, "format": "uuid"}
 
 
 def memory_id() -> dict[str, Any]:

@@ -10,6 +10,8 @@ call on unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from langgraph.store.base import BaseStore, InvalidNamespaceError
@@ -17,7 +19,15 @@ from langgraph.store.base import BaseStore, InvalidNamespaceError
 from langgraph_mnemon.errors import InvalidInputError
 from langgraph_mnemon.memory_layers._values import shown
 
-__all__ = ["CheckedArguments"]
+__all__ = ["CheckedArguments", "NamespaceError"]
+
+
+class NamespaceError(InvalidInputError, InvalidNamespaceError):
+    """A namespace the store refuses: LangGraph's ``InvalidNamespaceError`` (what its store
+    contract documents) and an :class:`InvalidInputError` (what every bad input here is), so
+    ``except MnemonError`` and ``except InvalidNamespaceError`` both catch it."""
+
+    code = "invalid-namespace"
 
 
 def _namespace(value: Any, *, optional: bool = False) -> Any:
@@ -25,7 +35,7 @@ def _namespace(value: Any, *, optional: bool = False) -> Any:
         return None
     if isinstance(value, (tuple, list)):
         return tuple(value)
-    raise InvalidNamespaceError(
+    raise NamespaceError(
         f"Namespace must be a tuple of strings, e.g. ('users', 'alice'); got {shown(value)}"
     )
 
@@ -41,45 +51,67 @@ def _key(value: Any) -> str:
         ) from None
 
 
+@contextmanager
+def _namespace_errors() -> Iterator[None]:
+    """LangGraph's own namespace checks (``BaseStore.put`` runs them) raise the plain
+    ``InvalidNamespaceError``: give it the typed form too."""
+    try:
+        yield
+    except NamespaceError:
+        raise
+    except InvalidNamespaceError as exc:
+        raise NamespaceError(str(exc)) from None
+
+
 class CheckedArguments(BaseStore):
     """``BaseStore`` whose convenience methods refuse malformed arguments with typed errors."""
 
     def get(self, namespace: Any, key: Any, **kwargs: Any) -> Any:
-        return super().get(_namespace(namespace), _key(key), **kwargs)
+        with _namespace_errors():
+            return super().get(_namespace(namespace), _key(key), **kwargs)
 
     async def aget(self, namespace: Any, key: Any, **kwargs: Any) -> Any:
-        return await super().aget(_namespace(namespace), _key(key), **kwargs)
+        with _namespace_errors():
+            return await super().aget(_namespace(namespace), _key(key), **kwargs)
 
     def put(self, namespace: Any, key: Any, value: Any, *args: Any, **kwargs: Any) -> None:
-        super().put(_namespace(namespace), _key(key), value, *args, **kwargs)
+        with _namespace_errors():
+            super().put(_namespace(namespace), _key(key), value, *args, **kwargs)
 
     async def aput(self, namespace: Any, key: Any, value: Any, *args: Any, **kwargs: Any) -> None:
-        await super().aput(_namespace(namespace), _key(key), value, *args, **kwargs)
+        with _namespace_errors():
+            await super().aput(_namespace(namespace), _key(key), value, *args, **kwargs)
 
     def delete(self, namespace: Any, key: Any) -> None:
-        super().delete(_namespace(namespace), _key(key))
+        with _namespace_errors():
+            super().delete(_namespace(namespace), _key(key))
 
     async def adelete(self, namespace: Any, key: Any) -> None:
-        await super().adelete(_namespace(namespace), _key(key))
+        with _namespace_errors():
+            await super().adelete(_namespace(namespace), _key(key))
 
     def search(self, namespace_prefix: Any, /, **kwargs: Any) -> Any:
-        return super().search(_namespace(namespace_prefix), **kwargs)
+        with _namespace_errors():
+            return super().search(_namespace(namespace_prefix), **kwargs)
 
     async def asearch(self, namespace_prefix: Any, /, **kwargs: Any) -> Any:
-        return await super().asearch(_namespace(namespace_prefix), **kwargs)
+        with _namespace_errors():
+            return await super().asearch(_namespace(namespace_prefix), **kwargs)
 
     def list_namespaces(self, *, prefix: Any = None, suffix: Any = None, **kwargs: Any) -> Any:
-        return super().list_namespaces(
-            prefix=_namespace(prefix, optional=True),
-            suffix=_namespace(suffix, optional=True),
-            **kwargs,
-        )
+        with _namespace_errors():
+            return super().list_namespaces(
+                prefix=_namespace(prefix, optional=True),
+                suffix=_namespace(suffix, optional=True),
+                **kwargs,
+            )
 
     async def alist_namespaces(
         self, *, prefix: Any = None, suffix: Any = None, **kwargs: Any
     ) -> Any:
-        return await super().alist_namespaces(
-            prefix=_namespace(prefix, optional=True),
-            suffix=_namespace(suffix, optional=True),
-            **kwargs,
-        )
+        with _namespace_errors():
+            return await super().alist_namespaces(
+                prefix=_namespace(prefix, optional=True),
+                suffix=_namespace(suffix, optional=True),
+                **kwargs,
+            )

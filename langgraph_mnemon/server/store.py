@@ -45,9 +45,10 @@ Semantics:
 * No TTL: ``supports_ttl = False``; a ``PutOp`` with a ``ttl`` raises ``NotImplementedError``
   like ``BaseStore.put`` does, and ``refresh_ttl`` is ignored.
 * ``write_enabled=false`` makes ``put`` and ``delete`` raise :class:`ReadOnlyError`; bad input
-  raises ``InvalidNamespaceError`` (namespaces) or :class:`InvalidInputError` (keys, values,
-  filters, limits) before anything is written; a provider that does not commit raises
-  :class:`ProviderError`. Every op of a batch is validated before the first one runs.
+  raises ``InvalidNamespaceError`` (namespaces; also an :class:`InvalidInputError`) or
+  :class:`InvalidInputError` (keys, values, filters, limits) before anything is written; a
+  provider that does not commit raises :class:`ProviderError`. Every op of a batch is
+  validated before the first one runs.
 * A lookup by key is one query (the native provider's ``find_by_metadata`` on ``store_key``);
   search without a query reads the newest ``offset + limit`` rows of each namespace, and a
   ``filter`` reads all of them (pages of 500), like ``InMemoryStore`` scans its items.
@@ -101,7 +102,7 @@ from langgraph_mnemon.errors import (
 )
 from langgraph_mnemon.memory_layers._values import shown
 from langgraph_mnemon.memory_layers.space_models import SpaceBinding
-from langgraph_mnemon.server._store_args import CheckedArguments
+from langgraph_mnemon.server._store_args import CheckedArguments, NamespaceError
 
 if TYPE_CHECKING:
     from langgraph_mnemon.host import Mnemon
@@ -175,18 +176,16 @@ def _check_namespace(namespace: Any) -> tuple[str, ...]:
     if isinstance(namespace, list):
         namespace = tuple(namespace)
     if not isinstance(namespace, tuple):
-        raise InvalidNamespaceError(
+        raise NamespaceError(
             f"Namespace must be a tuple of strings, e.g. ('users', 'alice'); got {shown(namespace)}"
         )
     if not namespace:
-        raise InvalidNamespaceError("Namespace cannot be empty.")
+        raise NamespaceError("Namespace cannot be empty.")
     _check_labels(namespace)
     if namespace[0] == "langgraph":
-        raise InvalidNamespaceError(
-            f'Root label for namespace cannot be "langgraph". Got: {namespace}'
-        )
+        raise NamespaceError(f'Root label for namespace cannot be "langgraph". Got: {namespace}')
     if len(_namespace_json(namespace)) > _MAX_NAMESPACE_JSON:
-        raise InvalidNamespaceError(
+        raise NamespaceError(
             f"Namespace {namespace!r} is too long for a Memory Space: keep its labels under "
             f"{_MAX_NAMESPACE_JSON} characters in total (as a JSON list)"
         )
@@ -197,14 +196,17 @@ def _check_labels(path: Any) -> tuple[str, ...]:
     if isinstance(path, list):
         path = tuple(path)
     if not isinstance(path, tuple):
-        raise InvalidNamespaceError(
+        raise NamespaceError(
             f"Namespace paths must be tuples of strings, e.g. ('users',); got {shown(path)}"
         )
-    validate_op_namespace(GetOp(path, ""))
+    try:
+        validate_op_namespace(GetOp(path, ""))
+    except InvalidNamespaceError as exc:
+        raise NamespaceError(str(exc)) from None
     for label in path:  # LangGraph refuses NUL; a lone surrogate cannot be stored either
         problem = text_problem(label)
         if problem is not None:
-            raise InvalidNamespaceError(f"Namespace label {shown(label)} {problem}")
+            raise NamespaceError(f"Namespace label {shown(label)} {problem}")
     return path
 
 

@@ -113,10 +113,10 @@ def parse_database_url(url: str | Path | URL, *, use_async: bool = False) -> URL
                 text = "postgresql://" + text.removeprefix("postgres://")
             try:
                 parsed = make_url(text)
-            except ArgumentError:
+            except (ArgumentError, ValueError):  # ValueError: a port that is not a number
                 raise InvalidInputError(
-                    f"cannot parse database URL {text!r}; use sqlite:///path/to/file.db or "
-                    "postgresql+psycopg://user:password@host:port/dbname"
+                    f"cannot parse database URL {redact_url(text)!r}; use "
+                    "sqlite:///path/to/file.db or postgresql+psycopg://user:password@host:port/db"
                 ) from None
     else:
         raise InvalidInputError(

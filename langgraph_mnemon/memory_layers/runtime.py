@@ -26,6 +26,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -477,16 +478,19 @@ class _RuntimeFile:
 
     def check_paths(self) -> None:
         """Refuse (``symlink-refused``) when any managed path here is a symbolic link."""
+        refuse_symlinks(self._managed)
+
+    @cached_property
+    def _managed(self) -> tuple[tuple[Path, str], ...]:
+        # Built once: this runs before every commit, where path building cost more than lstat.
         archived = self.directory / "archived"
-        refuse_symlinks(
-            [
-                (self.directory, "runtime folder"),
-                (self.authority, "runtime memories.json"),
-                *((self.projection_path(t), f"runtime {_FILE_NAMES[t]}") for t in _TARGETS),
-                (self.lock_path, "runtime lock file"),
-                (archived, "runtime archived folder"),
-                *((archived / f"{t}.jsonl", f"runtime archived/{t}.jsonl") for t in _TARGETS),
-            ]
+        return (
+            (self.directory, "runtime folder"),
+            (self.authority, "runtime memories.json"),
+            *((self.projection_path(t), f"runtime {_FILE_NAMES[t]}") for t in _TARGETS),
+            (self.lock_path, "runtime lock file"),
+            (archived, "runtime archived folder"),
+            *((archived / f"{t}.jsonl", f"runtime archived/{t}.jsonl") for t in _TARGETS),
         )
 
     def lock(self) -> Any:
@@ -580,11 +584,8 @@ class _RuntimeFile:
         :class:`StorageError` after undoing everything: temp files removed, archive appends cut
         back, projections already renamed rewritten from the unchanged authority.
         """
-        # Files are replaced by rename (which replaces a link, never writes through it) and
-        # appended with O_NOFOLLOW; only the folders must be checked, and lock() checked ours.
+        self.check_paths()
         folder = self.directory / "archived"
-        if archive:
-            refuse_symlink(folder, "runtime archived folder")
         new_folder = folder if archive and not os.path.lexists(folder) else None
         appended: list[tuple[Path, int | None]] = []
         temps: list[tuple[Path, Path, str | None]] = []

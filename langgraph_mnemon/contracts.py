@@ -1,5 +1,6 @@
 """Pydantic models shared across layers: receipts, usage, common enumerations, and the one
-rule for text that crosses a public boundary (:func:`check_text`, :func:`safe_text`).
+rule for values that cross a public boundary (:func:`check_text`, :func:`safe_text`, and
+:func:`shown` for quoting them in an error message).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ __all__ = [
     "Usage",
     "check_text",
     "safe_text",
+    "shown",
     "text_problem",
 ]
 
@@ -112,6 +114,29 @@ def safe_text(value: Any) -> str:
     # UTF-16 joins surrogate pairs that arrived as two code points and replaces lone ones.
     fixed = value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     return fixed.replace("\x00", "")
+
+
+def shown(value: Any, limit: int = 60) -> str:
+    """A short, always printable form of ``value`` for an error message.
+
+    Strings are cut to ``limit`` characters and ``repr``-ed (which escapes lone surrogates and
+    NUL); small numbers, booleans and None are shown as they are; anything else by its type,
+    because ``repr`` of a hostile value can be huge or fail (an int of 5,000 digits raises).
+
+    Example:
+        >>> shown("half \\ud83d")
+        "'half \\\\ud83d'"
+        >>> shown(10**5000)
+        'an int'
+    """
+    if isinstance(value, str):
+        return repr(value if len(value) <= limit else value[:limit] + "…")
+    if value is None or isinstance(value, (bool, float)):
+        return repr(value)
+    if isinstance(value, int) and abs(value) < 10**15:
+        return repr(value)
+    name = type(value).__name__
+    return f"an {name}" if name[:1].lower() in "aeiou" else f"a {name}"
 
 
 def _clean(value: str) -> str:

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from langgraph_mnemon.contracts import CleanStr, safe_text
 from langgraph_mnemon.errors import InvalidInputError, MnemonError, ReadOnlyError
 from langgraph_mnemon.memory_layers.documents import DocumentMutation
+from langgraph_mnemon.memory_layers.mnemos.db import redact_url
 from langgraph_mnemon.memory_layers.recall_envelope import clip_text, model_item
 from langgraph_mnemon.memory_layers.runtime import RuntimeMutation
 from langgraph_mnemon.memory_layers.view import ActionOffer, RouteOffer
@@ -411,9 +412,7 @@ def _result(mem: Mnemon, name: str, fn: Callable[..., Any]) -> Callable[..., str
 def _without_locations(mem: Mnemon, message: str) -> str:
     """``message`` with the storage roots and the database address replaced by placeholders:
     a tool result never shows the model where memory lives."""
-    from langgraph_mnemon.config import redact_url
-
-    url = mem.config.resolved_database_url
+    url = mem.config.resolved_database_url  # masked as the database errors mask it
     places = [
         (redact_url(url), "<database>"),
         (url, "<database>"),

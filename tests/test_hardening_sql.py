@@ -24,13 +24,13 @@ from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.store.base import InvalidNamespaceError
 
 from langgraph_mnemon import Mnemon, MnemosSaver
+from langgraph_mnemon.contracts import shown
 from langgraph_mnemon.errors import (
     InvalidInputError,
     MnemonError,
     NotFoundError,
     StorageError,
 )
-from langgraph_mnemon.memory_layers._values import shown
 
 # --------------------------------------------------------------------------------------------
 # Helpers

@@ -269,7 +269,7 @@ def from_langchain(embeddings: Any, **kwargs: Any) -> Embedder:
     return LangChainEmbedder(embeddings, **kwargs)
 
 
-def _shown(value: Any) -> Any:
+def _redacted(value: Any) -> Any:
     return redact_url(value) if isinstance(value, str) else value
 
 
@@ -301,7 +301,7 @@ class HttpEmbedder:
         parts = urlsplit(endpoint) if isinstance(endpoint, str) else None
         if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
             raise InvalidInputError(
-                f"embedding endpoint must be an absolute http(s) URL (got {_shown(endpoint)!r})"
+                f"embedding endpoint must be an absolute http(s) URL (got {_redacted(endpoint)!r})"
             )
         if parts.username or parts.password:
             raise InvalidInputError(

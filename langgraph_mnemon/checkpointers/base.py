@@ -35,9 +35,8 @@ from langgraph_mnemon.checkpointers._encoding import (
 )
 from langgraph_mnemon.checkpointers._ops import ListQuery, PutRequest, RawTuple, json_equal
 from langgraph_mnemon.config import MnemosConfig
-from langgraph_mnemon.contracts import check_text
+from langgraph_mnemon.contracts import check_text, shown
 from langgraph_mnemon.errors import InvalidInputError
-from langgraph_mnemon.memory_layers._values import shown
 from langgraph_mnemon.memory_layers.mnemos import store
 from langgraph_mnemon.memory_layers.mnemos.service import summary_from_state
 

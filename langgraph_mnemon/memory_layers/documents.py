@@ -58,7 +58,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from langgraph_mnemon.contracts import Receipt, Usage, check_text
+from langgraph_mnemon.contracts import Receipt, Usage, check_text, shown
 from langgraph_mnemon.errors import (
     AmbiguousMatchError,
     CapacityError,
@@ -845,10 +845,9 @@ def validate_summary(value: Any, *, required: bool) -> str | None:
 def validate_document_id(value: Any) -> str:
     """A document id (a UUID), lowercased."""
     if not isinstance(value, str) or not DOCUMENT_ID_PATTERN.match(value.strip().lower()):
-        shown = repr(value) if isinstance(value, str) else type(value).__name__
         raise InvalidInputError(
             f"document id must be a UUID like 0f8fad5b-d9cb-469f-a165-70867728950e "
-            f"(got {_clip(shown, 60)}); list ids with `mnemon docs list`"
+            f"(got {shown(value)}); list ids with `mnemon docs list`"
         )
     return value.strip().lower()
 

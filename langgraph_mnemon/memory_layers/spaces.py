@@ -57,7 +57,7 @@ from typing import Any, Literal, TypeVar
 import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from langgraph_mnemon.contracts import check_text
+from langgraph_mnemon.contracts import check_text, shown
 from langgraph_mnemon.errors import (
     InvalidInputError,
     MnemonError,
@@ -72,7 +72,6 @@ from langgraph_mnemon.memory_layers._files import (
     locked,
     refuse_symlink,
 )
-from langgraph_mnemon.memory_layers._values import shown
 from langgraph_mnemon.memory_layers.mnemos.db import Database
 from langgraph_mnemon.memory_layers.mnemos.spaces_schema import MIGRATIONS, SPACES
 from langgraph_mnemon.memory_layers.recall import (
@@ -149,6 +148,9 @@ SPACE_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 """What a Memory Space id looks like (``default``, ``space-3f2a...``)."""
 MAX_MEMORY_ID_CHARS = 200
 MAX_BROWSE_OFFSET = 10_000_000
+_NOT_PROVIDER_FAILURES = (InvalidInputError, NotFoundError, ReadOnlyError, StorageError)
+"""Raised as they are by writes: the caller's mistake or the local disk, not a provider's
+failure (which becomes a ``failed`` receipt)."""
 _SECRET_HINT = re.compile(r"(api[_-]?key|token|secret|password|authorization|credential)", re.I)
 _T = TypeVar("_T")
 
@@ -1510,8 +1512,8 @@ class MemorySpaces:
         provider = self._require(record, "remember")
         try:
             raw = await provider.remember(await self._abinding(record), item)
-        except (InvalidInputError, NotFoundError, ReadOnlyError, StorageError):
-            raise  # the caller's mistake or the local disk: not a provider failure
+        except _NOT_PROVIDER_FAILURES:
+            raise
         except Exception as exc:
             return self._failed(record, "remember", exc)
         return await self._receipt(record, raw, "remember")
@@ -1594,8 +1596,8 @@ class MemorySpaces:
         binding = await self._abinding(record)
         try:
             raws = await provider.remember_many(binding, checked)
-        except (InvalidInputError, NotFoundError, ReadOnlyError, StorageError):
-            raise  # the caller's mistake or the local disk: not a provider failure
+        except _NOT_PROVIDER_FAILURES:
+            raise
         except Exception as exc:
             return [self._failed(record, "remember", exc) for _ in checked]
         receipts = []
@@ -1642,8 +1644,8 @@ class MemorySpaces:
         )
         try:
             raw = await provider.link(await self._abinding(record), request)
-        except (InvalidInputError, NotFoundError, ReadOnlyError, StorageError):
-            raise  # the caller's mistake or the local disk: not a provider failure
+        except _NOT_PROVIDER_FAILURES:
+            raise
         except Exception as exc:
             return self._failed(record, "link", exc)
         return await self._receipt(record, raw, "link", object_id=f"{src}->{dst}")
@@ -1677,8 +1679,8 @@ class MemorySpaces:
             )
         try:
             raw = await provider.forget(await self._abinding(record), mid)
-        except (InvalidInputError, NotFoundError, ReadOnlyError, StorageError):
-            raise  # the caller's mistake or the local disk: not a provider failure
+        except _NOT_PROVIDER_FAILURES:
+            raise
         except Exception as exc:
             return self._failed(record, "forget", exc)
         return await self._receipt(record, raw, "forget", object_id=mid)

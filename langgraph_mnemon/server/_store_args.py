@@ -16,10 +16,10 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, InvalidNamespaceError
 
+from langgraph_mnemon.contracts import shown
 from langgraph_mnemon.errors import InvalidInputError
-from langgraph_mnemon.memory_layers._values import shown
 
-__all__ = ["CheckedArguments", "NamespaceError"]
+__all__ = ["CheckedArguments", "NamespaceError", "as_namespace"]
 
 
 class NamespaceError(InvalidInputError, InvalidNamespaceError):
@@ -30,7 +30,8 @@ class NamespaceError(InvalidInputError, InvalidNamespaceError):
     code = "invalid-namespace"
 
 
-def _namespace(value: Any, *, optional: bool = False) -> Any:
+def as_namespace(value: Any, *, optional: bool = False) -> Any:
+    """``value`` as a namespace tuple (a list is accepted), or :class:`NamespaceError`."""
     if value is None and optional:
         return None
     if isinstance(value, (tuple, list)):
@@ -68,41 +69,41 @@ class CheckedArguments(BaseStore):
 
     def get(self, namespace: Any, key: Any, **kwargs: Any) -> Any:
         with _namespace_errors():
-            return super().get(_namespace(namespace), _key(key), **kwargs)
+            return super().get(as_namespace(namespace), _key(key), **kwargs)
 
     async def aget(self, namespace: Any, key: Any, **kwargs: Any) -> Any:
         with _namespace_errors():
-            return await super().aget(_namespace(namespace), _key(key), **kwargs)
+            return await super().aget(as_namespace(namespace), _key(key), **kwargs)
 
     def put(self, namespace: Any, key: Any, value: Any, *args: Any, **kwargs: Any) -> None:
         with _namespace_errors():
-            super().put(_namespace(namespace), _key(key), value, *args, **kwargs)
+            super().put(as_namespace(namespace), _key(key), value, *args, **kwargs)
 
     async def aput(self, namespace: Any, key: Any, value: Any, *args: Any, **kwargs: Any) -> None:
         with _namespace_errors():
-            await super().aput(_namespace(namespace), _key(key), value, *args, **kwargs)
+            await super().aput(as_namespace(namespace), _key(key), value, *args, **kwargs)
 
     def delete(self, namespace: Any, key: Any) -> None:
         with _namespace_errors():
-            super().delete(_namespace(namespace), _key(key))
+            super().delete(as_namespace(namespace), _key(key))
 
     async def adelete(self, namespace: Any, key: Any) -> None:
         with _namespace_errors():
-            await super().adelete(_namespace(namespace), _key(key))
+            await super().adelete(as_namespace(namespace), _key(key))
 
     def search(self, namespace_prefix: Any, /, **kwargs: Any) -> Any:
         with _namespace_errors():
-            return super().search(_namespace(namespace_prefix), **kwargs)
+            return super().search(as_namespace(namespace_prefix), **kwargs)
 
     async def asearch(self, namespace_prefix: Any, /, **kwargs: Any) -> Any:
         with _namespace_errors():
-            return await super().asearch(_namespace(namespace_prefix), **kwargs)
+            return await super().asearch(as_namespace(namespace_prefix), **kwargs)
 
     def list_namespaces(self, *, prefix: Any = None, suffix: Any = None, **kwargs: Any) -> Any:
         with _namespace_errors():
             return super().list_namespaces(
-                prefix=_namespace(prefix, optional=True),
-                suffix=_namespace(suffix, optional=True),
+                prefix=as_namespace(prefix, optional=True),
+                suffix=as_namespace(suffix, optional=True),
                 **kwargs,
             )
 
@@ -111,7 +112,7 @@ class CheckedArguments(BaseStore):
     ) -> Any:
         with _namespace_errors():
             return await super().alist_namespaces(
-                prefix=_namespace(prefix, optional=True),
-                suffix=_namespace(suffix, optional=True),
+                prefix=as_namespace(prefix, optional=True),
+                suffix=as_namespace(suffix, optional=True),
                 **kwargs,
             )

@@ -92,7 +92,7 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
-from langgraph_mnemon.contracts import check_text, safe_text, text_problem
+from langgraph_mnemon.contracts import check_text, safe_text, shown, text_problem
 from langgraph_mnemon.errors import (
     InvalidInputError,
     MnemonError,
@@ -100,9 +100,8 @@ from langgraph_mnemon.errors import (
     ProviderError,
     ReadOnlyError,
 )
-from langgraph_mnemon.memory_layers._values import shown
 from langgraph_mnemon.memory_layers.space_models import SpaceBinding
-from langgraph_mnemon.server._store_args import CheckedArguments, NamespaceError
+from langgraph_mnemon.server._store_args import CheckedArguments, NamespaceError, as_namespace
 
 if TYPE_CHECKING:
     from langgraph_mnemon.host import Mnemon
@@ -173,12 +172,7 @@ def _namespace_of(record: SpaceRecord) -> tuple[str, ...] | None:
 
 def _check_namespace(namespace: Any) -> tuple[str, ...]:
     """LangGraph's namespace rules for writes, plus the facade's length limit."""
-    if isinstance(namespace, list):
-        namespace = tuple(namespace)
-    if not isinstance(namespace, tuple):
-        raise NamespaceError(
-            f"Namespace must be a tuple of strings, e.g. ('users', 'alice'); got {shown(namespace)}"
-        )
+    namespace = as_namespace(namespace)
     if not namespace:
         raise NamespaceError("Namespace cannot be empty.")
     _check_labels(namespace)

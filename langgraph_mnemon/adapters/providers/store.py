@@ -24,9 +24,8 @@ from typing import Any
 from langgraph.store.base import BaseStore, PutOp
 
 from langgraph_mnemon.adapters.providers.base import BaseProvider
-from langgraph_mnemon.contracts import text_problem
+from langgraph_mnemon.contracts import shown, text_problem
 from langgraph_mnemon.errors import InvalidInputError, NotFoundError
-from langgraph_mnemon.memory_layers._values import shown
 from langgraph_mnemon.memory_layers.documents import tokenize
 from langgraph_mnemon.memory_layers.space_models import (
     BrowseRequest,

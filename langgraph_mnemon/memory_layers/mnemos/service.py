@@ -33,9 +33,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from langgraph_mnemon.config import MnemosConfig
-from langgraph_mnemon.contracts import check_text, safe_text, text_problem
+from langgraph_mnemon.contracts import check_text, safe_text, shown, text_problem
 from langgraph_mnemon.errors import InvalidInputError, NotFoundError
-from langgraph_mnemon.memory_layers._values import shown
 from langgraph_mnemon.memory_layers.mnemos import fatigue as fatigue_model
 from langgraph_mnemon.memory_layers.mnemos import store
 from langgraph_mnemon.memory_layers.mnemos.db import Database

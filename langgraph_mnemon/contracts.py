@@ -5,6 +5,7 @@ rule for values that cross a public boundary (:func:`check_text`, :func:`safe_te
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
@@ -14,10 +15,13 @@ from langgraph_mnemon.errors import InvalidInputError
 __all__ = [
     "CleanStr",
     "Importance",
+    "Outcome",
     "Receipt",
     "ReceiptStatus",
+    "StepOutcome",
     "Usage",
     "check_text",
+    "outcome_of",
     "safe_text",
     "shown",
     "text_problem",
@@ -27,6 +31,21 @@ ReceiptStatus = Literal["committed", "skipped", "rejected", "failed"]
 """Only ``committed`` means the write happened; everything else means nothing was stored."""
 
 Importance = Literal["critical", "normal", "low"]
+
+Outcome = Literal["succeeded", "partial", "failed", "cancelled"]
+"""How a multi-step operation ended (archival into several spaces, a batch of writes):
+``succeeded`` = every step committed, ``partial`` = some did, ``failed`` = none did,
+``cancelled`` = it was stopped before it finished. Never a partial failure shown as success."""
+
+
+def outcome_of(steps: Sequence[StepOutcome], *, cancelled: bool = False) -> Outcome:
+    """The :data:`Outcome` of ``steps`` (committed ones count as done)."""
+    done = sum(1 for s in steps if s.status == "committed")
+    if cancelled:
+        return "cancelled"
+    if steps and done == len(steps):
+        return "succeeded"
+    return "partial" if done else "failed"
 
 
 class Usage(BaseModel):
@@ -54,6 +73,17 @@ class Receipt(BaseModel):
     @property
     def committed(self) -> bool:
         return self.status == "committed"
+
+
+class StepOutcome(BaseModel):
+    """One step of a multi-step operation: what it targeted and how it ended."""
+
+    model_config = ConfigDict(frozen=True)
+
+    target: str  # e.g. a space id, a store key, "runtime/archived"
+    status: ReceiptStatus
+    message: str = ""
+    ids: tuple[str, ...] = ()  # what the step created or changed
 
 
 # --- text at the public boundary -----------------------------------------------------------

@@ -25,6 +25,7 @@ __all__ = [
     "MnemonError",
     "NoMatchError",
     "NotFoundError",
+    "ParticipationError",
     "ProviderError",
     "ReadOnlyError",
     "StorageError",
@@ -35,6 +36,8 @@ class MnemonError(Exception):
     """Base class of every error raised by langgraph-mnemon."""
 
     code: str = "mnemon-error"
+    # The kernel's decision (layer, channel, trigger, mode, setting, env) when it refused.
+    decision: dict[str, Any] | None = None
 
     def __init__(self, message: str, *, code: str | None = None) -> None:
         super().__init__(message)
@@ -44,7 +47,10 @@ class MnemonError(Exception):
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form for tool results and HTTP responses."""
-        return {"error": self.code, "message": self.message}
+        out: dict[str, Any] = {"error": self.code, "message": self.message}
+        if self.decision is not None:
+            out["decision"] = dict(self.decision)
+        return out
 
 
 class InvalidInputError(MnemonError, ValueError):
@@ -103,6 +109,31 @@ class ReadOnlyError(MnemonError):
             "langgraph-mnemon is configured read-only (write_enabled: false); "
             f"enable writes to change {what}"
         )
+
+
+class ParticipationError(MnemonError):
+    """The kernel refused the operation: its layer is disabled, its channel is ``off``, or the
+    channel is ``manual`` and the request came from a model, the lifecycle or a worker.
+
+    ``code`` is ``layer-disabled``, ``channel-off``, ``channel-manual`` or ``strategy-refused``;
+    ``decision`` names the layer, channel, mode, trigger and the setting (with its environment
+    variable) that would allow it. Nothing was read or written. The control plane answers 403.
+
+    Example:
+        >>> try:
+        ...     mem.runtime.add("memory", "Deploys go through CI.")
+        ... except ParticipationError as exc:
+        ...     exc.decision["setting"]
+        'layers.runtime.participation.write'
+    """
+
+    code = "participation-refused"
+
+    def __init__(
+        self, message: str, *, code: str | None = None, decision: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(message, code=code)
+        self.decision = decision
 
 
 class AuthorityError(MnemonError):

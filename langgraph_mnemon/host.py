@@ -24,6 +24,7 @@ from langgraph_mnemon.memory_layers.documents import (
     Documents,
 )
 from langgraph_mnemon.memory_layers.health import HealthRecord, HealthReport
+from langgraph_mnemon.memory_layers.kernel import Kernel
 from langgraph_mnemon.memory_layers.mnemos import Database, Mnemos
 from langgraph_mnemon.memory_layers.mnemos.db import (
     create_engine,
@@ -130,6 +131,9 @@ class Mnemon:
             )
         self.config = config or MnemonConfig()
         cfg = self.config
+        # Every operation of every layer asks this kernel first (participation, write_enabled,
+        # strategy rules); it reads the live config, so PATCH /settings applies at once.
+        self.kernel = Kernel(cfg)
         self.root = cfg.root_path
         if cfg.write_enabled:  # read-only mode creates nothing, not even the root folder
             try:
@@ -145,7 +149,7 @@ class Mnemon:
             memory_limit_bytes=cfg.runtime.memory_limit_bytes,
             workspace=cfg.workspace_path,
             lock_timeout=cfg.runtime.lock_timeout_seconds,
-            write_enabled=cfg.write_enabled,
+            kernel=self.kernel,
         )
         self._database: Database | None = None  # opened on first use
         self._mnemos: Mnemos | None = None
@@ -165,7 +169,7 @@ class Mnemon:
             body_limit_bytes=cfg.documents.body_limit_bytes,
             active_limit_bytes=cfg.documents.active_limit_bytes,
             lock_timeout=cfg.runtime.lock_timeout_seconds,
-            write_enabled=cfg.write_enabled,
+            kernel=self.kernel,
         )
 
     @classmethod
@@ -247,7 +251,10 @@ class Mnemon:
         """Mnemos task memory: nodes, fatigue, consolidation, checkpoints, resume."""
         if self._mnemos is None:
             self._mnemos = Mnemos(
-                self.database, self.config.mnemos, workspace=self.config.workspace_path
+                self.database,
+                self.config.mnemos,
+                workspace=self.config.workspace_path,
+                kernel=self.kernel,
             )
         return self._mnemos
 
@@ -359,7 +366,7 @@ class Mnemon:
                 candidate_multiplier=quality.candidate_multiplier,
                 default_limit=cfg.default_recall_limit,
                 timeout_ms=cfg.timeout_ms,
-                write_enabled=cfg.write_enabled,
+                kernel=self.kernel,
                 default_provider_id=cfg.persistence_strategy.provider_id,
                 local_only=cfg.persistence_strategy.rules.data_boundary == "local-only",
                 lock_timeout=cfg.runtime.lock_timeout_seconds,

@@ -86,6 +86,7 @@ from langgraph_mnemon.memory_layers._files import (
     warn_once,
     write_temp,
 )
+from langgraph_mnemon.memory_layers.kernel import Kernel
 
 __all__ = [
     "ARCHIVE_WORKER_BODY_CHARS",
@@ -1213,6 +1214,11 @@ class Documents:
         True
     """
 
+    @property
+    def write_enabled(self) -> bool:
+        """Whether writes are on (the kernel's ``write_enabled``)."""
+        return self.kernel.write_enabled
+
     def __init__(
         self,
         root: Path | str,
@@ -1223,6 +1229,7 @@ class Documents:
         lock_timeout: float = 10.0,
         clock: Callable[[], datetime] | None = None,
         write_enabled: bool = True,
+        kernel: Kernel | None = None,
     ) -> None:
         for name, value, high in (
             ("body_limit_bytes", body_limit_bytes, 64 * 1024 * 1024),
@@ -1240,7 +1247,8 @@ class Documents:
         self.workspace = checked_path(workspace, "workspace") if workspace else Path.cwd()
         self.body_limit_bytes = body_limit_bytes
         self.active_limit_bytes = active_limit_bytes
-        self.write_enabled = bool(write_enabled)
+        # Every operation asks the kernel; a layer built alone gets one of its own.
+        self.kernel = kernel or Kernel.standalone(write_enabled=bool(write_enabled))
         self.lock_timeout = float(lock_timeout)
         self._clock = clock or (lambda: datetime.now(UTC))
         self.directory = self.root / "documents"

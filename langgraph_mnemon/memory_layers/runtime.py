@@ -60,6 +60,7 @@ from langgraph_mnemon.memory_layers._files import (
     undo_append,
     write_temp,
 )
+from langgraph_mnemon.memory_layers.kernel import Kernel
 
 __all__ = [
     "DELIMITER",
@@ -749,6 +750,11 @@ class RuntimeMemory:
     Every I/O failure raises :class:`StorageError` and leaves every file byte-identical.
     """
 
+    @property
+    def write_enabled(self) -> bool:
+        """Whether writes are on (the kernel's ``write_enabled``)."""
+        return self.kernel.write_enabled
+
     def __init__(
         self,
         root: Path | str,
@@ -760,6 +766,7 @@ class RuntimeMemory:
         lock_timeout: float = 10.0,
         clock: Callable[[], datetime] | None = None,
         write_enabled: bool = True,
+        kernel: Kernel | None = None,
     ) -> None:
         for name, value in (
             ("user_limit_bytes", user_limit_bytes),
@@ -771,7 +778,8 @@ class RuntimeMemory:
         self.workspace = checked_path(workspace, "workspace") if workspace else None
         self._limits = {"user": user_limit_bytes, "memory": memory_limit_bytes}
         self._clock = clock or (lambda: datetime.now(UTC))
-        self.write_enabled = bool(write_enabled)
+        # Every operation asks the kernel; a layer built alone gets one of its own.
+        self.kernel = kernel or Kernel.standalone(write_enabled=bool(write_enabled))
         memory_file = _RuntimeFile(self.root / "runtime", lock_timeout)
         user_file = memory_file
         if user_root is not None:

@@ -72,6 +72,7 @@ from langgraph_mnemon.memory_layers._files import (
     locked,
     refuse_symlink,
 )
+from langgraph_mnemon.memory_layers.kernel import Kernel
 from langgraph_mnemon.memory_layers.mnemos.db import Database
 from langgraph_mnemon.memory_layers.mnemos.spaces_schema import MIGRATIONS, SPACES
 from langgraph_mnemon.memory_layers.recall import (
@@ -495,6 +496,11 @@ class MemorySpaces:
     whose provider is not registered stays in the catalog and reports ``provider-disabled``.
     """
 
+    @property
+    def write_enabled(self) -> bool:
+        """Whether writes are on (the kernel's ``write_enabled``)."""
+        return self.kernel.write_enabled
+
     def __init__(
         self,
         database: Database,
@@ -507,6 +513,7 @@ class MemorySpaces:
         default_limit: int = 10,
         timeout_ms: int = 10_000,
         write_enabled: bool = True,
+        kernel: Kernel | None = None,
         default_provider_id: str = NATIVE_PROVIDER_ID,
         local_only: bool = False,
         lock_timeout: float = 10.0,
@@ -531,7 +538,8 @@ class MemorySpaces:
         self.candidate_multiplier = float(candidate_multiplier)
         self.default_limit = _int(default_limit, "default_limit", 1, 50)
         self.timeout = _int(timeout_ms, "timeout_ms", 100, 120_000) / 1000.0
-        self.write_enabled = bool(write_enabled)
+        # Every operation asks the kernel; a layer built alone gets one of its own.
+        self.kernel = kernel or Kernel.standalone(write_enabled=bool(write_enabled))
         self.default_provider_id = default_provider_id
         self.local_only = bool(local_only)
         self._clock = clock

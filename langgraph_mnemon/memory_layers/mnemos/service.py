@@ -35,6 +35,7 @@ import sqlalchemy as sa
 from langgraph_mnemon.config import MnemosConfig
 from langgraph_mnemon.contracts import check_text, safe_text, shown, text_problem
 from langgraph_mnemon.errors import InvalidInputError, NotFoundError
+from langgraph_mnemon.memory_layers.kernel import Kernel
 from langgraph_mnemon.memory_layers.mnemos import fatigue as fatigue_model
 from langgraph_mnemon.memory_layers.mnemos import store
 from langgraph_mnemon.memory_layers.mnemos.db import Database
@@ -281,6 +282,7 @@ class Mnemos:
         *,
         workspace: Path | str | None = None,
         clock: Callable[[], float] = time.time,
+        kernel: Kernel | None = None,
     ) -> None:
         if not isinstance(database, Database):
             raise InvalidInputError(
@@ -293,6 +295,9 @@ class Mnemos:
         self.config = config or MnemosConfig()
         self.workspace = Path(workspace).expanduser().absolute() if workspace else None
         self._clock = clock
+        # Task-memory writes ask the kernel (write_enabled); alone: writable unless the
+        # database handle is read-only.
+        self.kernel = kernel or Kernel.standalone(write_enabled=not database.read_only)
 
     def __repr__(self) -> str:
         return f"Mnemos(database={self.db.url!r})"
@@ -304,7 +309,8 @@ class Mnemos:
         self.db.setup(MIGRATIONS)
 
     def _ready(self) -> None:
-        """Before a write: create or migrate the schema."""
+        """Before a write: ask the kernel, then create or migrate the schema."""
+        self.kernel.admit("mnemos", "write")
         if not self.db.is_setup(MIGRATIONS):
             self.db.setup(MIGRATIONS)
 

@@ -1,6 +1,8 @@
 """The ``mnemon`` command line: inspect and edit a storage root.
 
-Errors from the library print one line on stderr and exit with status 1; usage errors exit 2.
+Every command is an explicit request: ``manual`` channels admit it, ``off`` and disabled ones
+refuse it. Library errors print one line on stderr and exit 1 (a kernel refusal names the
+setting and environment variable that would allow it); usage errors exit 2.
 """
 
 from __future__ import annotations
@@ -872,12 +874,21 @@ def serve(
     raise typer.Exit(code)
 
 
+def _error_line(exc: MnemonError) -> str:
+    """The stderr line for a library error; a kernel refusal also names its setting and env."""
+    line = f"mnemon: error: {exc}"
+    decision = exc.decision or {}
+    if decision.get("env") and decision["env"] not in line:
+        line += f" (setting {decision.get('setting')}, env {decision['env']})"
+    return line
+
+
 def main() -> None:
     """Console-script entry point."""
     try:
         app()
     except MnemonError as exc:
-        print(f"mnemon: error: {exc}", file=sys.stderr)
+        print(_error_line(exc), file=sys.stderr)
         sys.exit(1)
 
 

@@ -11,7 +11,9 @@ Example:
     8192
 
 Keys of the reference configuration that only make sense inside its desktop host (display mode,
-tab, UI switches, CLI path/store, Agent-Teams pausing) have no counterpart here.
+tab, UI switches, CLI path/store, Agent-Teams pausing, the review runner's ``provider`` /
+``fallback``) have no counterpart here, and neither has a maintenance token budget: naming one
+is an "is not a known setting" error like any unknown key.
 """
 
 from __future__ import annotations
@@ -72,7 +74,6 @@ class RuntimeConfig(_Section):
 
     user_limit_bytes: int = Field(4096, ge=1, le=1_048_576)
     memory_limit_bytes: int = Field(10240, ge=1, le=1_048_576)
-    maintenance_max_tokens: int = Field(8192, ge=1, le=1_000_000)
     lock_timeout_seconds: float = Field(10.0, gt=0, le=600)
 
 
@@ -148,7 +149,13 @@ class RecallQualityConfig(_Section):
 
 
 class IdleReviewConfig(_Section):
-    """Background review of completed turns (Layered strategy only)."""
+    """Background review of completed turns (Layered strategy only).
+
+    ``max_context_chars`` bounds the transcript the review model reads; ``max_tokens`` bounds
+    each of its replies (passed as the chat model's ``max_tokens`` where the model has one).
+    There is one review runner (a fresh, bounded context), so the reference's
+    ``provider`` / ``fallback`` choices have no counterpart.
+    """
 
     enabled: bool = True
     delay_ms: int = Field(30_000, ge=5_000, le=600_000)
@@ -156,12 +163,17 @@ class IdleReviewConfig(_Section):
     max_per_thread: int = Field(20, ge=0, le=200)
     max_context_chars: int = Field(24_000, ge=1_000, le=1_000_000)
     max_tokens: int = Field(4096, ge=128, le=131_072)
-    provider: Literal["spawn", "fork"] = "spawn"
-    fallback: Literal["spawn", "skip"] = "spawn"
     runtime_memory: bool = True
 
 
 class PersistenceRulesConfig(_Section):
+    """Which providers a new Memory Space may use (see ``memory_layers.placement``).
+
+    ``preference`` orders the eligible providers when nothing else decides: ``local-first``
+    prefers one whose data stays on this machine, ``shared-first`` one that is shared
+    (remote), ``balanced`` keeps ``provider_id`` first.
+    """
+
     allowed_provider_ids: list[str] = Field(default_factory=lambda: ["mnemos"], min_length=1)
     data_boundary: Literal["allow-remote", "local-only"] = "allow-remote"
     required_capabilities: list[
@@ -171,7 +183,13 @@ class PersistenceRulesConfig(_Section):
 
 
 class PersistenceStrategyConfig(_Section):
-    """How new Memory Spaces choose a provider."""
+    """How new Memory Spaces choose a provider.
+
+    ``manual`` always uses ``provider_id``. ``automatic`` narrows the registered providers by
+    ``rules`` and, when several remain, lets the worker model choose with ``prompt`` as the
+    user's placement guidance (validated against the eligible set), or, with no worker model,
+    takes the first one in ``rules.preference`` order.
+    """
 
     mode: Literal["manual", "automatic"] = "manual"
     provider_id: str = "mnemos"

@@ -24,7 +24,7 @@ from langgraph_mnemon.memory_layers.documents import (
     Documents,
 )
 from langgraph_mnemon.memory_layers.health import HealthRecord, HealthReport
-from langgraph_mnemon.memory_layers.kernel import Kernel
+from langgraph_mnemon.memory_layers.kernel import Kernel, Trigger
 from langgraph_mnemon.memory_layers.mnemos import Database, Mnemos
 from langgraph_mnemon.memory_layers.mnemos.db import (
     create_engine,
@@ -34,7 +34,7 @@ from langgraph_mnemon.memory_layers.mnemos.db import (
     refuse_linked_sqlite,
 )
 from langgraph_mnemon.memory_layers.runtime import RuntimeMemory, RuntimeMutation, RuntimeReceipt
-from langgraph_mnemon.memory_layers.spaces import MemorySpaces
+from langgraph_mnemon.memory_layers.spaces import MemorySpaces, ProviderHealth
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -83,7 +83,12 @@ class DocumentsStatus(BaseModel):
 
 
 class SpacesOverview(BaseModel):
-    """Memory Spaces at a glance (catalog only; providers are not probed)."""
+    """Memory Spaces at a glance: the catalog and each provider's real state.
+
+    ``provider_health`` comes from :meth:`MemorySpaces.health` (one bounded status call per
+    provider, cached a few seconds); ``unreachable`` lists the spaces whose provider is missing
+    or failing.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -91,6 +96,8 @@ class SpacesOverview(BaseModel):
     active: int
     providers: list[str]
     provider_disabled: int
+    provider_health: list[ProviderHealth] = Field(default_factory=list)
+    unreachable: list[str] = Field(default_factory=list)
 
 
 class Status(BaseModel):
@@ -107,6 +114,8 @@ class Status(BaseModel):
     spaces: SpacesOverview | None = None
     # Memory steps that failed inside agent runs (the runs went on without them).
     health: HealthReport = Field(default_factory=HealthReport)
+    # False while a memory step is failing, a space is unreachable or the catalog is unread.
+    healthy: bool = True
 
 
 _UNSET = object()
@@ -189,11 +198,14 @@ class Mnemon:
 
         The Memory Spaces catalog lives in the database: when it cannot be read (the database
         is down), ``spaces`` is None and ``health`` names the problem instead of failing.
+        ``healthy`` is false then, while any memory step is failing, and while any space is
+        unreachable (its provider missing or failing).
         """
         runtime = self.runtime
         spaces = None
         with self.health.guard("status:spaces"):
             spaces = self._spaces_overview()
+        report = self.health.report()
         return Status(
             root=str(self.root),
             # Status is printed and served: never the database password.
@@ -215,7 +227,8 @@ class Mnemon:
                 active_bytes=self.documents.usage(),
             ),
             spaces=spaces,
-            health=self.health.report(),
+            health=report,
+            healthy=not report.degraded and spaces is not None and not spaces.unreachable,
         )
 
     # --- Mnemos task memory and checkpointer ----------------------------------------
@@ -271,17 +284,26 @@ class Mnemon:
             saver.setup()
         return saver
 
-    def store(self) -> MnemonStore:
-        """A LangGraph ``BaseStore`` facade over the Memory Spaces (one per host).
+    def store(self, *, trigger: Trigger | None = None) -> MnemonStore:
+        """A LangGraph ``BaseStore`` facade over the Memory Spaces (one per host and trigger).
 
         Pass it wherever LangGraph takes a store: ``create_agent(..., store=mem.store())``,
-        ``graph.compile(store=...)`` or LangMem's memory tools.
+        ``graph.compile(store=...)``. Its ops ask the kernel like every layer call: by default
+        as the caller does (explicit from application code); hand a model's tools (LangMem's
+        memory tools) ``mem.store(trigger="automatic")``, so ``manual`` channels refuse them.
+
+        Raises:
+            InvalidInputError: ``trigger`` is not ``"explicit"``, ``"automatic"`` or None.
+
+        Example:
+            >>> model_store = mem.store(trigger="automatic")  # for LangMem's memory tools
+            >>> tools = [create_manage_memory_tool(("memories",), store=model_store)]
         """
         if self._store is None:
             from langgraph_mnemon.server.store import MnemonStore
 
             self._store = MnemonStore(self)
-        return self._store
+        return self._store if trigger is None else self._store.acting_as(trigger)
 
     def acheckpointer(
         self, *, serde: SerializerProtocol | None = None
@@ -375,11 +397,14 @@ class Mnemon:
 
     def _spaces_overview(self) -> SpacesOverview:
         summary = self.spaces.status(probe=False)
+        health = self.spaces.health()
         return SpacesOverview(
             total=summary.total,
             active=summary.active,
             providers=sorted(self.spaces.providers),
             provider_disabled=summary.provider_disabled,
+            provider_health=health.providers,
+            unreachable=health.unreachable,
         )
 
     # --- end Memory Spaces --------------------------------------------------------------------
@@ -393,7 +418,11 @@ class Mnemon:
             from langgraph_mnemon.memory_layers.view import ViewComposer
 
             self._views = ViewComposer(
-                self.config, runtime=self.runtime, documents=self.documents, spaces=self.spaces
+                self.config,
+                runtime=self.runtime,
+                documents=self.documents,
+                spaces=self.spaces,
+                kernel=self.kernel,
             )
         return self._views
 
@@ -417,12 +446,19 @@ class Mnemon:
 
     @property
     def reviews(self) -> BackgroundReviews | ServerReviews:
-        """Idle reviews of finished turns, run in the background (Layered strategy only)."""
+        """Idle reviews of finished turns, run in the background (Layered strategy only).
+
+        The review gate keeps each thread's activity, attempts and review times in the shared
+        database (while writes are enabled), so a restarted host resumes where it stopped.
+        """
         if self._reviews is None:
             from langgraph_mnemon.graphs.review import BackgroundReviews
             from langgraph_mnemon.memory_layers.activity import ReviewGate, ReviewSettings
+            from langgraph_mnemon.memory_layers.activity_store import SqlActivityStore
 
-            gate = ReviewGate(ReviewSettings.from_config(self.config))
+            # A read-only host runs no review and writes nothing: its gate stays in memory.
+            store = SqlActivityStore(self.database) if self.kernel.write_enabled else None
+            gate = ReviewGate(ReviewSettings.from_config(self.config), store=store)
             self._reviews = BackgroundReviews(self, gate, self.worker_model)
         return self._reviews
 
@@ -436,7 +472,8 @@ class Mnemon:
         self._reviews = reviews
 
     def settings_changed(self) -> None:
-        """Apply live switches changed on ``config`` (idle review keeps a copy of its own)."""
+        """Apply live switches changed on ``config`` (idle review keeps a copy of its own;
+        everything else, participation included, reads the live config at each operation)."""
         if self._reviews is not None:
             from langgraph_mnemon.memory_layers.activity import ReviewSettings
 
@@ -444,7 +481,7 @@ class Mnemon:
 
     @property
     def review_gate(self) -> ReviewGate:
-        """Per-thread activity and idle-review timing."""
+        """Per-thread activity and idle-review timing (kept in the database across restarts)."""
         return self.reviews.gate
 
     def turn_graph(self, *, agent_id: str = "main", root: bool = True) -> CompiledStateGraph:
@@ -458,7 +495,9 @@ class Mnemon:
         return build_turn_graph(self, agent_id=agent_id, root=root)
 
     def tools(self) -> list[BaseTool]:
-        """The model-facing memory tools (write tools only while ``write_enabled``)."""
+        """The model-facing memory tools: those whose channel the kernel admits a model to now
+        (``manual`` / ``off`` / disabled / read-only channels offer none); each call runs as
+        an automatic trigger and is admitted again, so a later switch refuses it."""
         from langgraph_mnemon.tools import build_tools
 
         return build_tools(self)
@@ -490,25 +529,28 @@ class Mnemon:
     def write_runtime(self, request: RuntimeMutation) -> RuntimeReceipt:
         """Apply a Runtime Memory mutation, maintaining capacity when it would overflow.
 
-        Under the Layered strategy an overflowing USER write runs USER compaction and an
-        overflowing MEMORY write runs MEMORY archival; under the General strategy the
-        :class:`CapacityError` is raised as is. A maintenance run that cannot complete raises
-        :class:`CapacityError` saying why, with every file unchanged.
+        An overflowing USER write runs USER compaction and an overflowing MEMORY write runs
+        MEMORY archival, when the kernel admits ``runtime`` ``maintenance`` for the current
+        trigger (explicit from the Python API, automatic from a model tool or a worker); when it
+        does not (maintenance off, manual for an automatic write, the General strategy) the
+        :class:`CapacityError` is raised as is and nothing is written. A maintenance run that
+        cannot complete raises :class:`CapacityError` saying why, with every file unchanged.
         """
         try:
             return self.runtime.apply(request)
         except CapacityError as exc:
-            if not self._maintains_capacity("runtime"):
+            if not self.kernel.admits("runtime", "maintenance"):
                 raise
             graph = "user_compaction" if request.target == "user" else "memory_archival"
             return self._maintain(graph, {"request": request}, exc)
 
     def write_document(self, mutation: DocumentMutation | dict[str, Any]) -> DocumentReceipt:
-        """Create or update a Document, cold-archiving least-recently-used ones on overflow."""
+        """Create or update a Document, cold-archiving least-recently-used ones on overflow
+        when the kernel admits ``documents`` ``maintenance`` (else the CapacityError stands)."""
         try:
             return self.documents.apply(mutation)
         except CapacityError as exc:
-            if not self._maintains_capacity("documents"):
+            if not self.kernel.admits("documents", "maintenance"):
                 raise
             return self._maintain("document_archive", {"mutation": mutation}, exc)
 
@@ -524,11 +566,16 @@ class Mnemon:
         return out["archived"][-1]
 
     def remember(self, candidate: WriteCandidate) -> WriteReceipt:
-        """Store a durable memory through the write worker; the receipt says what happened."""
+        """Store a durable memory through the write worker; the receipt says what happened.
+
+        The kernel is asked first (Memory Spaces write, the current trigger): a refusal
+        reaches no provider.
+        """
         from langgraph_mnemon.memory_layers.write_worker import WriteCandidate
 
         if not isinstance(candidate, WriteCandidate):
             raise InvalidInputError("remember() takes a WriteCandidate")
+        self.kernel.admit("memory_spaces", "write")
         out = self._graph("write_worker").invoke({"candidate": candidate})
         if "receipt" not in out:
             raise ProviderError(f"the memory was not stored: {out.get('error')}")
@@ -538,11 +585,14 @@ class Mnemon:
         """Answer ``question`` from direct-search evidence; citations are real rows only.
 
         Raises:
+            ParticipationError: the kernel refused Memory Spaces recall (asked first: nothing
+                is read).
             InvalidInputError: ``question`` is not text, or ``space_ids`` is empty (omit it to
                 search the active spaces).
             NotFoundError: a named space does not exist (checked before any search).
             ProviderError: the search or the answering model failed.
         """
+        self.kernel.admit("memory_spaces", "recall")
         request: dict[str, Any] = {"query": check_text(question, "question")}
         if space_ids is not None:
             if isinstance(space_ids, str) or not isinstance(space_ids, list) or not space_ids:
@@ -568,10 +618,6 @@ class Mnemon:
                 code=overflow.code,
             ) from None
         return out["receipt"]
-
-    def _maintains_capacity(self, layer: str) -> bool:
-        participation = getattr(self.config.layers, layer).participation.maintenance
-        return self.config.strategy == "layered" and participation != "off"
 
     def _graph(self, name: str) -> Any:
         graph = self._graphs.get(name)

@@ -6,6 +6,8 @@ byte-stable across writes). After the agent: release the pin and record the turn
 
 Memory never ends the agent's run: a failing hook is logged, recorded in ``mem.health`` (shown
 by ``mem.status().health``) and skipped; the agent's messages and model request stay untouched.
+Every hook is an automatic trigger (``acting("automatic")``): the kernel admits what the
+lifecycle does exactly as it would a model tool's call.
 
 Example:
     >>> agent = create_agent(model, tools=[...], middleware=[mem.middleware()],
@@ -23,6 +25,7 @@ from langchain_core.messages import SystemMessage
 from langgraph.config import get_config
 
 from langgraph_mnemon.graphs.turn import DEGRADED_TURN, begin_update, end_update
+from langgraph_mnemon.memory_layers.kernel import acting
 from langgraph_mnemon.memory_layers.view import system_sections
 from langgraph_mnemon.nodes._guard import memory_step
 
@@ -98,14 +101,15 @@ class MnemonMiddleware(AgentMiddleware[MnemonAgentState]):
 
     def _with_sections(self, request: ModelRequest) -> ModelRequest:
         """The request with the system sections added; unchanged when memory fails."""
-        with memory_step(self.mem.health, "model-call"):
+        with acting("automatic"), memory_step(self.mem.health, "model-call"):
             return self._add_sections(request)
         return request  # memory failed: the model gets the agent's own request
 
     def _add_sections(self, request: ModelRequest) -> ModelRequest:
         turn = request.state.get("mnemon_turn") if request.state else None
         view = self.mem.views.pinned(turn) if turn and turn != DEGRADED_TURN else None
-        sections = "\n\n".join(text for _, text in system_sections(self.mem.config, view))
+        found = system_sections(self.mem.config, view, kernel=self.mem.kernel)
+        sections = "\n\n".join(text for _, text in found)
         if not sections:
             return request
         base = request.system_message.content if request.system_message else ""

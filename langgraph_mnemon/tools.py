@@ -4,10 +4,19 @@ Every tool takes a pydantic argument schema and returns compact JSON. Every fail
 an ``{"error": code, "message": ...}`` result, never as an exception that would end the agent
 run: typed library errors with their code, arguments with lone surrogates or NUL as
 ``invalid-input``, anything unexpected as ``internal`` (logged with its traceback and recorded
-in ``mem.health``). No tool result contains paths, provider settings or secrets. Write tools
-are absent when ``write_enabled`` is false. Under the Layered strategy each operation has its
-own tool; under the General strategy the model reads and changes memory only through the offers
-of its turn's pinned View (``mnemon_view_route`` / ``mnemon_view_action``).
+in ``mem.health``). No tool result contains paths, provider settings or secrets.
+
+Every tool body runs as an *automatic* trigger (the kernel's ``acting("automatic")``), and one
+table (:data:`TOOL_CHANNELS`) names the layer and channel of each tool: a tool is offered by
+:func:`build_tools` only while the kernel admits a model to one of its channels (``manual``,
+``off``, a disabled layer or ``write_enabled=false`` for a write offer nothing), and each call
+asks the kernel again before any I/O, so a switch changed after the tools were built refuses
+the next call with ``{"error": code, "message": ..., "decision": {...}}`` and writes nothing.
+A refusal is an answer, not a memory failure: ``mem.health`` does not record it. Under the
+Layered strategy each operation has its own tool; under the General strategy the model reads
+and changes memory only through the offers of its turn's pinned View (``mnemon_view_route`` /
+``mnemon_view_action``), each offer asking its own channel and each read route within its
+per-turn call budget.
 
 Example:
     >>> agent = create_agent(model, tools=mem.tools(), middleware=[mem.middleware()])
@@ -17,20 +26,52 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.config import get_config
-from langgraph.prebuilt import InjectedState
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
-from langgraph_mnemon.contracts import CleanStr, safe_text
-from langgraph_mnemon.errors import InvalidInputError, MnemonError, ReadOnlyError
+from langgraph_mnemon._tool_args import (
+    DocumentCreateArgs,
+    DocumentManageArgs,
+    DocumentSearchArgs,
+    DocumentSearchInput,
+    ForgetArgs,
+    ForgetInput,
+    LinkArgs,
+    LinkInput,
+    MemoryBodyCreateArgs,
+    MemoryBodyMergeArgs,
+    MemoryBodyUpdateArgs,
+    NoArgs,
+    RecallArgs,
+    RelatedArgs,
+    RelatedInput,
+    RememberArgs,
+    RememberInput,
+    RuntimeMemoryArgs,
+    RuntimeSearchInput,
+    SpaceManageInput,
+    SpacesSearchInput,
+    ViewActionArgs,
+    ViewInput,
+    ViewRouteArgs,
+)
+from langgraph_mnemon.contracts import safe_text
+from langgraph_mnemon.errors import InvalidInputError, MnemonError
+from langgraph_mnemon.memory_layers._route_budget import call_key
+from langgraph_mnemon.memory_layers._view_offers import (
+    OFFER_CHANNELS,
+    RUNTIME_SEARCH_EVIDENCE,
+    ActionOffer,
+    RouteOffer,
+)
 from langgraph_mnemon.memory_layers.documents import DocumentMutation
+from langgraph_mnemon.memory_layers.kernel import Channel, Layer, acting
 from langgraph_mnemon.memory_layers.mnemos.db import redact_url
 from langgraph_mnemon.memory_layers.recall_envelope import clip_text, model_item
 from langgraph_mnemon.memory_layers.runtime import RuntimeMutation
-from langgraph_mnemon.memory_layers.view import ActionOffer, RouteOffer
 from langgraph_mnemon.memory_layers.write_worker import WriteCandidate
 from langgraph_mnemon.nodes._guard import DEGRADED_TURN, memory_step
 
@@ -38,251 +79,43 @@ if TYPE_CHECKING:
     from langgraph_mnemon.host import Mnemon
     from langgraph_mnemon.memory_layers.spaces import SpaceRecord
 
-__all__ = ["CATALOG_LIMIT", "VIEW_TOOLS", "WRITE_TOOLS", "build_tools"]
+__all__ = ["CATALOG_LIMIT", "TOOL_CHANNELS", "VIEW_TOOLS", "WRITE_TOOLS", "build_tools"]
 
 CATALOG_LIMIT = 16
+ToolChannel = tuple[Layer, Channel]
+_SPACES_WRITE: tuple[ToolChannel, ...] = (("memory_spaces", "write"),)
+_SPACES_MAINTENANCE: tuple[ToolChannel, ...] = (("memory_spaces", "maintenance"),)
+TOOL_CHANNELS: dict[str, tuple[ToolChannel, ...]] = {
+    "mnemon_status": (),  # management reads: offered whatever the switches
+    "mnemon_memory_bodies": (),
+    "mnemon_recall": (("memory_spaces", "recall"),),
+    "mnemon_related": (("memory_spaces", "recall"),),
+    "mnemon_document_search": (("documents", "recall"),),
+    # add / replace / remove ask runtime write, search asks runtime recall
+    "mnemon_runtime_memory": (("runtime", "write"), ("runtime", "recall")),
+    "mnemon_remember": _SPACES_WRITE,
+    "mnemon_document_create": (("documents", "write"),),
+    "mnemon_document_manage": (("documents", "write"),),
+    "mnemon_link": _SPACES_WRITE,
+    "mnemon_forget": _SPACES_WRITE,
+    "mnemon_memory_body_create": _SPACES_MAINTENANCE,
+    "mnemon_memory_body_update": _SPACES_MAINTENANCE,
+    "mnemon_memory_body_merge": _SPACES_MAINTENANCE,
+    # the View's tools: each route / action asks its own channel (_view_offers.OFFER_CHANNELS)
+    "mnemon_view_route": (),
+    "mnemon_view_action": tuple(
+        dict.fromkeys(c for c in OFFER_CHANNELS.values() if c is not None and c[1] != "recall")
+    ),
+}
+"""Tool name → the (layer, channel) pairs it works on. A tool is offered while the kernel
+admits a model to one of them (``()``: management reads, always offered)."""
 WRITE_TOOLS = frozenset(
-    {
-        "mnemon_runtime_memory",
-        "mnemon_remember",
-        "mnemon_document_create",
-        "mnemon_document_manage",
-        "mnemon_link",
-        "mnemon_forget",
-        "mnemon_memory_body_create",
-        "mnemon_memory_body_update",
-        "mnemon_memory_body_merge",
-        "mnemon_view_action",
-    }
+    name
+    for name, channels in TOOL_CHANNELS.items()
+    if channels and all(channel != "recall" for _, channel in channels)
 )
+"""Tools that only change memory (never offered while ``write_enabled`` is false)."""
 VIEW_TOOLS = frozenset({"mnemon_view_route", "mnemon_view_action"})
-EdgeType = Literal["temporal", "semantic", "causal", "entity"]
-
-
-class _NoArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class RuntimeMemoryArgs(BaseModel):
-    """Change USER.md (the user) or MEMORY.md (the project) in Runtime Memory."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    action: Literal["add", "replace", "remove"]
-    target: Literal["user", "memory"]
-    content: CleanStr | None = Field(None, description="The entry text (add, replace).")
-    old_text: CleanStr | None = Field(
-        None, description="A short text found in exactly one entry (replace, remove)."
-    )
-    importance: Literal["critical", "normal", "low"] | None = None
-    branches: list[CleanStr] | None = Field(
-        None, description="MEMORY only: git branches the entry applies to; [] for all."
-    )
-
-
-class RememberArgs(BaseModel):
-    """Keep a durable memory in the Memory Spaces (a write worker picks the space)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    content: CleanStr
-    category: Literal["preference", "decision", "fact", "insight", "context", "general"] = "general"
-    importance: int = Field(3, ge=1, le=5)
-    tags: list[CleanStr] = Field(default_factory=list, max_length=20)
-    entities: list[CleanStr] = Field(default_factory=list, max_length=50)
-    memory_body_id: CleanStr | None = None
-
-
-class DocumentCreateArgs(BaseModel):
-    """Create one project Document (a substantial record: design, ADR, runbook)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    title: CleanStr
-    content: CleanStr
-    description: CleanStr | None = None
-    source_paths: list[CleanStr] = Field(default_factory=list)
-
-
-class RecallArgs(BaseModel):
-    """Search long-term memory for durable history or an exact earlier detail. Costs recall
-    budget: one query, then at most one materially different refinement per turn."""
-
-    query: CleanStr
-    mode: Literal["smart", "keyword", "basic"] = "smart"
-    limit: int | None = Field(None, ge=1, le=6)
-    memory_body_ids: list[CleanStr] = Field(default_factory=list)
-    state: Annotated[dict[str, Any], InjectedState]
-
-
-class RelatedArgs(BaseModel):
-    """Follow links from one memory this turn's recall returned (once per turn)."""
-
-    id: CleanStr
-    memory_body_id: CleanStr | None = None
-    depth: int = Field(2, ge=1, le=5)
-    edge: Literal["temporal", "semantic", "causal", "entity"] | None = None
-    state: Annotated[dict[str, Any], InjectedState]
-
-
-class DocumentSearchArgs(BaseModel):
-    """Search project Documents (one search per turn; up to 4 records)."""
-
-    query: CleanStr
-    include_archived: bool = False
-    limit: int = Field(4, ge=1, le=4)
-    state: Annotated[dict[str, Any], InjectedState]
-
-
-class LinkArgs(BaseModel):
-    """Link two stored memories with a typed, weighted edge (both ids exactly as recalled)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    source_id: CleanStr = Field(min_length=1, max_length=200)
-    target_id: CleanStr = Field(min_length=1, max_length=200)
-    type: EdgeType = "semantic"
-    weight: float = Field(0.5, ge=0, le=1)
-    reason: CleanStr | None = Field(None, max_length=1000)
-    memory_body_id: CleanStr | None = None
-
-
-class ForgetArgs(BaseModel):
-    """Forget one stored memory by its exact id. Only when the user explicitly asks to forget
-    or delete it; never to tidy up on your own."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    id: CleanStr = Field(min_length=1, max_length=200)
-    memory_body_id: CleanStr | None = None
-
-
-class MemoryBodyCreateArgs(BaseModel):
-    """Create a Memory Space (a named body of durable memories). The persistence strategy
-    decides the provider: in manual mode it is fixed, in automatic mode the host validates your
-    choice."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: CleanStr = Field(min_length=1, max_length=120)
-    description: CleanStr = Field(min_length=1, max_length=500)
-    provider_id: CleanStr | None = None
-    reason: CleanStr | None = Field(None, max_length=500)
-    confidence: float | None = Field(None, ge=0, le=1)
-
-
-class MemoryBodyUpdateArgs(BaseModel):
-    """Rename, describe, activate or deactivate a Memory Space (its data is always kept)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    memory_body_id: CleanStr = Field(min_length=1)
-    name: CleanStr | None = Field(None, min_length=1, max_length=120)
-    description: CleanStr | None = Field(None, max_length=500)
-    active: bool | None = None
-
-
-class MemoryBodyMergeArgs(BaseModel):
-    """Copy the memories of native Memory Spaces into a native target (non-destructive: the
-    sources keep their data). Without a target, the single other active space is used."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    target_memory_body_id: CleanStr | None = None
-    source_memory_body_ids: list[CleanStr] = Field(min_length=1, max_length=20)
-    deactivate_sources: bool = True
-
-
-class DocumentManageArgs(BaseModel):
-    """Create, update or archive a project Document. create needs title and content; update
-    needs id and a field to change; archive needs id (the Document moves to the archive)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    action: Literal["create", "update", "archive"]
-    id: CleanStr | None = None
-    title: CleanStr | None = None
-    description: CleanStr | None = None
-    content: CleanStr | None = None
-    source_paths: list[CleanStr] | None = None
-    state: Annotated[dict[str, Any], InjectedState]
-
-
-class ViewRouteArgs(BaseModel):
-    """Read memory through a route the current View offers (the MNEMON VIEW ROUTES line), by
-    its exact id, with an input matching its inputSchema."""
-
-    route_id: CleanStr = Field(min_length=1)
-    input: dict[str, Any]
-    state: Annotated[dict[str, Any], InjectedState]
-
-
-class ViewActionArgs(BaseModel):
-    """Change memory through an action the current View offers, by its exact id, with an input
-    matching its inputSchema. Only for new user facts or an explicit request to save,
-    correct or forget."""
-
-    offer_id: CleanStr = Field(min_length=1)
-    input: dict[str, Any]
-    state: Annotated[dict[str, Any], InjectedState]
-
-
-# Inputs of the General strategy's routes and actions (memory_layers/view.py ``_offers``).
-
-
-class _Input(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class _DocumentSearchInput(_Input):
-    query: CleanStr = Field(max_length=2000)
-    include_archived: bool = False
-    limit: int = Field(4, ge=1, le=4)
-
-
-class _SpacesSearchInput(_Input):
-    query: CleanStr = Field(min_length=1, max_length=2000)
-    limit: int = Field(6, ge=1, le=6)
-    space_ids: list[CleanStr] = Field(default_factory=list)
-
-
-class _RelatedInput(_Input):
-    id: CleanStr = Field(min_length=1, max_length=200)
-    depth: int = Field(2, ge=1, le=5)
-    edge: EdgeType | None = None
-    space_id: CleanStr | None = None
-
-
-class _RememberInput(_Input):
-    content: CleanStr = Field(min_length=1)
-    category: Literal["preference", "decision", "fact", "insight", "context", "general"] = "general"
-    importance: int = Field(3, ge=1, le=5)
-    tags: list[CleanStr] = Field(default_factory=list, max_length=20)
-    entities: list[CleanStr] = Field(default_factory=list, max_length=50)
-    space_id: CleanStr | None = None
-
-
-class _LinkInput(_Input):
-    source_id: CleanStr = Field(min_length=1, max_length=200)
-    target_id: CleanStr = Field(min_length=1, max_length=200)
-    type: EdgeType = "semantic"
-    weight: float = Field(0.5, ge=0, le=1)
-    reason: CleanStr | None = Field(None, max_length=1000)
-    space_id: CleanStr | None = None
-
-
-class _ForgetInput(_Input):
-    id: CleanStr = Field(min_length=1, max_length=200)
-    space_id: CleanStr | None = None
-
-
-class _SpaceManageInput(_Input):
-    operation: Literal["create", "update", "merge"]
-    space_id: CleanStr | None = None
-    name: CleanStr | None = Field(None, min_length=1, max_length=120)
-    description: CleanStr | None = Field(None, max_length=500)
-    active: bool | None = None
-    source_space_ids: list[CleanStr] | None = Field(None, min_length=1, max_length=20)
 
 
 def _parse(model: type[BaseModel], data: Any, what: str) -> Any:
@@ -322,15 +155,54 @@ def _thread_id() -> str | None:
     return str(thread)[:200] if thread else None
 
 
-def _space_item(record: SpaceRecord) -> dict[str, Any]:
-    """A Memory Space as the model sees it: no config, paths or secrets."""
-    return {
+def _space_item(record: SpaceRecord, reachable: bool | None = None) -> dict[str, Any]:
+    """A Memory Space as the model sees it: no config, paths or secrets; ``reachable`` (the
+    catalog) says whether its provider answers right now."""
+    item: dict[str, Any] = {
         "id": record.id,
         "name": record.name[:120],
         "description": record.description[:500],
         "active": record.active,
         "provider": {"id": record.provider_id, "capabilities": record.capabilities},
     }
+    if reachable is not None:
+        item["reachable"] = reachable
+    return item
+
+
+def _reachable(mem: Mnemon) -> dict[str, bool]:
+    """Space id → whether its provider answers (``mem.spaces.health()``, cached briefly)."""
+    return {s.space_id: s.reachable for s in mem.spaces.health().spaces}
+
+
+def _status(mem: Mnemon) -> dict[str, Any]:
+    """``mnemon_status``: the real state (``mem.status()``), not a hard-coded one."""
+    report = mem.status()
+    spaces = report.spaces
+    out: dict[str, Any] = {
+        "healthy": report.healthy,
+        "writeEnabled": report.write_enabled,
+        "runtime": {
+            "user": report.runtime.user.model_dump(),
+            "memory": report.runtime.memory.model_dump(),
+        },
+        "documents": {"active": report.documents.active, "archived": report.documents.archived},
+        "memorySpaces": None,
+    }
+    if spaces is not None:
+        out["memorySpaces"] = {
+            "total": spaces.total,
+            "active": spaces.active,
+            "unreachable": list(spaces.unreachable),
+            "providers": [
+                {"id": p.id, "state": p.state}
+                | ({"message": _without_locations(mem, p.message)} if p.state != "healthy" else {})
+                for p in spaces.provider_health
+            ],
+        }
+    if report.health.degraded:  # what fails, not the details: those are for the operator
+        out["degraded"] = sorted({f"{p.step}: {p.code}" for p in report.health.problems})
+    return out
 
 
 def _memory_receipt(receipt: Any) -> dict[str, Any]:
@@ -391,22 +263,79 @@ def _result(mem: Mnemon, name: str, fn: Callable[..., Any]) -> Callable[..., str
 
     def run(**kwargs: Any) -> str:
         value: Any = None
-        with memory_step(mem.health, f"tool:{name}", answers=True) as step:
+        # A model's call is an automatic trigger; whatever the tool sets off inherits it.
+        with acting("automatic"), memory_step(mem.health, f"tool:{name}", answers=True) as step:
             try:
+                channel = _tool_channel(name, kwargs)
+                if channel is not None:  # before any I/O: a switch flipped since build refuses
+                    mem.kernel.admit(*channel)
                 value = fn(**kwargs)
             except ValidationError as exc:  # a value the layer's own model refused
                 value = {"error": "invalid-input", "message": f"invalid input: {_problems(exc)}"}
-        if step.failed:  # a storage error names its file: the model sees no host paths
-            value = step.result()
-            if value["error"].startswith("database-"):  # the driver's text names host and port
-                value["message"] = (
-                    f"the memory database is not available right now ({value['error']}); memory "
-                    "is degraded and the agent can go on without it (status shows the details)"
-                )
-            value["message"] = _without_locations(mem, value["message"])
+        if step.failed:
+            value = _failure(mem, step)
         return _dumps(value)
 
     return run
+
+
+def _runtime_search(mem: Mnemon, query: str, target: str, limit: int) -> dict[str, Any]:
+    """Runtime Memory entries matching ``query`` (archived ones included), within the
+    runtime/search evidence bounds; local only, never a Memory Space."""
+    matches = mem.runtime.search(query, target=target, limit=limit)  # type: ignore[arg-type]
+    left = RUNTIME_SEARCH_EVIDENCE[1]
+    cut = len(matches) > limit
+    results: list[dict[str, Any]] = []
+    for match in matches[:limit]:
+        if left <= 0:
+            cut = True
+            break
+        content, clipped = clip_text(match.content, left)
+        left -= len(content)
+        cut = cut or clipped
+        item = {"target": match.target, "content": content, "archived": match.archived}
+        item["score"] = round(float(match.score), 3)
+        if match.archived_at:
+            item["archivedAt"] = match.archived_at
+        results.append(item)
+    return {"query": query, "target": target, "results": results, "truncated": cut}
+
+
+def _offered(mem: Mnemon, name: str) -> bool:
+    """Whether the kernel admits a model to one of the tool's channels right now."""
+    channels = TOOL_CHANNELS[name]
+    return not channels or any(mem.kernel.model_admits(*channel) for channel in channels)
+
+
+def _tool_channel(name: str, args: dict[str, Any]) -> ToolChannel | None:
+    """The one (layer, channel) a call of ``name`` works on, when the tool has one."""
+    if name == "mnemon_runtime_memory":
+        return ("runtime", "recall" if args.get("action") == "search" else "write")
+    channels = TOOL_CHANNELS.get(name, ())
+    return channels[0] if len(channels) == 1 else None
+
+
+def _admit_offer(mem: Mnemon, offer_id: str) -> None:
+    """Ask the kernel for a View offer's channel (a management read never asks)."""
+    channel = OFFER_CHANNELS.get(offer_id)
+    if channel is not None:
+        mem.kernel.admit(*channel)
+
+
+def _failure(mem: Mnemon, step: Any) -> dict[str, Any]:
+    """A failed or refused step as a tool result; a kernel refusal keeps its decision."""
+    value = step.result()
+    decision = getattr(step.error, "decision", None)
+    if isinstance(step.error, MnemonError) and decision is not None:
+        value["decision"] = dict(decision)
+    if value["error"].startswith("database-"):  # the driver's text names host and port
+        value["message"] = (
+            f"the memory database is not available right now ({value['error']}); memory "
+            "is degraded and the agent can go on without it (status shows the details)"
+        )
+    # A storage error names its file: the model sees no host paths.
+    value["message"] = _without_locations(mem, value["message"])
+    return value
 
 
 def _without_locations(mem: Mnemon, message: str) -> str:
@@ -431,35 +360,25 @@ def _has_capability(descriptor: Any, capability: str) -> bool:
     return bool(getattr(descriptor.capabilities, capability, False))
 
 
-def _chosen_provider(mem: Mnemon, requested: str | None) -> tuple[str, str]:
-    """``(provider id, mode)`` for a new Memory Space under the persistence strategy."""
-    strategy = mem.config.persistence_strategy
-    if strategy.mode == "manual":
-        if requested is not None and requested != strategy.provider_id:
-            raise InvalidInputError(
-                f"the persistence strategy is manual: new Memory Spaces use provider "
-                f"{strategy.provider_id!r}; omit provider_id"
-            )
-        return strategy.provider_id, "manual"
-    chosen = requested or strategy.provider_id
-    rules = strategy.rules
-    if chosen not in rules.allowed_provider_ids:
-        raise InvalidInputError(
-            f"provider {chosen!r} is not allowed by the persistence strategy; choose one of "
-            f"{', '.join(rules.allowed_provider_ids)}"
-        )
-    descriptor = mem.spaces.provider(chosen).descriptor
-    missing = [c for c in rules.required_capabilities if not _has_capability(descriptor, c)]
-    if missing:
-        raise InvalidInputError(
-            f"provider {chosen!r} lacks the required capabilities {', '.join(missing)}; "
-            "choose another allowed provider"
-        )
-    return chosen, "automatic"
+def _chosen_provider(mem: Mnemon, requested: str | None, purpose: str = "") -> tuple[str, str]:
+    """``(provider id, mode)`` for a new Memory Space under the persistence strategy (the
+    placement service; the worker model chooses among several eligible providers)."""
+    from langgraph_mnemon.adapters.placement import model_chooser
+    from langgraph_mnemon.memory_layers.placement import place
+
+    placement = place(
+        mem.config.persistence_strategy,
+        {pid: provider.descriptor for pid, provider in mem.spaces.providers.items()},
+        requested=requested,
+        purpose=purpose,
+        chooser=model_chooser(mem.worker_model),
+    )
+    return placement.provider_id, placement.mode
 
 
 def build_tools(mem: Mnemon) -> list[BaseTool]:
-    """The memory tools for ``mem``'s configuration (write tools only when writes are on).
+    """The memory tools a model may use now: those whose channel (:data:`TOOL_CHANNELS`) the
+    kernel admits for an automatic trigger (management reads always).
 
     Under the Layered strategy every operation has its own tool; ``mnemon_link`` /
     ``mnemon_forget`` only when an active Memory Space's provider supports them. Under the
@@ -468,28 +387,13 @@ def build_tools(mem: Mnemon) -> list[BaseTool]:
     """
 
     def status() -> dict[str, Any]:
-        report = mem.status()
-        spaces = report.spaces
-        out: dict[str, Any] = {
-            "healthy": not report.health.degraded,
-            "writeEnabled": report.write_enabled,
-            "runtime": {
-                "user": report.runtime.user.model_dump(),
-                "memory": report.runtime.memory.model_dump(),
-            },
-            "documents": {"active": report.documents.active, "archived": report.documents.archived},
-            "memorySpaces": (
-                {"total": spaces.total, "active": spaces.active} if spaces is not None else None
-            ),
-        }
-        if report.health.degraded:  # what fails, not the details: those are for the operator
-            out["degraded"] = sorted({f"{p.step}: {p.code}" for p in report.health.problems})
-        return out
+        return _status(mem)
 
     def memory_bodies() -> dict[str, Any]:
         records = mem.spaces.list_spaces()
+        reachable = _reachable(mem)
         return {
-            "items": [_space_item(r) for r in records[:CATALOG_LIMIT]],
+            "items": [_space_item(r, reachable.get(r.id, False)) for r in records[:CATALOG_LIMIT]],
             "persistenceStrategy": {
                 "mode": mem.config.persistence_strategy.mode,
                 "providerId": mem.config.persistence_strategy.provider_id,
@@ -500,6 +404,8 @@ def build_tools(mem: Mnemon) -> list[BaseTool]:
         }
 
     def write_runtime(a: RuntimeMemoryArgs) -> dict[str, Any]:
+        if a.action == "search":
+            raise InvalidInputError("search is a read: use the runtime/search route")
         branches = a.branches if a.target == "memory" else None
         receipt = mem.write_runtime(
             RuntimeMutation(
@@ -514,7 +420,12 @@ def build_tools(mem: Mnemon) -> list[BaseTool]:
         return receipt.model_dump(mode="json", exclude_defaults=True)
 
     def runtime_memory(**args: Any) -> dict[str, Any]:
-        return write_runtime(RuntimeMemoryArgs(**args))
+        a = RuntimeMemoryArgs(**args)
+        if a.action == "search":
+            if not a.query or not a.query.strip():
+                raise InvalidInputError("search needs a query: say what to look for")
+            return _runtime_search(mem, a.query, a.target, a.limit or RUNTIME_SEARCH_EVIDENCE[0])
+        return write_runtime(a)
 
     def write_memory(candidate: WriteCandidate) -> dict[str, Any]:
         receipt = mem.remember(candidate)
@@ -707,48 +618,75 @@ def build_tools(mem: Mnemon) -> list[BaseTool]:
             )
         return space_ids or grant
 
-    def run_route(route: RouteOffer, view: Any, turn: str, data: Any) -> dict[str, Any]:
-        if route.id == "documents/search":
-            d = _parse(_DocumentSearchInput, data, route.id)
-            found = mem.retrievals.get(turn).search_documents(
-                mem.documents, d.query, include_archived=d.include_archived, limit=d.limit
+    def related_space(view: Any, space_id: str | None) -> str:
+        if space_id is not None:
+            return granted(view, [space_id])[0]
+        grant = granted(view, [])
+        if len(grant) != 1:
+            raise InvalidInputError(
+                f"related needs space_id: view {view.id} grants {', '.join(grant)}"
             )
-            return found.model_dump(mode="json", exclude_defaults=True)
+        return grant[0]
+
+    def route_call(
+        route: RouteOffer, view: Any, turn: str, data: Any
+    ) -> tuple[BaseModel, Callable[[], dict[str, Any]]]:
+        """A route call's validated input and the call itself (nothing has run yet)."""
+        if route.id == "runtime/search":
+            t = _parse(RuntimeSearchInput, data, route.id)
+            return t, lambda: _runtime_search(mem, t.query, t.target, t.limit)
+        if route.id == "documents/search":
+            d = _parse(DocumentSearchInput, data, route.id)
+
+            def documents() -> dict[str, Any]:
+                found = mem.retrievals.get(turn).search_documents(
+                    mem.documents, d.query, include_archived=d.include_archived, limit=d.limit
+                )
+                return found.model_dump(mode="json", exclude_defaults=True)
+
+            return d, documents
         if route.id == "memory-spaces/inspect":
-            _parse(_Input, data, route.id)
-            return memory_bodies()
+            return _parse(ViewInput, data, route.id), memory_bodies
         if route.id == "memory-spaces/search":
-            q = _parse(_SpacesSearchInput, data, route.id)
+            q = _parse(SpacesSearchInput, data, route.id)
             spaces = granted(view, q.space_ids)
-            found = mem.spaces.search(q.query, limit=q.limit, space_ids=spaces)
-            items, cut = bounded(route, list(found.results))
-            out: dict[str, Any] = {"query": found.query, "results": items, "truncated": cut}
-            if found.hint:
-                out["hint"] = found.hint
-            return out
+
+            def search() -> dict[str, Any]:
+                found = mem.spaces.search(q.query, limit=q.limit, space_ids=spaces)
+                items, cut = bounded(route, list(found.results))
+                out: dict[str, Any] = {"query": found.query, "results": items, "truncated": cut}
+                if found.hint:
+                    out["hint"] = found.hint
+                return out
+
+            return q, search
         if route.id == "memory-spaces/related":
-            r = _parse(_RelatedInput, data, route.id)
-            if r.space_id is not None:
-                space = granted(view, [r.space_id])[0]
-            else:
-                grant = granted(view, [])
-                if len(grant) != 1:
-                    raise InvalidInputError(
-                        f"related needs space_id: view {view.id} grants {', '.join(grant)}"
-                    )
-                space = grant[0]
-            result = mem.spaces.related(r.id, space_id=space, depth=r.depth, edge=r.edge)
-            items, cut = bounded(route, list(result.results))
-            return {"id": r.id, "space_id": space, "results": items, "truncated": cut}
+            r = _parse(RelatedInput, data, route.id)
+            space = related_space(view, r.space_id)
+
+            def related() -> dict[str, Any]:
+                result = mem.spaces.related(r.id, space_id=space, depth=r.depth, edge=r.edge)
+                items, cut = bounded(route, list(result.results))
+                return {"id": r.id, "space_id": space, "results": items, "truncated": cut}
+
+            return r, related
         raise InvalidInputError(f"route {route.id!r} has no executor in this version")
+
+    def run_route(route: RouteOffer, view: Any, turn: str, data: Any) -> dict[str, Any]:
+        """Run a route within its per-turn call budget (the same input replays its answer)."""
+        parsed, call = route_call(route, view, turn, data)
+        budget = mem.retrievals.get(turn).routes
+        key = call_key(parsed.model_dump(mode="json"))
+        out, replayed = budget.run(route.id, route.max_calls, key, call)
+        return {**out, "replayed": True} if replayed else out
 
     def run_action(action: ActionOffer, data: Any) -> dict[str, Any]:
         if action.id == "runtime/write":
-            return write_runtime(_parse(RuntimeMemoryArgs, data, action.id))
+            return write_runtime(_parse(RuntimeMemoryArgs, data, action.id))  # never "search"
         if action.id == "documents/manage":
             return manage_document(_parse(DocumentManageArgs, data, action.id))
         if action.id == "memory-spaces/remember":
-            r = _parse(_RememberInput, data, action.id)
+            r = _parse(RememberInput, data, action.id)
             return write_memory(
                 WriteCandidate(
                     content=r.content,
@@ -760,7 +698,7 @@ def build_tools(mem: Mnemon) -> list[BaseTool]:
                 )
             )
         if action.id == "memory-spaces/link":
-            k = _parse(_LinkInput, data, action.id)
+            k = _parse(LinkInput, data, action.id)
             return _memory_receipt(
                 mem.spaces.link(
                     k.source_id,
@@ -772,10 +710,10 @@ def build_tools(mem: Mnemon) -> list[BaseTool]:
                 )
             )
         if action.id == "memory-spaces/forget":
-            f = _parse(_ForgetInput, data, action.id)
+            f = _parse(ForgetInput, data, action.id)
             return _memory_receipt(mem.spaces.forget(f.id, space_id=f.space_id))
         if action.id == "memory-spaces/manage":
-            m = _parse(_SpaceManageInput, data, action.id)
+            m = _parse(SpaceManageInput, data, action.id)
             if m.operation == "create":
                 if not m.name or m.description is None:
                     raise InvalidInputError("create needs name and description")
@@ -802,6 +740,7 @@ def build_tools(mem: Mnemon) -> list[BaseTool]:
             raise InvalidInputError(
                 f"{a.route_id!r} is an action of view {view.id}; run it with mnemon_view_action"
             )
+        _admit_offer(mem, offer.id)  # the pinned view keeps its offers; the kernel decides now
         return {
             "routeId": offer.id,
             "output": run_route(offer, view, _turn(state), a.input),
@@ -809,14 +748,13 @@ def build_tools(mem: Mnemon) -> list[BaseTool]:
 
     def view_action(state: dict[str, Any], **args: Any) -> dict[str, Any]:
         a = ViewActionArgs(state=state, **args)
-        if not mem.config.write_enabled:
-            raise ReadOnlyError.writes_disabled("memory")
         view = _pinned_view(mem, state)
         offer = view.offers(a.offer_id)
         if not isinstance(offer, ActionOffer):
             raise InvalidInputError(
                 f"{a.offer_id!r} is a route of view {view.id}; read it with mnemon_view_route"
             )
+        _admit_offer(mem, offer.id)
         return {"offerId": offer.id, "receipt": run_action(offer, a.input)}
 
     def tool(fn: Callable[..., Any], name: str, schema: type[BaseModel], text: str = "") -> Any:
@@ -835,11 +773,11 @@ def build_tools(mem: Mnemon) -> list[BaseTool]:
         ]
     else:
         tools = [
-            tool(status, "mnemon_status", _NoArgs, "Memory health and size at a glance."),
+            tool(status, "mnemon_status", NoArgs, "Memory health and size at a glance."),
             tool(
                 memory_bodies,
                 "mnemon_memory_bodies",
-                _NoArgs,
+                NoArgs,
                 "The Memory Spaces catalog (at most 16 items).",
             ),
             tool(recall, "mnemon_recall", RecallArgs),
@@ -850,15 +788,13 @@ def build_tools(mem: Mnemon) -> list[BaseTool]:
             tool(document_create, "mnemon_document_create", DocumentCreateArgs),
             tool(document_manage, "mnemon_document_manage", DocumentManageArgs),
         ]
-        if _capable(mem, "link"):
+        if _offered(mem, "mnemon_link") and _capable(mem, "link"):
             tools.append(tool(link, "mnemon_link", LinkArgs))
-        if _capable(mem, "forget"):
+        if _offered(mem, "mnemon_forget") and _capable(mem, "forget"):
             tools.append(tool(forget, "mnemon_forget", ForgetArgs))
         tools += [
             tool(memory_body_create, "mnemon_memory_body_create", MemoryBodyCreateArgs),
             tool(memory_body_update, "mnemon_memory_body_update", MemoryBodyUpdateArgs),
             tool(memory_body_merge, "mnemon_memory_body_merge", MemoryBodyMergeArgs),
         ]
-    if not mem.config.write_enabled:
-        tools = [t for t in tools if t.name not in WRITE_TOOLS]
-    return tools
+    return [t for t in tools if _offered(mem, t.name)]

@@ -17,7 +17,6 @@ def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     assert cfg.root == Path(".mnemon")
     assert cfg.resolved_database_url == f"sqlite:///{Path('.mnemon').absolute() / 'mnemon.db'}"
     assert (cfg.runtime.user_limit_bytes, cfg.runtime.memory_limit_bytes) == (4096, 10240)
-    assert cfg.runtime.maintenance_max_tokens == 8192
     assert (cfg.documents.body_limit_bytes, cfg.documents.active_limit_bytes) == (
         2 * 1024 * 1024,
         10 * 1024 * 1024,

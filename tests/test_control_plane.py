@@ -73,7 +73,8 @@ def _ok(response: httpx.Response) -> Any:
 def _error(response: httpx.Response, status: int, code: str | None = None) -> dict[str, Any]:
     assert response.status_code == status, response.text
     body = response.json()
-    assert set(body) == {"error", "message"}, body
+    # A kernel refusal (read-only, participation) also carries its decision.
+    assert set(body) - {"decision"} == {"error", "message"}, body
     assert "Traceback" not in body["message"]
     if code is not None:
         assert body["error"] == code, body
@@ -322,7 +323,9 @@ async def test_settings_hide_secrets_and_patch_only_live_switches(tmp_path: Path
             assert settings["remote_token"] == "configured"
             assert settings["embedding"]["api_key"] == "configured"
             assert settings["chroma"]["token"] is None
-            assert settings["live"] == {
+            live = dict(settings["live"])
+            assert live.pop("layers") == settings["layers"]  # the participation switches
+            assert live == {
                 "recall_mode": "guided",
                 "writeback_mode": "guided",
                 "routing_guidance": True,
@@ -673,6 +676,7 @@ async def test_openapi_lists_every_route_with_its_body_schema(api: httpx.AsyncCl
         "writeback_mode",
         "routing_guidance",
         "idle_review_enabled",
+        "layers",
     }
 
 

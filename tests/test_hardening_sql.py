@@ -29,6 +29,7 @@ from langgraph_mnemon.errors import (
     InvalidInputError,
     MnemonError,
     NotFoundError,
+    ReadOnlyError,
     StorageError,
 )
 
@@ -805,6 +806,11 @@ def test_item10_read_only_postgres_role_serves_every_read(
         saver = mem.checkpointer()
         assert saver.get_tuple({"configurable": {"thread_id": "thread-1"}}) is not None
         assert len(list(saver.list({"configurable": {"thread_id": "thread-1"}}))) == 1
+        # A read-only host refuses every write in the kernel, before any I/O.
+        with pytest.raises(ReadOnlyError) as refused:
+            mem.mnemos.add_node("task-1", "context", "More.")
+        assert refused.value.decision["setting"] == "write_enabled"
+    with _open(root, ro_url) as mem:
         # A write the role may not do is a typed error saying what to do.
         with pytest.raises(StorageError) as caught:
             mem.mnemos.add_node("task-1", "context", "More.")

@@ -99,6 +99,7 @@ def test_read_only_has_no_write_tools(tmp_path: Path) -> None:
             "mnemon_recall",
             "mnemon_related",
             "mnemon_document_search",
+            "mnemon_runtime_memory",  # its search is a read (add / replace / remove refuse)
         }
 
 

@@ -11,6 +11,7 @@ from langchain_core.messages import AIMessage
 from langgraph_mnemon.graphs import build_user_compaction_graph
 from langgraph_mnemon.memory_layers.compaction import (
     CompactionProposal,
+    heuristic_budget,
     heuristic_compaction,
     validate_proposal,
 )
@@ -143,22 +144,18 @@ def test_concurrent_write_between_plan_and_commit(runtime: RuntimeMemory, tmp_pa
     assert runtime.archived("user") == []
 
 
-def test_heuristic_path_packs_by_importance_and_archives_the_rest(
-    runtime: RuntimeMemory,
+def test_heuristic_path_refuses_rather_than_archive_a_fact(
+    runtime: RuntimeMemory, tmp_path: Path
 ) -> None:
+    # Issue 13 item 7: without a model no USER fact leaves USER.md (the old heuristic packed
+    # by importance and moved "Prefers green tea..." and "Works on..." to runtime/archived/).
+    before = _files(tmp_path)
     out = build_user_compaction_graph(runtime).invoke({"request": PENDING})
-    assert "error" not in out, out.get("error")
-    # Budget 60: critical Ada (21), then normals in order: tea (+16), green tea (+37: no),
-    # engines (+32: no), then low London (+20 = 57).
-    assert [e.content for e in runtime.entries("user")] == [
-        "Name is Ada Lovelace.",
-        "Prefers tea.",
-        "Lives in London.",
-        PENDING.content,
-    ]
-    left_out = set(out["receipt"].left_out)
-    assert left_out == {"Prefers green tea in the morning.", "Works on analytical engines."}
-    assert {r["entry"]["content"] for r in runtime.archived("user")} == left_out
+    assert "receipt" not in out
+    assert "no room for the new entry" in out["error"]
+    assert "'Prefers green tea in the morning.' (33 bytes)" in out["error"]
+    assert _files(tmp_path) == before
+    assert runtime.archived("user") == []
 
 
 def test_heuristic_folds_duplicates(tmp_path: Path) -> None:
@@ -195,8 +192,9 @@ def test_bad_request_is_an_error_not_a_crash(runtime: RuntimeMemory) -> None:
 def test_heuristic_proposal_is_also_a_valid_full_cover_when_it_fits(
     runtime: RuntimeMemory,
 ) -> None:
-    plan = runtime.plan_maintenance(PENDING).model_copy(update={"budget": 1000})
+    plan = runtime.plan_maintenance(PENDING).model_copy(update={"limit": 1000})
     proposal = heuristic_compaction(plan)
     assert isinstance(proposal, CompactionProposal)
-    compacted = validate_proposal(plan, proposal)  # every index exactly once
+    # every index exactly once, within the heuristic's budget (the limit less the pending add)
+    compacted = validate_proposal(plan, proposal, budget=heuristic_budget(plan))
     assert sorted(i for c in compacted for i in c.source_indexes) == [1, 2, 3, 4, 5]

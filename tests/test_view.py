@@ -31,7 +31,6 @@ from langgraph_mnemon.memory_layers.view import (
 )
 
 WRITE_TOOLS = {
-    "mnemon_runtime_memory",
     "mnemon_document_manage",
     "mnemon_remember",
     "mnemon_link",
@@ -98,9 +97,10 @@ def test_layered_allowances_use_the_default_budget(open_mem: Opener) -> None:
         "memory-spaces/inspect",
         "memory-spaces/recall",
         "memory-spaces/related",
+        "runtime/search",  # issue 13: Runtime entries (archived ones too) are searchable
     ]
-    assert sum(r.max_results for r in spec.routes) == 14
-    assert sum(r.max_chars for r in spec.routes) == 14800
+    assert sum(r.max_results for r in spec.routes) == 18
+    assert sum(r.max_chars for r in spec.routes) == 16000
     validate_view_spec(spec, mem.config.view_budget)
 
 
@@ -153,10 +153,10 @@ def test_small_projection_budget_truncates_covers(open_mem: Opener) -> None:
 @pytest.mark.parametrize(
     ("budget", "key", "needed"),
     [
-        ({"max_routes": 3}, "max_routes", 4),
+        ({"max_routes": 4}, "max_routes", 5),
         ({"max_actions": 5}, "max_actions", 6),
-        ({"max_evidence_results": 13}, "max_evidence_results", 14),
-        ({"max_evidence_characters": 14799}, "max_evidence_characters", 14800),
+        ({"max_evidence_results": 17}, "max_evidence_results", 18),
+        ({"max_evidence_characters": 15999}, "max_evidence_characters", 16000),
     ],
 )
 def test_spec_over_budget_is_rejected(
@@ -172,16 +172,16 @@ def test_spec_over_budget_is_rejected(
 def test_spec_exactly_at_budget_is_accepted(open_mem: Opener) -> None:
     mem = open_mem(
         view_budget={
-            "max_routes": 4,
+            "max_routes": 5,
             "max_actions": 6,
-            "max_evidence_results": 14,
-            "max_evidence_characters": 14800,
+            "max_evidence_results": 18,
+            "max_evidence_characters": 16000,
         }
     )
     _populate(mem)
     view = _view(mem)
-    assert (len(view.routes), len(view.actions)) == (4, 6)
-    assert (view.max_evidence_results, view.max_evidence_characters) == (14, 14800)
+    assert (len(view.routes), len(view.actions)) == (5, 6)
+    assert (view.max_evidence_results, view.max_evidence_characters) == (18, 16000)
 
 
 # --------------------------------------------------------------------------------------------
@@ -373,8 +373,8 @@ def test_general_routing_text_is_generic(open_mem: Opener) -> None:
 def test_protocol_absent_when_runtime_is_not_projected(
     open_mem: Opener, layers: dict[str, Any]
 ) -> None:
+    open_mem().runtime.add("user", "Prefers short answers.")  # a disabled layer takes no writes
     mem = open_mem(layers=layers)
-    mem.runtime.add("user", "Prefers short answers.")
     view = _view(mem)
     assert not view.runtime_projected
     assert "MNEMON RUNTIME MEMORY SNAPSHOT" not in view.wake_text
@@ -459,7 +459,8 @@ def test_write_tools_absent_when_read_only(open_mem: Opener, strategy: str) -> N
     view = _view(mem)
     assert view.actions == ()
     assert not WRITE_TOOLS & set(view.tool_names)
-    assert "mnemon_runtime_memory" not in view.wake_text
+    # Runtime search is a read: it stays (mnemon_runtime_memory only as runtime/search).
+    assert "runtime/search" in [r.id for r in view.routes]
     assert '"actions":[]' in view.wake_text or ROUTES_HEADER not in view.wake_text
     tools_line = next(p for p in view.wake_text.split("\n\n") if p.startswith(TOOLS_HEADER))
     assert "mnemon_view_action" not in tools_line
@@ -469,8 +470,8 @@ def test_write_tools_absent_when_read_only(open_mem: Opener, strategy: str) -> N
 
 
 def test_layer_write_participation_off_removes_only_that_action(open_mem: Opener) -> None:
+    _populate(open_mem())
     mem = open_mem(layers={"documents": {"participation": {"write": "off"}}})
-    _populate(mem)
     view = _view(mem)
     ids = [a.id for a in view.actions]
     assert "documents/manage" not in ids

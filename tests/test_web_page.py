@@ -476,3 +476,48 @@ def test_read_only_host_and_empty_pages(ui: Page, read_only_url: str) -> None:
     expect(ui.testid("message-error")).to_contain_text("read-only (403)")
     expect(ui.testid("runtime-user-list")).to_contain_text("No entries.")
     ui.shot("read-only")
+
+
+@pytest.fixture(scope="module")
+def archived_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[str]]]:
+    """A host whose MEMORY archival kept entries in ``runtime/archived/`` (no Memory Space
+    admits automatic writes), one of them carrying markup."""
+    _require_browser()
+    base = tmp_path_factory.mktemp("web-archived")
+    host = Mnemon.open(
+        base / "m",
+        workspace=_workspace(base),
+        runtime={"memory_limit_bytes": 200},
+        layers={"memory_spaces": {"participation": {"write": "manual"}}},
+    )
+    try:
+        for i in range(5):
+            fact = f"Release step {i}: {HTML_ENTRY}"
+            mutation = RuntimeMutation(action="add", target="memory", content=fact)
+            assert host.write_runtime(mutation).committed
+        archived = [r["entry"]["content"] for r in host.runtime.archived("memory")]
+        assert archived
+        with _serve(host) as url:
+            yield url, archived
+    finally:
+        host.close()
+
+
+def test_item7_runtime_page_lists_archived_entries_as_text(
+    ui: Page, archived_url: tuple[str, list[str]]
+) -> None:
+    expect = _expect()
+    ui.url, archived = archived_url
+    ui.open("runtime")
+    section = ui.testid("runtime-memory-archived")
+    expect(section).to_contain_text(
+        f"{len(archived)} {'entry' if len(archived) == 1 else 'entries'}"
+    )
+    section.locator("summary").click()
+    rows = ui.testid("runtime-archived-content")
+    assert rows.all_inner_texts() == archived
+    expect(ui.testid("runtime-memory-archived-list")).to_contain_text(HTML_ENTRY)
+    assert ui.page.locator("#page-runtime img, #page-runtime b").count() == 0
+    assert ui.page.evaluate("window.pwned") is None
+    expect(ui.testid("runtime-user-archived")).to_have_count(0)  # nothing archived from USER
+    ui.shot("runtime-archived")

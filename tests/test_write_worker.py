@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from langgraph_mnemon import Mnemon
+from langgraph_mnemon.errors import ReadOnlyError
 from langgraph_mnemon.graphs.write_worker import build_write_worker_graph
 from langgraph_mnemon.memory_layers.write_worker import WriteCandidate
 from langgraph_mnemon.testing import ScriptedChatModel, tool_call
@@ -145,8 +146,10 @@ def test_bad_tool_arguments_come_back_as_tool_errors(mem: Mnemon) -> None:
 
 
 def test_read_only_rejects(tmp_path: Path) -> None:
+    # Issue 13: the kernel's refusal is the typed error itself (not a failed write), raised
+    # before the worker reads or writes anything.
     with Mnemon.open(tmp_path, write_enabled=False) as mem:
-        out = build_write_worker_graph(mem.spaces).invoke(
-            {"candidate": WriteCandidate(content="anything")}
-        )
-        assert "read-only" in out["error"]
+        graph = build_write_worker_graph(mem.spaces)
+        with pytest.raises(ReadOnlyError, match="read-only"):
+            graph.invoke({"candidate": WriteCandidate(content="anything")})
+        assert mem.spaces.list_spaces() == []

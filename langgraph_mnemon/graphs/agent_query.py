@@ -2,6 +2,8 @@
 
 The answering model has no tools but its result tool and sees only the evidence rows; the host
 drops every citation that does not name a real (space id, memory id) pair of that evidence.
+The search is Memory Spaces recall: a kernel refusal is raised as it is, before any provider
+call.
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ def build_agent_query_graph(
                 state["query"], limit=state.get("limit", 10), space_ids=state.get("space_ids")
             )
         except MnemonError as exc:
+            if exc.decision is not None:  # a kernel refusal comes out typed: nothing was read
+                raise
             return {"error": str(exc)}
         return {"evidence": list(found.results)}
 

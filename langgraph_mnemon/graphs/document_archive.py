@@ -5,16 +5,21 @@ can take a reference: move without one → otherwise summarise (model, or extrac
 write and verify the cold reference, then move under the plan's revision → check again.
 Manual archiving runs the same path for one named document. Any failure or revision conflict
 keeps the document active; a reference written before a conflict stays as a safe duplicate.
+Every reference write, move and the pending mutation is one step; the run ends in ``finish``,
+which sets ``outcome`` (and puts ``outcome`` + ``steps`` on the returned receipt): a run that
+archived some documents and then failed is ``partial``, never a success.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TypedDict
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from langgraph_mnemon.contracts import Outcome, StepOutcome
 from langgraph_mnemon.memory_layers.documents import (
     ArchivePlan,
     DocumentMutation,
@@ -23,7 +28,6 @@ from langgraph_mnemon.memory_layers.documents import (
 )
 from langgraph_mnemon.memory_layers.spaces import MemorySpaces, SpaceRecord
 from langgraph_mnemon.nodes import cold_archive as nodes
-from langgraph_mnemon.nodes._results import unless_error
 
 __all__ = ["DocumentArchiveState", "build_document_archive_graph"]
 
@@ -31,7 +35,8 @@ __all__ = ["DocumentArchiveState", "build_document_archive_graph"]
 class DocumentArchiveState(TypedDict, total=False):
     """Input: ``mutation`` (a create/update to make room for) or ``document_id`` (manual).
 
-    Output: ``receipt`` (the mutation's), ``archived`` receipts, or ``error``.
+    Output: ``receipt`` (the mutation's), ``archived`` receipts, or ``error``; always
+    ``outcome`` and ``steps``.
     """
 
     mutation: DocumentMutation
@@ -46,18 +51,27 @@ class DocumentArchiveState(TypedDict, total=False):
     archived: list[DocumentReceipt]
     receipt: DocumentReceipt
     error: str
+    steps: list[StepOutcome]
+    outcome: Outcome
 
 
 def _after_check(state: DocumentArchiveState) -> str:
     if state.get("error"):
-        return END
-    return {"apply": "apply", "archive": "destinations", "done": END}[state["next"]]
+        return "finish"
+    return {"apply": "apply", "archive": "destinations", "done": "finish"}[state["next"]]
 
 
 def _after_destinations(state: DocumentArchiveState) -> str:
     if state.get("error"):
-        return END
+        return "finish"
     return "summarise" if state["destinations"] else "move_unindexed"
+
+
+def _unless_error(target: str) -> Callable[[DocumentArchiveState], str]:
+    def route(state: DocumentArchiveState) -> str:
+        return "finish" if state.get("error") else target
+
+    return route
 
 
 def build_document_archive_graph(
@@ -82,14 +96,19 @@ def build_document_archive_graph(
     graph.add_node("move", nodes.move(documents, indexed=True))
     graph.add_node("move_unindexed", nodes.move(documents, indexed=False))
     graph.add_node("apply", nodes.apply_mutation(documents))
+    graph.add_node("finish", nodes.finish)
     graph.add_edge(START, "check")
-    graph.add_conditional_edges("check", _after_check, ["apply", "destinations", END])
+    graph.add_conditional_edges("check", _after_check, ["apply", "destinations", "finish"])
     graph.add_conditional_edges(
-        "destinations", _after_destinations, ["summarise", "move_unindexed", END]
+        "destinations", _after_destinations, ["summarise", "move_unindexed", "finish"]
     )
-    graph.add_conditional_edges("summarise", unless_error("reference"), ["reference", END])
-    graph.add_conditional_edges("reference", unless_error("move"), ["move", END])
-    graph.add_conditional_edges("move", unless_error("check"), ["check", END])
-    graph.add_conditional_edges("move_unindexed", unless_error("check"), ["check", END])
-    graph.add_edge("apply", END)
+    for node, then in (
+        ("summarise", "reference"),
+        ("reference", "move"),
+        ("move", "check"),
+        ("move_unindexed", "check"),
+    ):
+        graph.add_conditional_edges(node, _unless_error(then), [then, "finish"])
+    graph.add_edge("apply", "finish")
+    graph.add_edge("finish", END)
     return graph.compile(name="mnemon_document_archive")

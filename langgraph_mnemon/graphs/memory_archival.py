@@ -1,8 +1,11 @@
 """MEMORY.md archival as a LangGraph state graph.
 
-plan → (fits now? apply) → destinations → none: keep what fits, archive the rest locally
-→ one or several: route (planner model only when several) → write every entry verbatim and
-require committed receipts → keep hot entries by importance → commit under the plan revision.
+plan (asks ``runtime`` ``maintenance`` and ``write``) → (fits now? apply) → destinations
+(only when the kernel admits an automatic ``memory_spaces`` write) → none: keep what fits,
+archive the rest locally → one or several: route (planner model only when several) → write
+every entry verbatim and require committed receipts → keep hot entries by importance → commit
+under the plan revision. An entry whose destination failed is archived locally when it leaves
+hot memory, and the receipt's ``outcome`` is ``partial`` with ``steps`` naming the failed space.
 A failure before the commit leaves Runtime Memory as it was; durable copies already written
 stay as safe duplicates.
 """
@@ -15,6 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from langgraph_mnemon.contracts import StepOutcome
 from langgraph_mnemon.memory_layers.runtime import (
     CompactedEntry,
     MaintenancePlan,
@@ -30,15 +34,16 @@ __all__ = ["ArchivalState", "build_memory_archival_graph"]
 
 
 class ArchivalState(TypedDict, total=False):
-    """Input: ``request``. Output: ``receipt`` or ``error``, plus ``copies`` written."""
+    """Input: ``request``. Output: ``receipt`` or ``error``, plus ``copies`` written and the
+    destination ``steps``."""
 
     request: RuntimeMutation
     plan: MaintenancePlan
     destinations: list[SpaceRecord]
-    durable: bool
     routes: dict[int, str]
     routed_by: str
     copies: dict[int, str]
+    steps: tuple[StepOutcome, ...]
     compacted: list[CompactedEntry]
     receipt: RuntimeReceipt
     error: str

@@ -19,6 +19,10 @@ Each node is a thin call into the turn's
 In *tool mode* (no judge) an invocation makes one attempt; the calling agent judges sufficiency
 and may call again (the turn state enforces the budget). The graph runs with ``invoke`` and
 ``ainvoke``.
+
+The graph is an automatic trigger (a model asked): ``validate`` asks the kernel for Memory
+Spaces recall before any provider call, and a refusal comes back as ``error`` with ``output``
+``{"error": code, "message": ..., "decision": {...}}``.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from langgraph_mnemon.errors import InvalidInputError, MnemonError
+from langgraph_mnemon.memory_layers.kernel import acting
 from langgraph_mnemon.memory_layers.recall_envelope import (
     RecallEvidence,
     RecallRequest,
@@ -143,6 +148,8 @@ def build_recall_graph(
 
     def validate(state: RecallState) -> dict[str, Any]:
         try:
+            with acting("automatic"):
+                spaces.kernel.admit("memory_spaces", "recall")
             retrieval = state.get("retrieval")
             if retrieval is None:
                 if "turn_key" not in state:
@@ -171,10 +178,12 @@ def build_recall_graph(
         return {"request": request, "attempts": []}
 
     def recall_sync(state: RecallState) -> dict[str, Any]:
-        return {"attempts": [turn(state).recall(spaces, state["request"])]}
+        with acting("automatic"):
+            return {"attempts": [turn(state).recall(spaces, state["request"])]}
 
     async def recall_async(state: RecallState) -> dict[str, Any]:
-        return {"attempts": [await turn(state).arecall(spaces, state["request"])]}
+        with acting("automatic"):
+            return {"attempts": [await turn(state).arecall(spaces, state["request"])]}
 
     def judge_messages(state: RecallState) -> list[Any]:
         first = state["attempts"][0]
@@ -229,11 +238,13 @@ def build_recall_graph(
         return decide(state, reply)
 
     def refine_sync(state: RecallState) -> dict[str, Any]:
-        second = turn(state).recall(spaces, state["refinement"])
+        with acting("automatic"):
+            second = turn(state).recall(spaces, state["refinement"])
         return {"attempts": [*state["attempts"], second]}
 
     async def refine_async(state: RecallState) -> dict[str, Any]:
-        second = await turn(state).arecall(spaces, state["refinement"])
+        with acting("automatic"):
+            second = await turn(state).arecall(spaces, state["refinement"])
         return {"attempts": [*state["attempts"], second]}
 
     def respond(state: RecallState) -> dict[str, Any]:

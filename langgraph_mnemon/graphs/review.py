@@ -6,6 +6,15 @@ guard that allows one layer per pass (a Document or a MEMORY.md change; USER.md 
 and no Memory Space writes. With no model, only what the user explicitly asked to remember is
 written (first-person facts to USER.md, the rest to MEMORY.md); the default is no mutation.
 
+Host-enforced, on both paths: every write of a pass goes through one gate (``_ReviewRun``):
+the kernel first (a review is an *automatic* trigger, so ``manual`` and ``off`` channels
+refuse it, and a refusal claims nothing), then the one-layer guard (the first admitted Document
+or MEMORY.md call claims the pass, even if that call then fails), then the write. Refusals come
+back as structured results and are listed in the outcome; they are answers, not failures, so
+the pass completes. The review model's replies are bounded by ``idle_review.max_tokens`` (the
+chat model's ``max_tokens``, where it has one) and its transcript by
+``idle_review.max_context_chars``. The schedulers run every pass under ``acting("automatic")``.
+
 :class:`IdleReviewScheduler` drives :class:`~langgraph_mnemon.memory_layers.activity.ReviewGate`
 with asyncio timers: a finished turn arms a debounced timer, a new turn cancels the timer and
 aborts a running review, and success clears the thread's activity.
@@ -27,10 +36,12 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from langgraph_mnemon.contracts import safe_text
+from langgraph_mnemon.errors import ParticipationError, ReadOnlyError
 from langgraph_mnemon.graphs.turn import plugin_form
 from langgraph_mnemon.memory_layers.activity import ReviewGate, TurnActivity, is_no_memory
 from langgraph_mnemon.memory_layers.documents import bound_for_model
-from langgraph_mnemon.memory_layers.review import ReviewGuard, explicit_assertions
+from langgraph_mnemon.memory_layers.kernel import acting
+from langgraph_mnemon.memory_layers.review import ReviewGuard, ReviewLayer, explicit_assertions
 from langgraph_mnemon.memory_layers.runtime import RuntimeMutation
 from langgraph_mnemon.nodes._guard import memory_step
 from langgraph_mnemon.nodes._results import tool_schema
@@ -64,6 +75,12 @@ class ReviewOutcome(BaseModel):
     action: Literal["changed", "skipped", "failed"]
     summary: str = ""
     writes: list[dict[str, Any]] = Field(default_factory=list)
+    # Writes the kernel or the one-layer guard refused (nothing was written for them).
+    refused: list[dict[str, Any]] = Field(default_factory=list)
+
+
+# The kernel's refusals: an answer to the review, not a failure of it.
+_REFUSALS = (ParticipationError, ReadOnlyError)
 
 
 class ReviewState(TypedDict, total=False):
@@ -113,6 +130,7 @@ class _ReviewRun:
         self.runtime_memory = runtime_memory
         self.guard = ReviewGuard()
         self.writes: list[dict[str, Any]] = []
+        self.refused: list[dict[str, Any]] = []
 
     def tools(self) -> list[dict[str, Any]]:
         tools = [tool_schema("mnemon_document_search", "Search project Documents.", _SearchArgs)]
@@ -131,6 +149,8 @@ class _ReviewRun:
                 return self._call(name, args)
             except ValidationError as exc:
                 return {"error": f"invalid arguments: {exc.errors()[0]['msg']}"}
+            except _REFUSALS as exc:  # a search the kernel refuses: an answer, not a failure
+                return self._refused(exc.to_dict())
         return step.result()
 
     def _call(self, name: str, args: dict[str, Any]) -> Any:
@@ -146,25 +166,59 @@ class _ReviewRun:
             return self.create(_CreateArgs.model_validate(args))
         return {"error": f"{name} is not available to the review"}
 
-    def runtime(self, a: _RuntimeArgs) -> Any:
-        refusal = self.guard.admit("user" if a.target == "user" else "memory")
+    def runtime(self, a: _RuntimeArgs) -> dict[str, Any]:
+        """A USER.md / MEMORY.md change (MEMORY claims the pass; USER is independent)."""
+        claim: ReviewLayer = "user" if a.target == "user" else "memory"
+        return self.write(claim, "runtime", lambda: self._runtime(a))
+
+    def create(self, a: _CreateArgs) -> dict[str, Any]:
+        """One new Document (claims the pass)."""
+        return self.write("documents", "documents", lambda: self._create(a))
+
+    def write(
+        self, claim: ReviewLayer, layer: Literal["runtime", "documents"], run: Any
+    ) -> dict[str, Any]:
+        """Every write of the pass: the kernel, then the one-layer guard, then ``run()``."""
+        try:
+            self.mem.kernel.admit(layer, "write")  # refused: nothing claimed, nothing written
+        except _REFUSALS as exc:
+            return self._refused(exc.to_dict())
+        refusal = self.guard.admit(claim)  # claims the pass before the call: a failure counts
         if refusal:
-            return {"error": "refused", "message": refusal}
+            return self._refused({"error": "refused", "message": refusal})
+        try:
+            return run()
+        except _REFUSALS as exc:  # e.g. capacity maintenance the change would set off
+            return self._refused(exc.to_dict())
+
+    def _refused(self, result: dict[str, Any]) -> dict[str, Any]:
+        self.refused.append(result)
+        return result
+
+    def _runtime(self, a: _RuntimeArgs) -> dict[str, Any]:
         receipt = self.mem.write_runtime(RuntimeMutation(**a.model_dump()))
         if receipt.changed:
             self.writes.append({"layer": a.target, "message": receipt.message})
         return receipt.model_dump(mode="json", include={"status", "message", "revision"})
 
-    def create(self, a: _CreateArgs) -> Any:
-        refusal = self.guard.admit("documents")
-        if refusal:
-            return {"error": "refused", "message": refusal}
+    def _create(self, a: _CreateArgs) -> dict[str, Any]:
         # Create-only: capacity exhaustion rejects instead of archiving anything.
         receipt = self.mem.documents.create(
             a.title, a.content, description=a.description, source_paths=a.source_paths
         )
         self.writes.append({"layer": "documents", "id": receipt.document.id})
         return {"status": receipt.status, "id": receipt.document.id}
+
+    def outcome(self, action: str, summary: str = "") -> ReviewOutcome:
+        """The pass's outcome with its committed writes and its refusals."""
+        if action != "failed":
+            action = "changed" if self.writes else "skipped"
+        return ReviewOutcome(
+            action=action,  # type: ignore[arg-type]
+            summary=summary,
+            writes=self.writes,
+            refused=self.refused,
+        )
 
 
 def _transcript(messages: list[BaseMessage], max_chars: int) -> str:
@@ -192,6 +246,60 @@ def _user_texts(messages: list[BaseMessage]) -> list[str]:
     ]
 
 
+def _takes_max_tokens(model: BaseChatModel) -> bool:
+    """Whether the chat model has a ``max_tokens`` setting a call may bind (OpenAI, Anthropic,
+    most integrations); a model without one gets no unknown keyword."""
+    return "max_tokens" in getattr(type(model), "model_fields", {})
+
+
+def _heuristic_pass(mem: Mnemon, runtime_memory: bool, state: ReviewState) -> dict[str, Any]:
+    """No model: write only what the user explicitly asked to remember."""
+    texts = _user_texts(state.get("messages", []))
+    if not texts or is_no_memory(texts[-1]):
+        return {"outcome": ReviewOutcome(action="skipped", summary="no memory intent")}
+    run = _ReviewRun(mem, runtime_memory)
+    if runtime_memory:
+        for target, fact in explicit_assertions(texts):
+            run.runtime(_RuntimeArgs(action="add", target=target, content=fact))
+    return {"outcome": run.outcome("changed", "heuristic")}
+
+
+def _model_pass(
+    run: _ReviewRun, model: Any, messages: list[BaseMessage], max_steps: int
+) -> dict[str, Any]:
+    """The review model's loop: tool calls through ``run`` until it reports its result."""
+    for _ in range(max_steps):
+        try:
+            reply = model.invoke(messages)
+        except Exception as exc:
+            return {
+                "outcome": run.outcome("failed"),
+                "error": f"the review model failed: {type(exc).__name__}: {exc}",
+            }
+        messages.append(reply)
+        calls = reply.tool_calls if isinstance(reply, AIMessage) else []
+        if not calls:
+            break
+        for call in calls:
+            if call["name"] == RESULT_TOOL:
+                try:
+                    result = _Result.model_validate(call["args"])
+                except ValidationError as exc:
+                    return {
+                        "outcome": run.outcome("failed"),
+                        "error": f"invalid review result: {exc.errors()[0]['msg']}",
+                    }
+                return {"outcome": run.outcome(result.action, result.summary)}
+            output = run.call(call["name"], call["args"])
+            messages.append(
+                ToolMessage(json.dumps(output, ensure_ascii=False), tool_call_id=call["id"])
+            )
+    return {
+        "outcome": run.outcome("failed"),
+        "error": f"the review ended without calling {RESULT_TOOL}",
+    }
+
+
 def build_review_graph(
     mem: Mnemon,
     model: BaseChatModel | None = None,
@@ -199,8 +307,12 @@ def build_review_graph(
     runtime_memory: bool = True,
     max_context_chars: int = 24_000,
     max_steps: int = 6,
+    max_tokens: int | None = None,
 ) -> CompiledStateGraph:
     """Compile the idle-review graph over a host; ``model=None`` uses the heuristic.
+
+    ``max_tokens`` bounds each reply of the review model (bound as the model's
+    ``max_tokens`` when it has that setting); ``max_context_chars`` bounds the transcript.
 
     Example:
         >>> out = build_review_graph(mem).invoke({"messages": turn_messages})
@@ -209,21 +321,7 @@ def build_review_graph(
     """
 
     def heuristic(state: ReviewState) -> dict[str, Any]:
-        texts = _user_texts(state.get("messages", []))
-        if not texts or is_no_memory(texts[-1]):
-            return {"outcome": ReviewOutcome(action="skipped", summary="no memory intent")}
-        run = _ReviewRun(mem, runtime_memory)
-        for target, fact in explicit_assertions(texts):
-            if not runtime_memory:
-                break
-            result = run.runtime(_RuntimeArgs(action="add", target=target, content=fact))
-            if "error" in result and result.get("error") != "refused":
-                return {
-                    "outcome": ReviewOutcome(action="failed", writes=run.writes),
-                    "error": str(result),
-                }
-        action = "changed" if run.writes else "skipped"
-        return {"outcome": ReviewOutcome(action=action, summary="heuristic", writes=run.writes)}
+        return _heuristic_pass(mem, runtime_memory, state)
 
     def agent(state: ReviewState) -> dict[str, Any]:
         assert model is not None
@@ -235,46 +333,10 @@ def build_review_graph(
                 + _transcript(state.get("messages", []), max_context_chars)
             ),
         ]
-        bound = model.bind_tools(run.tools())
-        for _ in range(max_steps):
-            try:
-                reply = bound.invoke(messages)
-            except Exception as exc:
-                return {
-                    "outcome": ReviewOutcome(action="failed", writes=run.writes),
-                    "error": f"the review model failed: {type(exc).__name__}: {exc}",
-                }
-            messages.append(reply)
-            calls = reply.tool_calls if isinstance(reply, AIMessage) else []
-            if not calls:
-                break
-            for call in calls:
-                if call["name"] == RESULT_TOOL:
-                    try:
-                        result = _Result.model_validate(call["args"])
-                    except ValidationError as exc:
-                        return {
-                            "outcome": ReviewOutcome(action="failed", writes=run.writes),
-                            "error": f"invalid review result: {exc.errors()[0]['msg']}",
-                        }
-                    action = (
-                        result.action
-                        if result.action == "failed"
-                        else ("changed" if run.writes else "skipped")
-                    )
-                    return {
-                        "outcome": ReviewOutcome(
-                            action=action, summary=result.summary, writes=run.writes
-                        )
-                    }
-                output = run.call(call["name"], call["args"])
-                messages.append(
-                    ToolMessage(json.dumps(output, ensure_ascii=False), tool_call_id=call["id"])
-                )
-        return {
-            "outcome": ReviewOutcome(action="failed", writes=run.writes),
-            "error": f"the review ended without calling {RESULT_TOOL}",
-        }
+        bound: Any = model.bind_tools(run.tools())
+        if max_tokens is not None and _takes_max_tokens(model):
+            bound = bound.bind(max_tokens=max_tokens)
+        return _model_pass(run, bound, messages, max_steps)
 
     graph = StateGraph(ReviewState)
     graph.add_node("review", agent if model is not None else heuristic)
@@ -360,7 +422,11 @@ class BackgroundReviews:
         self.gate = gate
         self._health = mem.health
         self._graph = build_review_graph(
-            mem, model, runtime_memory=cfg.runtime_memory, max_context_chars=cfg.max_context_chars
+            mem,
+            model,
+            runtime_memory=cfg.runtime_memory,
+            max_context_chars=cfg.max_context_chars,
+            max_tokens=cfg.max_tokens,
         )
         self._messages: dict[str, list[BaseMessage]] = {}
         self._loop = asyncio.new_event_loop()
@@ -390,7 +456,8 @@ class BackgroundReviews:
 
     async def _review(self, thread_id: str) -> bool:
         outcome: ReviewOutcome | None = None
-        with memory_step(self._health, "idle-review") as step:  # logged and shown by status
+        # A review is an automatic trigger, and this loop's thread starts explicit: say so.
+        with memory_step(self._health, "idle-review") as step, acting("automatic"):
             out = await self._graph.ainvoke({"messages": self._messages.get(thread_id, [])})
             outcome = out["outcome"]
         if step.failed or outcome is None:

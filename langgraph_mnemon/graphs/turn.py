@@ -36,6 +36,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph_mnemon.contracts import safe_text
 from langgraph_mnemon.errors import NotFoundError
 from langgraph_mnemon.memory_layers.activity import TurnActivity
+from langgraph_mnemon.memory_layers.kernel import acting
 from langgraph_mnemon.memory_layers.view import PLUGIN_NAME, TurnScope
 from langgraph_mnemon.nodes._guard import DEGRADED_TURN, memory_step
 from langgraph_mnemon.nodes.history import compact_history
@@ -227,9 +228,10 @@ def begin_update(
     """The state update that begins a turn: ``mnemon_turn`` and the messages to append.
 
     A failing begin is logged and recorded in ``mem.health``; the update is then
-    :data:`DEGRADED_TURN` and no messages (no Wake this turn), and the agent runs on.
+    :data:`DEGRADED_TURN` and no messages (no Wake this turn), and the agent runs on. The turn
+    lifecycle is an automatic trigger: the kernel admits what it does as it would a model's.
     """
-    with memory_step(mem.health, "begin") as step:
+    with acting("automatic"), memory_step(mem.health, "begin") as step:
         thread = thread_of(config)
         turn, new = begin_turn(
             mem,
@@ -257,11 +259,12 @@ def end_update(
     """The state update that ends a turn (``mnemon_turn`` back to None).
 
     A failing end is logged and recorded in ``mem.health`` and changes no message; a turn
-    whose begin failed (:data:`DEGRADED_TURN`) has nothing to end.
+    whose begin failed (:data:`DEGRADED_TURN`) has nothing to end. Like the begin, the end is
+    an automatic trigger.
     """
     update: list[BaseMessage] = []
     if turn and turn != DEGRADED_TURN:
-        with memory_step(mem.health, "end") as step:
+        with acting("automatic"), memory_step(mem.health, "end") as step:
             thread = thread_of(config)
             update = end_turn(
                 mem,
@@ -279,7 +282,7 @@ def end_update(
 
 
 def _tend_fatigue(mem: Mnemon, task: str, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
-    if not mem.config.write_enabled:
+    if not mem.kernel.admits("mnemos", "write"):
         return []  # recording signals and checkpoints is a write: a read-only host does neither
     mem.mnemos.observe_messages(task, messages)
     response = mem.mnemos.maintain(task)

@@ -1,8 +1,11 @@
 """USER.md capacity maintenance as a LangGraph state graph.
 
-plan → (fits now? apply) → propose (model, or the heuristic with none) → validate → commit.
-Any failure ends the run with ``error`` set and every file as it was. USER content never leaves
-the local root: the compactor sees it and has no tools but its result tool.
+plan (asks ``runtime`` ``maintenance`` and ``write``) → (fits now? apply) → propose (model, or
+the heuristic with none) → validate (every entry covered) → commit. Without a model only
+duplicates and near-duplicates merge; when that leaves no room the run ends with ``error`` (the
+entries to shorten or remove) and nothing moved. Any failure ends the run with ``error`` set and
+every file as it was. USER content never leaves the local root: the compactor sees it and has no
+tools but its result tool.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ class CompactionState(TypedDict, total=False):
     plan: MaintenancePlan
     proposal: CompactionProposal
     heuristic: bool
+    budget: int
     compacted: list[CompactedEntry]
     receipt: RuntimeReceipt
     error: str

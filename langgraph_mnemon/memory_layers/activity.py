@@ -4,6 +4,12 @@ Completed turns accumulate four signals per thread; when the score reaches 5 and
 admission check passes, an idle review may run after the thread has been quiet for a while.
 Nothing here calls a model: a turn that is eligible but ordinary starts no background work.
 
+With an :class:`ActivityStore` (the host passes one on its database), each thread's activity,
+attempts and last attempt / review times are saved whenever they change and read back the
+first time a thread is seen, so a restarted host keeps the same activity, admission, attempt
+budget and minimum interval. Pending timers are not saved: the thread's next completed turn
+arms the review again.
+
 Example:
     >>> gate = ReviewGate(ReviewSettings(), clock=lambda: 0.0)
     >>> gate.record_turn("t1", TurnActivity(user_text="Please remember: deploys go via CI.",
@@ -13,28 +19,36 @@ Example:
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from langgraph_mnemon.errors import InvalidInputError
+from langgraph_mnemon.contracts import safe_text
+from langgraph_mnemon.errors import InvalidInputError, MnemonError
 
 __all__ = [
     "ELIGIBLE_SCORE",
     "ActivityScore",
+    "ActivityStore",
     "ReviewDecision",
     "ReviewGate",
     "ReviewSettings",
+    "SavedActivity",
     "ThreadActivity",
     "TurnActivity",
+    "TurnSignals",
     "activity_score",
     "is_explicit_save",
     "is_no_memory",
 ]
+
+logger = logging.getLogger(__name__)
 
 ELIGIBLE_SCORE = 5
 ADMIT_USER_CHARS = 320
@@ -101,6 +115,37 @@ class TurnActivity(BaseModel):
         return any(not name.startswith(MEMORY_TOOL_PREFIX) for name in self.tool_calls)
 
 
+class TurnSignals(BaseModel):
+    """The signals of one completed turn without its text: what the gate keeps across a
+    restart (a user who asked not to be remembered is not written down)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    user_chars: int = Field(0, ge=0)
+    explicit_save: bool = False
+    no_memory: bool = False
+    assistant_chars: int = Field(0, ge=0)
+    tool_calls: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, turn: TurnActivity | TurnSignals) -> TurnSignals:
+        """The signals of ``turn``."""
+        if isinstance(turn, TurnSignals):
+            return turn
+        return cls(
+            user_chars=turn.user_chars,
+            explicit_save=turn.explicit_save,
+            no_memory=turn.no_memory,
+            assistant_chars=turn.assistant_chars,
+            tool_calls=turn.tool_calls,
+        )
+
+    @property
+    def did_work(self) -> bool:
+        """A completed tool call that is not one of this plugin's own memory tools."""
+        return any(not name.startswith(MEMORY_TOOL_PREFIX) for name in self.tool_calls)
+
+
 class ActivityScore(BaseModel):
     """The score and its four parts."""
 
@@ -138,7 +183,8 @@ def activity_score(user_chars: int, turns: int, tool_results: int, unique_tools:
 class ThreadActivity:
     """Activity accumulated over the completed turns of one thread since the last review."""
 
-    turns: list[TurnActivity] = field(default_factory=list)
+    # Turns of this process, or the text-free signals of turns restored after a restart.
+    turns: list[TurnActivity | TurnSignals] = field(default_factory=list)
 
     def add(self, turn: TurnActivity) -> None:
         if not isinstance(turn, TurnActivity):
@@ -230,14 +276,58 @@ class ReviewDecision(BaseModel):
     reason: str = ""
 
 
+class SavedActivity(BaseModel):
+    """What an :class:`ActivityStore` keeps of one thread (times are the gate clock's seconds).
+
+    Turns are kept as :class:`TurnSignals`: counts and flags, never the user's text.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    turns: tuple[TurnSignals, ...] = ()
+    attempts: int = Field(0, ge=0)
+    last_attempt_at: float | None = None
+    last_review_at: float | None = None
+
+
+class ActivityStore(Protocol):
+    """Where a :class:`ReviewGate` keeps per-thread activity across restarts."""
+
+    def load(self, thread_id: str) -> SavedActivity | None:
+        """The saved activity of ``thread_id``, or None when nothing was saved."""
+        ...
+
+    def save(self, thread_id: str, saved: SavedActivity) -> None:
+        """Replace the saved activity of ``thread_id``."""
+        ...
+
+
 @dataclass
 class _ThreadState:
     activity: ThreadActivity = field(default_factory=ThreadActivity)
     attempts: int = 0
     last_attempt_at: float | None = None
+    last_review_at: float | None = None
     armed: bool = False
     running: bool = False
     generation: int = 0  # bumped by every new turn: a stale timer or review knows it is stale
+
+    @classmethod
+    def restored(cls, saved: SavedActivity) -> _ThreadState:
+        return cls(
+            activity=ThreadActivity(turns=list(saved.turns)),
+            attempts=saved.attempts,
+            last_attempt_at=saved.last_attempt_at,
+            last_review_at=saved.last_review_at,
+        )
+
+    def saved(self) -> SavedActivity:
+        return SavedActivity(
+            turns=tuple(TurnSignals.of(turn) for turn in self.activity.turns),
+            attempts=self.attempts,
+            last_attempt_at=self.last_attempt_at,
+            last_review_at=self.last_review_at,
+        )
 
 
 class ReviewGate:
@@ -246,20 +336,50 @@ class ReviewGate:
     The scheduler calls :meth:`record_turn` and :meth:`on_turn_end` when a turn completes,
     :meth:`on_turn_start` when a new one begins (cancelling a pending timer or a running review),
     :meth:`on_fire` when its timer goes off, and :meth:`on_review_finished` afterwards.
-    ``clock`` returns monotonic seconds.
+    ``clock`` returns seconds (default: UNIX time, which stays meaningful across a restart);
+    ``store`` keeps each thread's activity, attempts and times (see the module docstring).
     """
 
-    def __init__(self, settings: ReviewSettings, *, clock: Callable[[], float] | None = None):
+    def __init__(
+        self,
+        settings: ReviewSettings,
+        *,
+        clock: Callable[[], float] | None = None,
+        store: ActivityStore | None = None,
+    ):
         if not isinstance(settings, ReviewSettings):
             raise InvalidInputError("ReviewGate takes ReviewSettings")
         self.settings = settings
-        self._clock = clock or time.monotonic
+        self._clock = clock or time.time
+        self._store = store
         self._threads: dict[str, _ThreadState] = {}
 
     def _state(self, thread_id: str) -> _ThreadState:
         if not isinstance(thread_id, str) or not thread_id:
             raise InvalidInputError("thread_id must be a non-empty string")
-        return self._threads.setdefault(thread_id, _ThreadState())
+        state = self._threads.get(thread_id)
+        if state is None:
+            saved = self._load(thread_id)
+            state = _ThreadState.restored(saved) if saved is not None else _ThreadState()
+            self._threads[thread_id] = state
+        return state
+
+    def _load(self, thread_id: str) -> SavedActivity | None:
+        if self._store is None:
+            return None
+        try:
+            return self._store.load(thread_id)
+        except MnemonError as exc:  # the gate keeps working in memory; the log says why
+            logger.warning("idle review: activity of a thread not read: %s", safe_text(exc))
+            return None
+
+    def _save(self, thread_id: str) -> None:
+        if self._store is None or not self.settings.active:  # no review: nothing to resume
+            return
+        try:
+            self._store.save(thread_id, self._threads[thread_id].saved())
+        except MnemonError as exc:
+            logger.warning("idle review: activity of a thread not saved: %s", safe_text(exc))
 
     def activity(self, thread_id: str) -> ThreadActivity:
         return self._state(thread_id).activity
@@ -267,12 +387,21 @@ class ReviewGate:
     def attempts(self, thread_id: str) -> int:
         return self._state(thread_id).attempts
 
+    def last_attempt_at(self, thread_id: str) -> float | None:
+        """When the thread's last review attempt started (clock seconds), if any."""
+        return self._state(thread_id).last_attempt_at
+
+    def last_review_at(self, thread_id: str) -> float | None:
+        """When the thread's last review completed (a skip included), if any."""
+        return self._state(thread_id).last_review_at
+
     def generation(self, thread_id: str) -> int:
         return self._state(thread_id).generation
 
     def record_turn(self, thread_id: str, turn: TurnActivity) -> None:
         """Add a completed turn's activity to the thread."""
         self._state(thread_id).activity.add(turn)
+        self._save(thread_id)
 
     def on_turn_start(self, thread_id: str) -> bool:
         """A new turn began: cancel the timer and any running review; keep the activity.
@@ -316,6 +445,7 @@ class ReviewGate:
         state.running = True
         state.attempts += 1
         state.last_attempt_at = self._clock()
+        self._save(thread_id)
         return ReviewDecision(action="run")
 
     def on_review_finished(self, thread_id: str, generation: int, *, success: bool) -> None:
@@ -326,6 +456,8 @@ class ReviewGate:
         state.running = False
         if success:
             state.activity.clear()
+            state.last_review_at = self._clock()
+            self._save(thread_id)
 
     def _wanted(self, state: _ThreadState) -> bool:
         return (

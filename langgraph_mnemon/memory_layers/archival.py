@@ -2,15 +2,22 @@
 
 When a MEMORY mutation would overflow, every compactable entry is written verbatim to a Memory
 Space (each needs a committed receipt, or exact recall evidence when the provider skipped a
-duplicate), then hot memory keeps the most important entries within the byte budget. With no
-eligible space, the left-out entries go to ``runtime/archived/`` instead. A planner model may
-choose among several destinations; it only ever sees clipped routing excerpts and returns
-routes, which the host validates.
+duplicate), then hot memory keeps the most important entries within the byte budget. A planner
+model may choose among several destinations; it only ever sees clipped routing excerpts and
+returns routes, which the host validates.
+
+Archival writes into a space are automatic ``memory_spaces`` writes, whatever set the overflow
+off: with that channel off or manual, the layer disabled, or no eligible space (the seed's
+"none anywhere"), no space is written and the left-out entries go to ``runtime/archived/``
+under the Runtime lock. An entry whose destination write fails goes there too, and the
+receipt's ``outcome`` is ``partial`` with a failed step naming that space.
 
 Example:
     >>> spaces_ok = eligible_destinations(mem.spaces)
     >>> routes = fallback_routes(plan, spaces_ok)
-    >>> write_entries(mem.spaces, plan, routes)
+    >>> writes = write_entries(mem.spaces, plan, routes)
+    >>> writes.outcome
+    'succeeded'
 """
 
 from __future__ import annotations
@@ -20,24 +27,31 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from langgraph_mnemon.errors import InvalidInputError, MnemonError, ProviderError
+from langgraph_mnemon.contracts import Outcome, StepOutcome, outcome_of
+from langgraph_mnemon.errors import InvalidInputError, MnemonError
+from langgraph_mnemon.memory_layers.kernel import acting
 from langgraph_mnemon.memory_layers.runtime import (
     CompactedEntry,
     MaintenancePlan,
     RuntimeEntry,
+    RuntimeReceipt,
 )
 from langgraph_mnemon.memory_layers.space_models import MemoryReceipt
 from langgraph_mnemon.memory_layers.spaces import MemorySpaces, SpaceRecord
 
 __all__ = [
+    "LOCAL_ARCHIVE",
     "ArchiveRoute",
     "ArchiveRoutes",
+    "ArchiveWrites",
     "durable_copy",
     "eligible_destinations",
     "fallback_routes",
     "hot_candidates",
+    "maintenance_receipt",
     "routing_batches",
     "routing_excerpt",
+    "stored_contents",
     "validate_routes",
     "write_entries",
 ]
@@ -46,6 +60,7 @@ EXCERPT_CHARS = 384
 BATCH_CHARS = 1024
 _MARKER = "[... host-truncated routing excerpt ...]"
 _IMPORTANCE_SCALE = {"critical": 5, "normal": 3, "low": 2}
+LOCAL_ARCHIVE = "runtime/archived"  # the step target of the local archive
 
 
 class ArchiveRoute(BaseModel):
@@ -65,8 +80,27 @@ class ArchiveRoutes(BaseModel):
     routes: list[ArchiveRoute] = Field(default_factory=list)
 
 
+class ArchiveWrites(BaseModel):
+    """What the destination writes did: durable copies and one step per destination space."""
+
+    model_config = ConfigDict(frozen=True)
+
+    copies: dict[int, str] = Field(default_factory=dict)  # plan index -> memory id
+    steps: tuple[StepOutcome, ...] = ()
+
+    @property
+    def outcome(self) -> Outcome:
+        return outcome_of(self.steps)
+
+
 def eligible_destinations(spaces: MemorySpaces) -> list[SpaceRecord]:
-    """Active spaces whose provider writes exactly and can forget safely, in catalog order."""
+    """Active spaces whose provider writes exactly and can forget safely, in catalog order.
+
+    Empty unless the kernel admits an AUTOMATIC ``memory_spaces`` write (maintenance writes
+    into a space count as automatic whoever set them off): the caller then keeps its data local.
+    """
+    if not spaces.kernel.admits("memory_spaces", "write", "automatic"):
+        return []
     result = []
     for record in spaces.list_spaces(active=True):
         provider = spaces.providers.get(record.provider_id)
@@ -148,41 +182,94 @@ def validate_routes(
 
 def write_entries(
     spaces: MemorySpaces, plan: MaintenancePlan, routes: Mapping[int, str]
-) -> dict[int, str]:
-    """Write each routed entry verbatim; return index → memory id of its durable copy.
+) -> ArchiveWrites:
+    """Write each routed entry verbatim, as an automatic ``memory_spaces`` write.
 
-    A receipt that is not committed fails the archival, except a skipped duplicate that an
-    exact keyword recall in the same space confirms. Raises :class:`ProviderError`.
+    A receipt that is not committed (except a skipped duplicate that an exact keyword recall in
+    the same space confirms) or a failing provider makes that space's step ``failed``; its
+    entries get no copy, so the commit keeps them locally (``runtime/archived/``) when they leave
+    hot memory. Nothing raises: the steps say what happened.
     """
     by_space: dict[str, list[int]] = {}
     for index, space_id in sorted(routes.items()):
         by_space.setdefault(space_id, []).append(index)
     copies: dict[int, str] = {}
-    for space_id, indexes in by_space.items():
-        items = [
-            {
-                "content": plan.entries[i - 1].content,
-                "category": "context",
-                "importance": _IMPORTANCE_SCALE[plan.entries[i - 1].importance],
-                "tags": ["runtime-memory", "archived"],
-                "source": "agent",
-                "metadata": {"archived_from": "MEMORY.md", "revision": plan.revision},
-            }
-            for i in indexes
-        ]
-        try:
-            receipts = spaces.remember_many(items, space_id=space_id)
-        except MnemonError as exc:
-            raise ProviderError(f"archiving into {space_id} failed: {exc}") from None
-        for index, receipt in zip(indexes, receipts, strict=True):
-            copy = durable_copy(spaces, space_id, plan.entries[index - 1].content, receipt)
-            if copy is None:
-                raise ProviderError(
-                    f"archiving entry {index} into {space_id} was not committed "
-                    f"({receipt.status}: {receipt.message}); hot memory was left unchanged"
-                )
+    steps = []
+    with acting("automatic"):
+        for space_id, indexes in by_space.items():
+            done, step = _write_space(spaces, plan, space_id, indexes)
+            copies.update(done)
+            steps.append(step)
+    return ArchiveWrites(copies=copies, steps=tuple(steps))
+
+
+def _write_space(
+    spaces: MemorySpaces, plan: MaintenancePlan, space_id: str, indexes: list[int]
+) -> tuple[dict[int, str], StepOutcome]:
+    items = [
+        {
+            "content": plan.entries[i - 1].content,
+            "category": "context",
+            "importance": _IMPORTANCE_SCALE[plan.entries[i - 1].importance],
+            "tags": ["runtime-memory", "archived"],
+            "source": "agent",
+            "metadata": {"archived_from": "MEMORY.md", "revision": plan.revision},
+        }
+        for i in indexes
+    ]
+    try:
+        receipts = spaces.remember_many(items, space_id=space_id)
+    except MnemonError as exc:
+        message = f"archiving into {space_id} failed: {exc}"
+        return {}, StepOutcome(target=space_id, status="failed", message=message)
+    copies: dict[int, str] = {}
+    missed: list[str] = []
+    for index, receipt in zip(indexes, receipts, strict=True):
+        copy = durable_copy(spaces, space_id, plan.entries[index - 1].content, receipt)
+        if copy is None:
+            missed.append(f"entry {index} ({receipt.status}: {receipt.message})")
+        else:
             copies[index] = copy
-    return copies
+    ids = tuple(copies.values())
+    if missed:
+        message = f"not committed in {space_id}: {'; '.join(missed)}"
+        return copies, StepOutcome(target=space_id, status="failed", message=message, ids=ids)
+    message = f"{len(ids)} entries archived into {space_id}"
+    return copies, StepOutcome(target=space_id, status="committed", message=message, ids=ids)
+
+
+def stored_contents(plan: MaintenancePlan, copies: Mapping[int, str]) -> set[str]:
+    """The texts of plan entries that have a durable copy in a Memory Space."""
+    return {plan.entries[i - 1].content for i in copies}
+
+
+def maintenance_receipt(
+    receipt: RuntimeReceipt, steps: Sequence[StepOutcome] = ()
+) -> RuntimeReceipt:
+    """``receipt`` with the destination ``steps``, a step for the local archive (when it took
+    entries) and the ``outcome`` they make; a partial outcome is said in the message too."""
+    all_steps = list(steps)
+    if receipt.archived_locally:
+        all_steps.append(
+            StepOutcome(
+                target=LOCAL_ARCHIVE,
+                status="committed",
+                message=f"{receipt.archived_locally} left-out entries kept in {LOCAL_ARCHIVE}/",
+            )
+        )
+    if not all_steps:
+        return receipt
+    outcome = outcome_of(all_steps)
+    message = receipt.message
+    failed = [s for s in all_steps if s.status != "committed"]
+    if failed:
+        said = "; ".join(s.message or f"{s.target}: {s.status}" for s in failed)
+        message = (
+            f"{message} Archival was {outcome}: {said}. Entries without a copy in a Memory "
+            f"Space that left hot memory are kept in {LOCAL_ARCHIVE}/."
+        )
+    update = {"steps": tuple(all_steps), "outcome": outcome, "message": message}
+    return receipt.model_copy(update=update)
 
 
 def hot_candidates(plan: MaintenancePlan) -> list[CompactedEntry]:

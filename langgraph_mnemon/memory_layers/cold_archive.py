@@ -5,6 +5,12 @@ Before the least-recently-used Document leaves the active set, a concise cold re
 verified; only then is the file moved, under a revision check. With no Memory Space able to
 take the reference, the document moves without one. A failure or conflict keeps it active.
 
+The reference is a side write of maintenance: it is checked as an *automatic* Memory Spaces
+write whatever asked for the archive (a person's explicit archive included). When the kernel
+does not admit that (Memory Spaces write off or manual, the layer disabled, read-only),
+:func:`~langgraph_mnemon.memory_layers.archival.eligible_destinations` is empty and the seed's
+local path runs: the document moves without an index.
+
 Example:
     >>> plan = mem.documents.plan_archive()
     >>> summary = extractive_summary(plan)
@@ -17,6 +23,7 @@ import re
 from langgraph_mnemon.errors import MnemonError, ProviderError
 from langgraph_mnemon.memory_layers.archival import durable_copy
 from langgraph_mnemon.memory_layers.documents import ArchivePlan, ColdReference
+from langgraph_mnemon.memory_layers.kernel import acting
 from langgraph_mnemon.memory_layers.spaces import MemorySpaces
 
 __all__ = ["SUMMARY_CHARS", "extractive_summary", "write_reference"]
@@ -45,20 +52,22 @@ def write_reference(spaces: MemorySpaces, reference: ColdReference, space_id: st
     """Store the reference in ``space_id``; return the memory id of a committed copy.
 
     A provider that skipped the write as a duplicate counts only when an exact keyword recall
-    finds the same text. Raises :class:`ProviderError` otherwise.
+    finds the same text. Raises :class:`ProviderError` otherwise. The write runs as an
+    automatic one (see the module docstring).
     """
     try:
-        receipt = spaces.remember(
-            reference.text,
-            space_id=space_id,
-            category="context",
-            tags=["document", "cold-archive"],
-            metadata={
-                "document_id": reference.document_id,
-                "sha256": reference.sha256,
-                "archived_path": reference.archived_path,
-            },
-        )
+        with acting("automatic"):
+            receipt = spaces.remember(
+                reference.text,
+                space_id=space_id,
+                category="context",
+                tags=["document", "cold-archive"],
+                metadata={
+                    "document_id": reference.document_id,
+                    "sha256": reference.sha256,
+                    "archived_path": reference.archived_path,
+                },
+            )
     except MnemonError as exc:
         raise ProviderError(f"writing the cold reference to {space_id} failed: {exc}") from None
     copy = durable_copy(spaces, space_id, reference.text, receipt)

@@ -5,9 +5,13 @@ entries, each naming the one-based plan entries it covers. The host accepts a pr
 every plan entry is covered exactly once, no importance is lowered and the result fits the byte
 budget; anything else is rejected before a byte is written.
 
+Without a model nothing leaves hot memory: the heuristic merges duplicates and near-duplicates
+(every entry still covered) and refuses the pending write with :class:`CapacityError` when that
+is not enough.
+
 Example:
     >>> proposal = heuristic_compaction(plan)
-    >>> compacted = validate_proposal(plan, proposal)
+    >>> compacted = validate_proposal(plan, proposal, budget=heuristic_budget(plan))
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from langgraph_mnemon.errors import InvalidInputError
+from langgraph_mnemon.contracts import shown
+from langgraph_mnemon.errors import CapacityError, InvalidInputError
 from langgraph_mnemon.memory_layers.runtime import (
     DELIMITER_BYTES,
     CompactedEntry,
@@ -32,13 +37,14 @@ from langgraph_mnemon.memory_layers.runtime import (
 __all__ = [
     "CompactionProposal",
     "ProposedEntry",
-    "accepted_entries",
+    "heuristic_budget",
     "heuristic_compaction",
     "validate_proposal",
 ]
 
 _RANK = {"low": 0, "normal": 1, "critical": 2}
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
+_LISTED = 6  # entries quoted in a refusal
 
 
 class ProposedEntry(BaseModel):
@@ -66,12 +72,17 @@ class CompactionProposal(BaseModel):
     compacted_entries: list[ProposedEntry] = Field(default_factory=list)
 
 
-def validate_proposal(plan: MaintenancePlan, proposal: CompactionProposal) -> list[CompactedEntry]:
+def validate_proposal(
+    plan: MaintenancePlan, proposal: CompactionProposal, *, budget: int | None = None
+) -> list[CompactedEntry]:
     """Check a proposal against its plan; return the entries to commit.
+
+    ``budget`` defaults to the plan's (a model's proposal); the heuristic's proposal is held to
+    :func:`heuristic_budget`.
 
     Raises :class:`InvalidInputError` naming the first rule broken: a failed action, a missing,
     repeated or out-of-range source index, a lowered importance, invalid content, or a result
-    larger than the plan's byte budget.
+    larger than the byte budget.
     """
     _check_plan(plan)
     if not isinstance(proposal, CompactionProposal):
@@ -111,17 +122,12 @@ def validate_proposal(plan: MaintenancePlan, proposal: CompactionProposal) -> li
             f"source indexes {missing} are not covered; every plan entry must appear exactly once"
         )
     size = joined_bytes(c.content for c in result)
-    if size > plan.budget:
+    limit = plan.budget if budget is None else budget
+    if size > limit:
         raise InvalidInputError(
-            f"the compacted entries take {size} bytes, over the budget of {plan.budget}"
+            f"the compacted entries take {size} bytes, over the budget of {limit}"
         )
     return result
-
-
-def accepted_entries(plan: MaintenancePlan, proposal: CompactionProposal) -> list[CompactedEntry]:
-    """The entries of a host-made proposal (the heuristic's), with content checks only."""
-    _check_plan(plan)
-    return [_compacted(plan, item, n) for n, item in enumerate(proposal.compacted_entries, 1)]
 
 
 def _compacted(plan: MaintenancePlan, item: ProposedEntry, position: int) -> CompactedEntry:
@@ -136,58 +142,98 @@ def _compacted(plan: MaintenancePlan, item: ProposedEntry, position: int) -> Com
     )
 
 
-def heuristic_compaction(plan: MaintenancePlan) -> CompactionProposal:
-    """Compaction without a model: merge duplicates, then keep by importance within budget.
+def heuristic_budget(plan: MaintenancePlan) -> int:
+    """Bytes the heuristic may fill: the whole limit less the pending entry (and its delimiter).
 
-    Entries whose text is equal after folding case, width and punctuation, or contained in a
-    longer entry, merge into the longer one with the highest importance of the group. Groups
-    are then kept most important first (ties: earlier first) while they fit the budget. The
-    proposal lists only the kept groups: the commit (``compact_and_mutate`` with
-    ``archive_left_out=True``) appends every original entry not kept verbatim to
-    ``runtime/archived/``, so a group that does not fit leaves hot memory without being lost.
+    The heuristic only merges duplicates, so it needs no headroom below the limit; what does not
+    fit is refused rather than moved out of hot memory.
     """
     _check_plan(plan)
-    groups: list[list[int]] = []
+    pending = entry_bytes(plan.pending.content) + DELIMITER_BYTES if plan.pending else 0
+    return max(plan.limit - pending, 0)
+
+
+def heuristic_compaction(plan: MaintenancePlan) -> CompactionProposal:
+    """Compaction without a model: merge duplicates and near-duplicates, lose nothing.
+
+    Entries whose words are equal after folding case, width and accents, or whose words occur
+    in a longer entry as a run of at least half its words, merge into that longer entry with
+    the highest importance of the group. Every plan entry is covered (the proposal passes
+    :func:`validate_proposal` with :func:`heuristic_budget`). When the merged entries and the
+    pending one still exceed the limit, nothing is proposed: no fact leaves hot memory without
+    a model deciding it.
+
+    Raises:
+        CapacityError: the merged entries do not leave room for the pending one; the message
+            lists the entries to shorten or remove (largest first).
+    """
+    _check_plan(plan)
+    groups = _near_duplicate_groups(plan)
+    proposed = [
+        ProposedEntry(
+            content=plan.entries[lead].content,
+            importance=max((plan.entries[i].importance for i in members), key=_RANK.__getitem__),
+            source_indexes=[i + 1 for i in members],
+            branches=list(plan.entries[lead].branches or []) or None,
+        )
+        for lead, members in groups
+    ]
+    budget = heuristic_budget(plan)
+    size = joined_bytes(p.content for p in proposed)
+    if size > budget:
+        raise CapacityError(_no_room(plan, [p.content for p in proposed], size), plan=plan)
+    merged = len(plan.entries) - len(groups)
+    return CompactionProposal(
+        summary=f"heuristic: merged {merged} duplicate entries into {len(groups)} ({size} bytes)",
+        action="compacted",
+        compacted_entries=proposed,
+    )
+
+
+def _near_duplicate_groups(plan: MaintenancePlan) -> list[tuple[int, list[int]]]:
+    """``(lead, members)`` per group: the lead's words contain every member's words."""
+    groups: list[tuple[int, list[int]]] = []
     keys: list[str] = []
     for i, entry in enumerate(plan.entries):
         key = _fold(entry.content)
         for g, other in enumerate(keys):
-            if key == other or (key and key in other) or (other and other in key):
-                groups[g].append(i)
-                if len(key) > len(other):
-                    keys[g] = key
+            if _covers(other, key):
+                groups[g][1].append(i)
+                break
+            if _covers(key, other):  # the new entry says more: it leads
+                groups[g] = (i, [*groups[g][1], i])
+                keys[g] = key
                 break
         else:
-            groups.append([i])
+            groups.append((i, [i]))
             keys.append(key)
-    proposed = []
-    for members in groups:
-        longest = max(members, key=lambda i: (len(plan.entries[i].content), -i))
-        importance = max((plan.entries[i].importance for i in members), key=_RANK.__getitem__)
-        proposed.append(
-            ProposedEntry(
-                content=plan.entries[longest].content,
-                importance=importance,
-                source_indexes=[i + 1 for i in members],
-                branches=list(plan.entries[longest].branches or []) or None,
-            )
-        )
-    order = sorted(range(len(proposed)), key=lambda g: (-_RANK[proposed[g].importance], g))
-    kept: set[int] = set()
-    used = 0
-    for g in order:
-        cost = entry_bytes(proposed[g].content) + (DELIMITER_BYTES if kept else 0)
-        if used + cost <= plan.budget:
-            kept.add(g)
-            used += cost
-    merged = sum(len(m) - 1 for m in groups)
-    return CompactionProposal(
-        summary=(
-            f"heuristic: merged {merged} duplicate entries, kept {len(kept)} of {len(groups)} "
-            f"within {plan.budget} bytes"
-        ),
-        action="compacted",
-        compacted_entries=[p for g, p in enumerate(proposed) if g in kept],
+    return groups
+
+
+def _covers(longer: str, shorter: str) -> bool:
+    """Whether folded ``longer`` says all of ``shorter``: equal, or ``shorter``'s words occur in
+    it as a run that is at least half of it (so "Vegetarian." never merges into "Partner is
+    vegetarian.": the heuristic would rather save no bytes than blur a fact)."""
+    if longer == shorter:
+        return True
+    if not shorter or f" {shorter} " not in f" {longer} ":
+        return False
+    return 2 * len(shorter.split()) >= len(longer.split())
+
+
+def _no_room(plan: MaintenancePlan, contents: list[str], size: int) -> str:
+    name = "USER.md" if plan.target == "user" else "MEMORY.md"
+    need = plan.limit - heuristic_budget(plan)
+    largest = sorted(contents, key=lambda c: -entry_bytes(c))
+    quoted = [f"{shown(c)} ({entry_bytes(c)} bytes)" for c in largest[:_LISTED]]
+    if len(largest) > _LISTED:
+        quoted.append(f"and {len(largest) - _LISTED} more")
+    return (
+        f"{name} has no room for the new entry without moving a fact out of it: after merging "
+        f"duplicates its entries take {size} bytes and the new one needs {need} more (limit "
+        f"{plan.limit}). Nothing was changed. Shorten or remove entries to free at least "
+        f"{size + need - plan.limit} bytes, or shorten the new entry, then retry. Largest "
+        f"entries: {'; '.join(quoted)}"
     )
 
 
@@ -197,4 +243,6 @@ def _check_plan(plan: object) -> None:
 
 
 def _fold(text: str) -> str:
-    return _NON_WORD.sub("", unicodedata.normalize("NFKC", text).casefold())
+    """The entry's words, folded (case, width, accents), joined by one space."""
+    plain = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    return " ".join(_NON_WORD.sub(" ", unicodedata.normalize("NFKC", plain).casefold()).split())

@@ -58,7 +58,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from langgraph_mnemon.contracts import Receipt, Usage, check_text, shown
+from langgraph_mnemon.contracts import Outcome, Receipt, StepOutcome, Usage, check_text, shown
 from langgraph_mnemon.errors import (
     AmbiguousMatchError,
     CapacityError,
@@ -308,6 +308,9 @@ class DocumentReceipt(Receipt):
     indexed: bool | None = Field(
         None, description="archive only: whether a Memory Space holds a cold reference."
     )
+    # Set by the cold-archive run (index then move, maybe several documents, then the mutation).
+    outcome: Outcome | None = None
+    steps: tuple[StepOutcome, ...] = ()
 
 
 class ArchivePlan(_Frozen):
@@ -1203,7 +1206,9 @@ class Documents:
     ``symlink-refused``). A document file inside ``active/`` or ``archived/`` that is a link is
     treated as foreign: never read through, replaced or deleted, and reading that document
     raises ``symlink-refused``. Every I/O failure raises :class:`StorageError` and leaves every
-    file byte-identical.
+    file byte-identical. Each operation asks the kernel before any I/O: create / update /
+    archive = Documents write (an overflow's LRU plan and move = maintenance), search = recall;
+    list / get / read are management reads and never ask.
 
     Example:
         >>> docs = Documents("./.mnemon")
@@ -1392,7 +1397,7 @@ class Documents:
         session_ids: Sequence[str] = (),
     ) -> DocumentReceipt:
         """Create an active Document. :class:`CapacityError` (with the plan) when it won't fit."""
-        self._check_writable()
+        self.kernel.admit("documents", "write")
         mutation = self._checked_mutation(
             {
                 "action": "create",
@@ -1432,7 +1437,7 @@ class Documents:
         ``expected_revision`` the update fails with :class:`ConflictError` if the document has
         moved on. Archived documents are immutable (:class:`ReadOnlyError`).
         """
-        self._check_writable()
+        self.kernel.admit("documents", "write")
         mutation = self._checked_mutation(
             {
                 "action": "update",
@@ -1507,6 +1512,8 @@ class Documents:
         expected_revision: int,
         summary: str | None = None,
         memory_body_ids: Sequence[str] = (),
+        *,
+        for_capacity: bool = False,
     ) -> DocumentReceipt:
         """Move an active Document to ``archived/`` after its cold reference was stored.
 
@@ -1515,6 +1522,7 @@ class Documents:
         document changed since the plan, :class:`ConflictError` — "document changed while
         archival was running; the active copy was preserved" — and nothing moves. The archived
         copy gets status ``archived``, revision + 1 and ``archived_at``; it never changes again.
+        ``for_capacity``: the LRU move of an overflow (Documents maintenance, not write).
         """
         ids = validate_memory_body_ids(memory_body_ids)
         if not ids:
@@ -1522,20 +1530,22 @@ class Documents:
                 "memory_body_ids must name the Memory Space(s) holding the cold reference; "
                 "use archive_without_index() when no Memory Space can take it"
             )
-        return self._archive(document_id, expected_revision, summary, ids, indexed=True)
+        return self._archive(document_id, expected_revision, summary, ids, True, for_capacity)
 
     def archive_without_index(
         self,
         document_id: str,
         expected_revision: int,
         summary: str | None = None,
+        *,
+        for_capacity: bool = False,
     ) -> DocumentReceipt:
         """Archive when no Memory Space can take a cold reference (no worker, no index).
 
         Same revision-checked move as :meth:`archive`; the record keeps its file path and hash
         so the archived copy stays reachable through Documents search with ``include_archived``.
         """
-        return self._archive(document_id, expected_revision, summary, (), indexed=False)
+        return self._archive(document_id, expected_revision, summary, (), False, for_capacity)
 
     # -- cold-archive primitives --------------------------------------------------------------
 
@@ -1553,6 +1563,7 @@ class Documents:
         """
         if document_id is not None and mutation is not None:
             raise InvalidInputError("give document_id or mutation, not both")
+        self.kernel.admit("documents", "write" if document_id is not None else "maintenance")
         state = self._load()
         if document_id is not None:
             record = self._record(state, validate_document_id(document_id))
@@ -1635,6 +1646,7 @@ class Documents:
         documents count as accessed (for LRU archiving). With no match, up to 3 recent documents
         come back as ``suggestions`` (score 0; they are not matches and not marked accessed).
         """
+        self.kernel.admit("documents", "recall")
         query = check_text(query, "query", nul="strip")
         if len(query) > MAX_QUERY_CHARS:
             raise InvalidInputError(
@@ -2190,20 +2202,18 @@ class Documents:
         fsync_dir(self.recovery_dir)
         return keep
 
-    def _check_writable(self) -> None:
-        if not self.write_enabled:
-            raise ReadOnlyError.writes_disabled("Documents")
-
     def _archive(
         self,
         document_id: Any,
         expected_revision: Any,
         summary: Any,
         memory_body_ids: tuple[str, ...],
-        *,
         indexed: bool,
+        for_capacity: bool,
     ) -> DocumentReceipt:
-        self._check_writable()
+        if not isinstance(for_capacity, bool):
+            raise InvalidInputError("for_capacity must be true or false")
+        self.kernel.admit("documents", "maintenance" if for_capacity else "write")
         doc_id = validate_document_id(document_id)
         expected = _revision_arg(expected_revision, "expected_revision")
         text = validate_summary(summary, required=False)

@@ -61,7 +61,14 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from langgraph_mnemon.errors import ConflictError, InvalidInputError, NotFoundError
+from langgraph_mnemon.errors import (
+    ConflictError,
+    InvalidInputError,
+    NotFoundError,
+    ParticipationError,
+    ReadOnlyError,
+)
+from langgraph_mnemon.memory_layers._route_budget import RouteBudget
 from langgraph_mnemon.memory_layers.documents import (
     MODEL_MAX_CHARACTERS,
     MODEL_MAX_RECORDS,
@@ -119,6 +126,8 @@ DOCUMENT_MAX_RECORDS = MODEL_MAX_RECORDS
 DOCUMENT_MAX_CHARS = MODEL_MAX_CHARACTERS
 MAX_QUERY_CHARS = 2000
 DEFAULT_SOURCE_KEY = "memory-spaces"
+# Kernel refusals are answers, not failed searches: they propagate (the slot is freed first).
+_REFUSED = (ParticipationError, ReadOnlyError)
 RECALL_ROUTE = "memory-spaces/recall"
 RELATED_ROUTE = "memory-spaces/related"
 ELLIPSIS = "…"
@@ -499,6 +508,7 @@ class TurnRetrieval:
         self._related_pending: Future[Any] | None = None
         self._documents_taken = False
         self._documents: DocumentSearchResult | None = None
+        self.routes = RouteBudget()  # the General strategy's per-route calls this turn
 
     def __repr__(self) -> str:
         return (
@@ -802,7 +812,7 @@ class TurnRetrieval:
                 )
             except BaseException as exc:  # cancellation too: never leave joiners waiting
                 output = self._finish(step, request, None, exc)
-                if not isinstance(exc, Exception):
+                if not isinstance(exc, Exception) or isinstance(exc, _REFUSED):
                     raise
                 return output
             return self._finish(step, request, found, None)
@@ -840,7 +850,7 @@ class TurnRetrieval:
                 )
             except BaseException as exc:
                 output = self._finish(step, request, None, exc)
-                if not isinstance(exc, Exception):
+                if not isinstance(exc, Exception) or isinstance(exc, _REFUSED):
                     raise
                 return output
             return self._finish(step, request, found, None)
@@ -992,7 +1002,7 @@ class TurnRetrieval:
                 )
             except BaseException as exc:  # cancellation too: never leave joiners waiting
                 output = self._finish_related(step, space_id, mid, depth, edge, None, exc)
-                if not isinstance(exc, Exception):
+                if not isinstance(exc, Exception) or isinstance(exc, _REFUSED):
                     raise
                 return output
             return self._finish_related(step, space_id, mid, depth, edge, found, None)
@@ -1022,7 +1032,7 @@ class TurnRetrieval:
                 )
             except BaseException as exc:
                 output = self._finish_related(step, space_id, mid, depth, edge, None, exc)
-                if not isinstance(exc, Exception):
+                if not isinstance(exc, Exception) or isinstance(exc, _REFUSED):
                     raise
                 return output
             return self._finish_related(step, space_id, mid, depth, edge, found, None)

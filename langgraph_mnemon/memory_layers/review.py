@@ -18,9 +18,9 @@ from typing import Literal
 
 from langgraph_mnemon.memory_layers.activity import is_explicit_save, is_no_memory
 
-__all__ = ["ReviewGuard", "explicit_assertions"]
+__all__ = ["ReviewGuard", "ReviewLayer", "explicit_assertions"]
 
-Layer = Literal["documents", "memory", "user"]
+ReviewLayer = Literal["documents", "memory", "user"]
 
 _TRIGGER = re.compile(
     r"(?:please\s+)?remember(?:\s+that)?[:,]?\s+|记住[：:，,]?\s*|记下来[：:，,]?\s*",
@@ -34,9 +34,9 @@ class ReviewGuard:
     """Holds one review pass to one layer (Documents or MEMORY.md); USER is independent."""
 
     def __init__(self) -> None:
-        self.claimed: Layer | None = None
+        self.claimed: ReviewLayer | None = None
 
-    def admit(self, layer: Layer) -> str | None:
+    def admit(self, layer: ReviewLayer) -> str | None:
         """``None`` when the call may proceed, else why it is refused."""
         if layer == "user":
             return None

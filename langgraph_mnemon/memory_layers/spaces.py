@@ -42,7 +42,6 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import re
 import threading
@@ -57,7 +56,7 @@ from typing import Any, Literal, TypeVar
 import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from langgraph_mnemon.contracts import check_text, shown
+from langgraph_mnemon.contracts import Outcome, StepOutcome, check_text, shown
 from langgraph_mnemon.errors import (
     InvalidInputError,
     MnemonError,
@@ -66,12 +65,18 @@ from langgraph_mnemon.errors import (
     ReadOnlyError,
     StorageError,
 )
-from langgraph_mnemon.memory_layers._files import (
-    atomic_write,
-    ensure_dir,
-    locked,
-    refuse_symlink,
+from langgraph_mnemon.memory_layers import _space_merge
+from langgraph_mnemon.memory_layers._provider_health import (
+    HEALTH_TIMEOUT_SECONDS,
+    PROBE_BINDING,
+    HealthCache,
+    ProviderHealth,
+    SpaceHealth,
+    SpacesHealth,
+    assess,
+    redact,
 )
+from langgraph_mnemon.memory_layers._space_secrets import SecretStore
 from langgraph_mnemon.memory_layers.kernel import Kernel
 from langgraph_mnemon.memory_layers.mnemos.db import Database
 from langgraph_mnemon.memory_layers.mnemos.spaces_schema import MIGRATIONS, SPACES
@@ -119,6 +124,7 @@ __all__ = [
     "SPACE_ID_PATTERN",
     "EntityCount",
     "MemorySpaces",
+    "ProviderHealth",
     "RecallResult",
     "RecoveryReport",
     "RelatedResult",
@@ -126,6 +132,8 @@ __all__ = [
     "SpaceHealth",
     "SpaceReceipt",
     "SpaceRecord",
+    "SpaceStatus",
+    "SpacesHealth",
     "SpacesStatus",
 ]
 
@@ -190,10 +198,13 @@ class SpaceReceipt(_Frozen):
     space: SpaceRecord | None = None
     spaces: list[SpaceRecord] = Field(default_factory=list)
     provider_receipt: dict[str, Any] = Field(default_factory=dict)
+    # Multi-step operations (a merge): how it ended and one outcome per step.
+    outcome: Outcome | None = None
+    steps: tuple[StepOutcome, ...] = ()
 
     @property
     def committed(self) -> bool:
-        """Only ``committed`` means the catalog changed as asked."""
+        """Only ``committed`` means the catalog changed as asked (see ``outcome``)."""
         return self.status == "committed"
 
 
@@ -253,8 +264,8 @@ class EntityCount(_Frozen):
     count: int
 
 
-class SpaceHealth(_Frozen):
-    """Catalog entry plus the provider's status for it."""
+class SpaceStatus(_Frozen):
+    """Catalog entry plus the provider's status for it (:meth:`MemorySpaces.status`)."""
 
     space: SpaceRecord
     status: ProviderStatus
@@ -269,7 +280,7 @@ class SpacesStatus(_Frozen):
     unhealthy: int = 0
     provider_disabled: int = 0
     total_insights: int = 0
-    spaces: list[SpaceHealth] = Field(default_factory=list)
+    spaces: list[SpaceStatus] = Field(default_factory=list)
 
 
 # --------------------------------------------------------------------------------------------
@@ -382,61 +393,6 @@ def _item(
 
 
 # --------------------------------------------------------------------------------------------
-# Host-side secrets
-
-
-class _SecretStore:
-    """``{space_id: {key: value}}`` in one JSON file of mode 0600, written atomically."""
-
-    def __init__(self, path: Path, lock_timeout: float) -> None:
-        self.path = path
-        self.lock_timeout = lock_timeout
-        self._lock_path = path.with_name(".space-secrets.lock")
-
-    def _refuse_links(self) -> None:
-        # Managed paths under the root are never followed through a symbolic link.
-        refuse_symlink(self.path.parent, "Memory Space state folder")
-        refuse_symlink(self.path, "Memory Space secrets file")
-
-    def _read(self) -> dict[str, dict[str, str]]:
-        self._refuse_links()
-        try:
-            data = json.loads(self.path.read_text("utf-8"))
-        except FileNotFoundError:
-            return {}
-        except OSError as exc:
-            raise StorageError.from_os_error(
-                exc, "read the Memory Space secrets", self.path
-            ) from None
-        except ValueError as exc:
-            raise StorageError(
-                f"cannot read the Memory Space secrets file {self.path}: {exc}; restore it or "
-                "remove it and configure the secrets again",
-                code="storage-damaged",
-            ) from None
-        if not isinstance(data, dict):
-            raise StorageError(f"the Memory Space secrets file {self.path} is not a JSON object")
-        return {str(k): dict(v) for k, v in data.items() if isinstance(v, dict)}
-
-    def get(self, space_id: str) -> dict[str, str]:
-        return dict(self._read().get(space_id, {}))
-
-    def keys(self) -> dict[str, list[str]]:
-        return {k: sorted(v) for k, v in self._read().items()}
-
-    def put(self, space_id: str, secrets: Mapping[str, str] | None) -> None:
-        self._refuse_links()
-        ensure_dir(self.path.parent)
-        with locked(self._lock_path, timeout=self.lock_timeout, what="Memory Space secrets"):
-            data = self._read()
-            if secrets:
-                data[space_id] = dict(secrets)
-            else:
-                data.pop(space_id, None)
-            atomic_write(self.path, json.dumps(data, indent=1, sort_keys=True).encode())
-
-
-# --------------------------------------------------------------------------------------------
 # Sync runner
 
 
@@ -544,8 +500,9 @@ class MemorySpaces:
         self.local_only = bool(local_only)
         self._clock = clock
         self._providers: dict[str, MemoryProvider] = {}
-        self._secrets = _SecretStore(self.root / "state" / "space-secrets.json", lock_timeout)
+        self._secrets = SecretStore(self.root / "state" / "space-secrets.json", lock_timeout)
         self._runner = _LoopThread()
+        self._health = HealthCache()
         for provider in providers:
             self.register_provider(provider)
 
@@ -556,6 +513,7 @@ class MemorySpaces:
 
     def setup(self) -> None:
         """Create or migrate the Memory Space tables (idempotent; also done lazily)."""
+        self.kernel.require_writes("Memory Spaces")  # a read-only host creates no tables
         self.db.setup(MIGRATIONS)
 
     def _ready(self) -> None:
@@ -667,10 +625,6 @@ class MemorySpaces:
             return await asyncio.to_thread(self._binding, record)
         return self._binding(record)
 
-    def _check_writable(self) -> None:
-        if not self.write_enabled:
-            raise ReadOnlyError.writes_disabled("Memory Spaces")
-
     def _split_config(
         self,
         provider: MemoryProvider,
@@ -725,7 +679,6 @@ class MemorySpaces:
         active: Any,
         external_id: str | None = None,
     ) -> SpaceReceipt:
-        self._check_writable()
         name = _text(name, "name", limit=MAX_NAME_CHARS)
         description = _text(description, "description", limit=MAX_DESCRIPTION_CHARS, required=False)
         if provider_id is None:
@@ -791,7 +744,6 @@ class MemorySpaces:
         description: Any = None,
         active: Any = None,
     ) -> SpaceReceipt:
-        self._check_writable()
         record = self._get_sync(space_id)
         values: dict[str, Any] = {}
         if name is not None:
@@ -882,8 +834,10 @@ class MemorySpaces:
         ``provider_id`` defaults to the persistence strategy's provider (``mnemos``). The first
         space of an empty catalog gets the id ``default``. ``secrets`` (API keys, tokens) are
         stored host-side only and never returned. With ``data_boundary="local-only"`` only
-        providers whose data stays on this machine are accepted.
+        providers whose data stays on this machine are accepted. A catalog change: the
+        kernel is asked first (Memory Spaces maintenance).
         """
+        self.kernel.admit("memory_spaces", "maintenance")
         return await asyncio.to_thread(
             self._create_sync, name, description, provider_id, config, secrets, space_id, active
         )
@@ -938,7 +892,8 @@ class MemorySpaces:
         description: str | None = None,
         active: bool | None = None,
     ) -> SpaceReceipt:
-        """Change a space's name, description or active flag."""
+        """Change a space's name, description or active flag (Memory Spaces maintenance)."""
+        self.kernel.admit("memory_spaces", "maintenance")
         return await asyncio.to_thread(self._update_sync, space_id, name, description, active)
 
     def update_space(
@@ -974,9 +929,11 @@ class MemorySpaces:
         """Copy the rows of native source spaces into a native target (sources are kept).
 
         Duplicates (same content and metadata) are skipped; with ``deactivate_sources`` the
-        sources stop taking part in recall.
+        sources whose rows were copied stop taking part in recall. A catalog change: the
+        kernel is asked first (Memory Spaces maintenance). Each source is one step of the
+        receipt (``steps``); ``outcome`` is ``partial`` when some source failed.
         """
-        self._check_writable()
+        self.kernel.admit("memory_spaces", "maintenance")
         if isinstance(source_space_ids, str) or not isinstance(source_space_ids, Sequence):
             raise InvalidInputError("source_space_ids must be a list of space ids")
         if not 1 <= len(source_space_ids) <= MAX_MERGE_SOURCES:
@@ -984,48 +941,12 @@ class MemorySpaces:
         source_space_ids = [_space_id(s, "source_space_ids[]") for s in source_space_ids]
         if not isinstance(deactivate_sources, bool):
             raise InvalidInputError("deactivate_sources must be true or false")
-        target = await self.aget_space(target_space_id)
-        sources = [await self.aget_space(s) for s in dict.fromkeys(source_space_ids)]
-        if any(s.id == target.id for s in sources):
-            raise InvalidInputError("a space cannot be merged into itself")
-        for record in (target, *sources):
-            if record.provider_id != NATIVE_PROVIDER_ID:
-                raise ProviderError(
-                    f"merge works only between native ({NATIVE_PROVIDER_ID}) spaces; "
-                    f"{record.id!r} uses {record.provider_id!r}",
-                    code="unsupported",
-                )
-        provider = self.provider(NATIVE_PROVIDER_ID)
-        merge = getattr(provider, "merge", None)
-        if merge is None:
-            raise ProviderError("the registered native provider cannot merge", code="unsupported")
-        raw = await merge(await self._abinding(target), [await self._abinding(s) for s in sources])
-        if not is_committed(raw):
-            return SpaceReceipt(
-                status="failed",
-                message="The merge was not committed; nothing changed.",
-                changed=False,
-                revision=str(target.revision),
-                space=target,
-                provider_receipt=dict(raw or {}),
-            )
-        if int(raw.get("imported", 0)) > 0:
-            await asyncio.to_thread(self._activate_sync, target.id)
-        if deactivate_sources:
-            for source in sources:
-                await asyncio.to_thread(self._update_sync, source.id, None, None, False)
-        final = await self.aget_space(target.id)
-        return SpaceReceipt(
-            status="committed",
-            message=(
-                f"Imported {raw.get('imported', 0)} memories into {target.id!r} "
-                f"({raw.get('skipped_duplicates', 0)} duplicates skipped); sources kept."
-            ),
-            changed=int(raw.get("imported", 0)) > 0 or deactivate_sources,
-            revision=str(final.revision),
-            space=final,
-            spaces=[await self.aget_space(s.id) for s in sources],
-            provider_receipt=dict(raw),
+        return await _space_merge.merge(
+            self,
+            target_space_id,
+            source_space_ids,
+            deactivate_sources=deactivate_sources,
+            native_id=NATIVE_PROVIDER_ID,
         )
 
     def merge_spaces(
@@ -1061,11 +982,12 @@ class MemorySpaces:
             raise ProviderError(
                 f"provider {provider_id!r} does not support discover", code="unsupported"
             )
+        if sync:  # mapping namespaces into spaces changes the catalog: asked before any I/O
+            self.kernel.admit("memory_spaces", "maintenance")
         checked, secret_values = self._split_config(provider, config, secrets)
         found = await provider.discover(checked, secret_values)
         if not sync:
             return found
-        self._check_writable()
         return await asyncio.to_thread(
             self._sync_discovered, provider_id, found, checked, secret_values
         )
@@ -1161,8 +1083,10 @@ class MemorySpaces:
 
         ``space_ids`` restricts (and explicitly grants) the spaces; by default every active
         space with a registered provider is searched. ``policy`` overrides the configured
-        quality policy for this call.
+        quality policy for this call. The kernel is asked first (Memory Spaces recall): a
+        refusal reaches no provider.
         """
+        self.kernel.admit("memory_spaces", "recall")
         q = _text(query, "query", limit=MAX_QUERY_CHARS)
         limit = self.default_limit if limit is None else _int(limit, "limit", 1, 50)
         _choice(mode, "mode", SEARCH_MODES, optional=False)
@@ -1513,8 +1437,9 @@ class MemorySpaces:
         metadata: Mapping[str, Any] | None = None,
     ) -> MemoryReceipt:
         """Store one memory. Without ``space_id`` exactly one active space must exist (an empty
-        catalog gets the native ``default`` space). A committed write activates the space."""
-        self._check_writable()
+        catalog gets the native ``default`` space). A committed write activates the space.
+        The kernel is asked first (Memory Spaces write)."""
+        self.kernel.admit("memory_spaces", "write")
         item = _item(content, category, importance, tags, entities, source, metadata)
         record = await asyncio.to_thread(self._target_sync, space_id, "remember")
         provider = self._require(record, "remember")
@@ -1593,9 +1518,9 @@ class MemorySpaces:
 
         Each item is a mapping with ``content`` and optionally ``category``, ``importance``,
         ``tags``, ``entities``, ``source``, ``metadata``. Every item is validated before
-        anything is written.
+        anything is written. The kernel is asked first (Memory Spaces write).
         """
-        self._check_writable()
+        self.kernel.admit("memory_spaces", "write")
         checked = self.validate_items(items)
         if not checked:
             return []
@@ -1632,8 +1557,10 @@ class MemorySpaces:
         weight: float = 0.5,
         reason: str | None = None,
     ) -> MemoryReceipt:
-        """Add a typed edge (temporal, semantic, causal, entity) with a weight in 0..1."""
-        self._check_writable()
+        """Add a typed edge (temporal, semantic, causal, entity) with a weight in 0..1.
+
+        The kernel is asked first (Memory Spaces write)."""
+        self.kernel.admit("memory_spaces", "write")
         src = _text(source_id, "source_id", limit=MAX_MEMORY_ID_CHARS)
         dst = _text(target_id, "target_id", limit=MAX_MEMORY_ID_CHARS)
         _choice(type, "type", EDGE_TYPES, optional=False)
@@ -1676,8 +1603,10 @@ class MemorySpaces:
         )
 
     async def aforget(self, memory_id: str, *, space_id: str | None = None) -> MemoryReceipt:
-        """Delete one memory by its exact id (soft or hard, as the provider declares)."""
-        self._check_writable()
+        """Delete one memory by its exact id (soft or hard, as the provider declares).
+
+        The kernel is asked first (Memory Spaces write)."""
+        self.kernel.admit("memory_spaces", "write")
         mid = _text(memory_id, "memory_id", limit=MAX_MEMORY_ID_CHARS)
         record = await asyncio.to_thread(self._target_sync, space_id, "forget")
         provider = self._require(record, "forget")
@@ -1708,7 +1637,9 @@ class MemorySpaces:
         edge: str | None = None,
         limit: int = 20,
     ) -> RelatedResult:
-        """Memories reachable from ``memory_id`` within ``depth`` (1-5) edges."""
+        """Memories reachable from ``memory_id`` within ``depth`` (1-5) edges (Memory Spaces
+        recall: the kernel is asked first)."""
+        self.kernel.admit("memory_spaces", "recall")
         mid = _text(memory_id, "memory_id", limit=MAX_MEMORY_ID_CHARS)
         _int(depth, "depth", 1, 5)
         _int(limit, "limit", 1, 100)
@@ -1826,7 +1757,7 @@ class MemorySpaces:
         if not probe:
             return SpacesStatus(total=len(spaces), active=active, provider_disabled=disabled)
 
-        async def one(record: SpaceRecord) -> SpaceHealth:
+        async def one(record: SpaceRecord) -> SpaceStatus:
             provider = self._providers.get(record.provider_id)
             if provider is None:
                 status = ProviderStatus(healthy=False, error="provider is not registered")
@@ -1836,8 +1767,9 @@ class MemorySpaces:
                         provider.status(await self._abinding(record)), timeout=self.timeout
                     )
                 except Exception as exc:
-                    status = ProviderStatus(healthy=False, error=str(exc)[:300] or "error")
-            return SpaceHealth(space=record, status=status)
+                    message = redact(str(exc), places=[str(self.root)]) or "error"
+                    status = ProviderStatus(healthy=False, error=message)
+            return SpaceStatus(space=record, status=status)
 
         health = list(await asyncio.gather(*(one(s) for s in spaces)))
         return SpacesStatus(
@@ -1853,6 +1785,46 @@ class MemorySpaces:
     def status(self, *, probe: bool = True) -> SpacesStatus:
         """Sync twin of :meth:`astatus`."""
         return self._run(self.astatus(probe=probe))
+
+    async def ahealth(self, *, max_age: float = 5.0) -> SpacesHealth:
+        """Each provider's real state and each catalog space's reachability (a management
+        read: the kernel is not asked, and it never raises for a provider or the catalog).
+
+        One status call per registered provider, concurrently, bounded by ``min(timeout_ms,
+        2 s)`` and cached ``max_age`` seconds; see :mod:`._provider_health`.
+        """
+        if isinstance(max_age, bool) or not isinstance(max_age, (int, float)):
+            raise InvalidInputError("max_age must be a number of seconds (0 = probe now)")
+        error, records = None, []
+        try:
+            records = await asyncio.to_thread(self._list_sync)
+        except MnemonError as exc:  # the database is down: say so, still probe the providers
+            error = redact(exc.message, places=[str(self.root)])
+
+        async def binding(provider_id: str) -> SpaceBinding:
+            first = next((r for r in records if r.provider_id == provider_id), None)
+            return PROBE_BINDING if first is None else await self._abinding(first)
+
+        return await assess(
+            self.providers,
+            [(r.id, r.provider_id) for r in records],
+            binding,
+            self._health,
+            timeout=min(self.timeout, HEALTH_TIMEOUT_SECONDS),
+            max_age=max(0.0, float(max_age)),
+            places=[str(self.root)],
+            catalog_error=error,
+        )
+
+    def health(self, *, max_age: float = 5.0) -> SpacesHealth:
+        """Sync twin of :meth:`ahealth`.
+
+        Example:
+            >>> report = mem.spaces.health()
+            >>> report.unreachable, [p.state for p in report.providers]
+            ([], ['healthy'])
+        """
+        return self._run(self.ahealth(max_age=max_age))
 
 
 def _content(row: Any) -> str:

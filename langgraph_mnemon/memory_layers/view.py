@@ -22,7 +22,7 @@ format template.
 Example:
     >>> mem = Mnemon.open("./.mnemon")
     >>> composer = ViewComposer(mem.config, runtime=mem.runtime, documents=mem.documents,
-    ...                         spaces=mem.spaces)
+    ...                         spaces=mem.spaces, kernel=mem.kernel)
     >>> tracker = WakeTracker()
     >>> view = composer.pin("turn-1", TurnScope(thread_id="t1"))
     >>> sections = system_sections(mem.config, view)    # [(name, text), ...] for the prefix
@@ -51,6 +51,15 @@ from langgraph_mnemon.errors import (
     MnemonError,
     NotFoundError,
 )
+from langgraph_mnemon.memory_layers._view_offers import (
+    SOURCE_LAYERS,
+    ActionOffer,
+    RouteOffer,
+    SourceName,
+    Switches,
+    build_offers,
+)
+from langgraph_mnemon.memory_layers.kernel import Kernel
 from langgraph_mnemon.memory_layers.runtime import RUNTIME_MEMORY_PROTOCOL, RuntimeSnapshot
 
 __all__ = [
@@ -91,7 +100,6 @@ __all__ = [
     "validate_view_spec",
 ]
 
-SourceName = Literal["runtime", "documents", "memory-spaces"]
 PLUGIN_NAME = "langgraph-mnemon"
 """``source.plugin`` of every message this package adds to a conversation."""
 
@@ -117,11 +125,6 @@ AVAILABILITY_HEADER = (
 VIEW_ROUTE_TOOL = "mnemon_view_route"
 VIEW_ACTION_TOOL = "mnemon_view_action"
 
-# Evidence a read route may return in one turn (results, characters).
-RECALL_EVIDENCE = (6, 4800)
-DOCUMENT_SEARCH_EVIDENCE = (4, 6000)
-RELATED_EVIDENCE = (4, 4000)
-
 
 # --------------------------------------------------------------------------------------------
 # Models
@@ -140,10 +143,11 @@ class ViewDiagnostic(_Frozen):
 
 
 class RuntimeFacts(_Frozen):
-    """Runtime Memory as read for this composition: its revision and rendered snapshot."""
+    """Runtime Memory as read for this composition: its revision and rendered snapshot
+    (``None`` when Runtime Memory is not projected: the snapshot is then never read)."""
 
     revision: str
-    snapshot: RuntimeSnapshot
+    snapshot: RuntimeSnapshot | None = None
 
 
 class DocumentsFacts(_Frozen):
@@ -190,30 +194,6 @@ class PinnedRevisions(_Frozen):
     runtime: str | None = None
     documents: str | None = None
     spaces: str | None = None
-
-
-class RouteOffer(_Frozen):
-    """A read the view offers. ``tools`` names its tool binding; empty means the model reaches
-    it with ``mnemon_view_route`` by ``id``. ``max_results`` / ``max_chars`` bound its evidence.
-    """
-
-    id: str
-    source: SourceName
-    description: str
-    input_schema: dict[str, Any]
-    tools: tuple[str, ...] = ()
-    max_results: int = 0
-    max_chars: int = 0
-
-
-class ActionOffer(_Frozen):
-    """A change the view offers (always a write). ``tools`` empty: ``mnemon_view_action``."""
-
-    id: str
-    source: SourceName
-    description: str
-    input_schema: dict[str, Any]
-    tools: tuple[str, ...] = ()
 
 
 class SourceSpec(_Frozen):
@@ -384,24 +364,28 @@ def collect_source_facts(
     spaces: _SpacesSource | None = None,
     branch: str | None = None,
     now: datetime | None = None,
+    project_runtime: bool = True,
 ) -> SourceFacts:
     """Read revisions, the Runtime snapshot and counts from the services given.
 
     A service passed as ``None`` is treated as a disabled Source. A Source whose read fails
     with a :class:`MnemonError` is left out with an ``unavailable`` diagnostic; composition
-    goes on with the others.
+    goes on with the others. ``project_runtime=False`` reads only the Runtime revision (the
+    snapshot is the projection channel's read).
     """
     diagnostics: list[ViewDiagnostic] = []
     runtime_facts = documents_facts = spaces_facts = None
     if runtime is not None:
         try:
-            snap = runtime.snapshot(branch, now=now)
+            if project_runtime:
+                snap = runtime.snapshot(branch, now=now)
+                runtime_facts = RuntimeFacts(revision=snap.revision, snapshot=snap)
+            else:
+                runtime_facts = RuntimeFacts(revision=runtime.revision)
         except MnemonError as exc:
             diagnostics.append(
                 ViewDiagnostic(source="runtime", status="unavailable", detail=_one_line(exc))
             )
-        else:
-            runtime_facts = RuntimeFacts(revision=snap.revision, snapshot=snap)
     if documents is not None:
         try:
             revision = documents.revision
@@ -459,256 +443,13 @@ def _current_revisions(
 # Strategies
 
 
-def _object(properties: dict[str, Any], required: Sequence[str] = ()) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "object", "properties": properties}
-    if required:
-        schema["required"] = list(required)
-    return schema
+def _snapshot_read(facts: SourceFacts) -> bool:
+    return facts.runtime is not None and facts.runtime.snapshot is not None
 
 
-_STR = {"type": "string"}
-_IDS = {"type": "array", "items": {"type": "string"}}
-
-_DOC_SEARCH_SCHEMA = _object(
-    {
-        "query": {"type": "string", "maxLength": 2000},
-        "include_archived": {"type": "boolean"},
-        "limit": {"type": "integer", "minimum": 1, "maximum": 4},
-    },
-    ["query"],
-)
-_RECALL_SCHEMA = _object(
-    {
-        "query": {"type": "string", "maxLength": 2000},
-        "limit": {"type": "integer", "minimum": 1, "maximum": 6},
-        "space_ids": _IDS,
-    },
-    ["query"],
-)
-_RELATED_SCHEMA = _object(
-    {
-        "id": _STR,
-        "depth": {"type": "integer", "minimum": 1, "maximum": 5},
-        "edge": _STR,
-        "space_id": _STR,
-    },
-    ["id"],
-)
-_RUNTIME_SCHEMA = _object(
-    {
-        "action": {"enum": ["add", "replace", "remove"]},
-        "target": {"enum": ["user", "memory"]},
-        "content": _STR,
-        "old_text": _STR,
-        "importance": {"enum": ["critical", "normal", "low"]},
-        "branches": _IDS,
-    },
-    ["action", "target"],
-)
-_DOC_MANAGE_SCHEMA = _object(
-    {
-        "action": {"enum": ["create", "update", "archive"]},
-        "id": _STR,
-        "title": _STR,
-        "description": _STR,
-        "content": _STR,
-        "source_paths": _IDS,
-    },
-    ["action"],
-)
-_REMEMBER_SCHEMA = _object(
-    {
-        "content": _STR,
-        "category": _STR,
-        "importance": {"type": "integer", "minimum": 1, "maximum": 5},
-        "tags": _IDS,
-        "entities": _IDS,
-        "space_id": _STR,
-    },
-    ["content"],
-)
-_LINK_SCHEMA = _object(
-    {
-        "source_id": _STR,
-        "target_id": _STR,
-        "type": _STR,
-        "weight": {"type": "number", "minimum": 0, "maximum": 1},
-        "reason": _STR,
-        "space_id": _STR,
-    },
-    ["source_id", "target_id"],
-)
-_FORGET_SCHEMA = _object({"id": _STR, "space_id": _STR}, ["id"])
-_SPACE_MANAGE_SCHEMA = _object(
-    {
-        "operation": {"enum": ["create", "update", "merge"]},
-        "space_id": _STR,
-        "name": _STR,
-        "description": _STR,
-        "active": {"type": "boolean"},
-        "source_space_ids": _IDS,
-    },
-    ["operation"],
-)
-
-
-class _Switches:
-    """Which Sources project, read and write under a configuration (facts permitting).
-
-    Projection means automatic projection; ``manual`` and ``off`` both keep a Source out of
-    the Wake. Reads and writes are offered unless their participation is ``off``; writes also
-    need ``write_enabled``.
-    """
-
-    def __init__(self, config: MnemonConfig) -> None:
-        layers = {
-            "runtime": config.layers.runtime,
-            "documents": config.layers.documents,
-            "memory-spaces": config.layers.memory_spaces,
-        }
-        self.projected = {
-            name: layer.enabled and layer.participation.projection == "automatic"
-            for name, layer in layers.items()
-        }
-        self.readable = {
-            name: layer.enabled and layer.participation.recall != "off"
-            for name, layer in layers.items()
-        }
-        self.writable = {
-            name: config.write_enabled and layer.enabled and layer.participation.write != "off"
-            for name, layer in layers.items()
-        }
-
-
-def _offers(
-    facts: SourceFacts, switches: _Switches, *, named: bool
-) -> tuple[list[RouteOffer], list[ActionOffer]]:
-    """The routes and actions the facts support. ``named``: bind them to their own tools."""
-    routes: list[RouteOffer] = []
-    actions: list[ActionOffer] = []
-
-    def tools(*names: str) -> tuple[str, ...]:
-        return names if named else ()
-
-    spaces = facts.spaces
-    if facts.documents is not None and switches.readable["documents"]:
-        routes.append(
-            RouteOffer(
-                id="documents/search",
-                source="documents",
-                description="Search active project Documents (one search per turn).",
-                input_schema=_DOC_SEARCH_SCHEMA,
-                tools=tools("mnemon_document_search"),
-                max_results=DOCUMENT_SEARCH_EVIDENCE[0],
-                max_chars=DOCUMENT_SEARCH_EVIDENCE[1],
-            )
-        )
-    if spaces is not None and switches.readable["memory-spaces"]:
-        routes.append(
-            RouteOffer(
-                id="memory-spaces/inspect",
-                source="memory-spaces",
-                description="List Memory Spaces and provider health.",
-                input_schema=_object({}),
-                tools=tools("mnemon_memory_bodies", "mnemon_status"),
-            )
-        )
-        if spaces.readable:
-            routes.append(
-                RouteOffer(
-                    id="memory-spaces/recall" if named else "memory-spaces/search",
-                    source="memory-spaces",
-                    description="Search the active Memory Spaces for durable history.",
-                    input_schema=_RECALL_SCHEMA,
-                    tools=tools("mnemon_recall"),
-                    max_results=RECALL_EVIDENCE[0],
-                    max_chars=RECALL_EVIDENCE[1],
-                )
-            )
-            if "related" in spaces.capabilities:
-                routes.append(
-                    RouteOffer(
-                        id="memory-spaces/related",
-                        source="memory-spaces",
-                        description="Follow graph links from a memory admitted this turn.",
-                        input_schema=_RELATED_SCHEMA,
-                        tools=tools("mnemon_related"),
-                        max_results=RELATED_EVIDENCE[0],
-                        max_chars=RELATED_EVIDENCE[1],
-                    )
-                )
-    if facts.runtime is not None and switches.writable["runtime"]:
-        actions.append(
-            ActionOffer(
-                id="runtime/write",
-                source="runtime",
-                description="Add, replace or remove one Runtime Memory entry.",
-                input_schema=_RUNTIME_SCHEMA,
-                tools=tools("mnemon_runtime_memory"),
-            )
-        )
-    if facts.documents is not None and switches.writable["documents"]:
-        actions.append(
-            ActionOffer(
-                id="documents/manage",
-                source="documents",
-                description="Create, update or archive a project Document.",
-                input_schema=_DOC_MANAGE_SCHEMA,
-                tools=tools("mnemon_document_manage"),
-            )
-        )
-    if spaces is not None and switches.writable["memory-spaces"]:
-        capable = set(spaces.capabilities)
-        if spaces.readable and "remember" in capable:
-            actions.append(
-                ActionOffer(
-                    id="memory-spaces/remember",
-                    source="memory-spaces",
-                    description="Store a durable memory in a Memory Space.",
-                    input_schema=_REMEMBER_SCHEMA,
-                    tools=tools("mnemon_remember"),
-                )
-            )
-        if spaces.readable and "link" in capable:
-            actions.append(
-                ActionOffer(
-                    id="memory-spaces/link",
-                    source="memory-spaces",
-                    description="Link two stored memories.",
-                    input_schema=_LINK_SCHEMA,
-                    tools=tools("mnemon_link"),
-                )
-            )
-        if spaces.readable and "forget" in capable:
-            actions.append(
-                ActionOffer(
-                    id="memory-spaces/forget",
-                    source="memory-spaces",
-                    description="Forget one memory, only when the user explicitly asks.",
-                    input_schema=_FORGET_SCHEMA,
-                    tools=tools("mnemon_forget"),
-                )
-            )
-        actions.append(
-            ActionOffer(
-                id="memory-spaces/manage",
-                source="memory-spaces",
-                description="Create, update or merge Memory Spaces.",
-                input_schema=_SPACE_MANAGE_SCHEMA,
-                tools=tools(
-                    "mnemon_memory_body_create",
-                    "mnemon_memory_body_update",
-                    "mnemon_memory_body_merge",
-                ),
-            )
-        )
-    return routes, actions
-
-
-def _layered_spec(facts: SourceFacts, config: MnemonConfig) -> ViewSpec:
-    switches = _Switches(config)
+def _layered_spec(facts: SourceFacts, config: MnemonConfig, switches: Switches) -> ViewSpec:
     budget = config.view_budget.max_projection_characters
-    runtime_on = facts.runtime is not None and switches.projected["runtime"]
+    runtime_on = _snapshot_read(facts) and switches.projected["runtime"]
     documents_on = facts.documents is not None and switches.projected["documents"]
     spaces_on = facts.spaces is not None and switches.projected["memory-spaces"]
     runtime_allowance = math.floor(RUNTIME_SHARE * budget) if runtime_on else 0
@@ -722,7 +463,7 @@ def _layered_spec(facts: SourceFacts, config: MnemonConfig) -> ViewSpec:
         sources.append(SourceSpec(source="documents", role="cover", allowance=documents_allowance))
     if spaces_on:
         sources.append(SourceSpec(source="memory-spaces", role="cover", allowance=spaces_allowance))
-    routes, actions = _offers(facts, switches, named=True)
+    routes, actions = build_offers(facts, switches, named=True)
     return ViewSpec(
         strategy="layered",
         sources=tuple(sources),
@@ -734,9 +475,8 @@ def _layered_spec(facts: SourceFacts, config: MnemonConfig) -> ViewSpec:
     )
 
 
-def _general_spec(facts: SourceFacts, config: MnemonConfig) -> ViewSpec:
+def _general_spec(facts: SourceFacts, config: MnemonConfig, switches: Switches) -> ViewSpec:
     """Every Source in one budget: covers first (they are one line each), Runtime gets the rest."""
-    switches = _Switches(config)
     left = config.view_budget.max_projection_characters
     covers: list[SourceSpec] = []
     for name, present in (
@@ -748,9 +488,9 @@ def _general_spec(facts: SourceFacts, config: MnemonConfig) -> ViewSpec:
             covers.append(SourceSpec(source=name, role="cover", allowance=need))
             left -= need
     sources = []
-    if facts.runtime is not None and switches.projected["runtime"]:
+    if _snapshot_read(facts) and switches.projected["runtime"]:
         sources.append(SourceSpec(source="runtime", role="eager", allowance=left))
-    routes, actions = _offers(facts, switches, named=False)
+    routes, actions = build_offers(facts, switches, named=False)
     return ViewSpec(
         strategy="general",
         sources=(*sources, *covers),
@@ -762,15 +502,26 @@ def _general_spec(facts: SourceFacts, config: MnemonConfig) -> ViewSpec:
     )
 
 
-_STRATEGIES: dict[str, Callable[[SourceFacts, MnemonConfig], ViewSpec]] = {
+_STRATEGIES: dict[str, Callable[[SourceFacts, MnemonConfig, Switches], ViewSpec]] = {
     "layered": _layered_spec,
     "general": _general_spec,
 }
 
 
-def build_view_spec(facts: SourceFacts, config: MnemonConfig) -> ViewSpec:
-    """The configured strategy's view spec for these facts (not yet validated)."""
-    return _STRATEGIES[config.strategy](facts, config)
+def build_view_spec(
+    facts: SourceFacts,
+    config: MnemonConfig,
+    *,
+    kernel: Kernel | None = None,
+    switches: Switches | None = None,
+) -> ViewSpec:
+    """The configured strategy's view spec for these facts (not yet validated).
+
+    What it projects and offers is what ``kernel`` (default: one over ``config``) admits a
+    model to do; ``switches`` passes decisions already taken for this composition.
+    """
+    decided = switches or Switches(kernel or Kernel(config))
+    return _STRATEGIES[config.strategy](facts, config, decided)
 
 
 def validate_view_spec(spec: ViewSpec, budget: ViewBudgetConfig) -> None:
@@ -843,6 +594,7 @@ def project_sources(spec: ViewSpec, facts: SourceFacts) -> tuple[ViewFragment, .
     for item in spec.sources:
         if item.role == "eager":
             assert facts.runtime is not None
+            assert facts.runtime.snapshot is not None
             full = RUNTIME_PREFIX + "\n" + facts.runtime.snapshot.text
         else:
             full = _cover_text(item.source, facts)
@@ -876,8 +628,10 @@ def _json(value: Any) -> str:
 def _tool_bindings(
     view_routes: Sequence[RouteOffer], view_actions: Sequence[ActionOffer]
 ) -> list[str]:
-    """Tool bindings in offer order, then the generic view tools when any offer is unbound."""
-    bindings = [" / ".join(o.tools) for o in (*view_routes, *view_actions) if o.tools]
+    """Tool bindings in offer order (each once: a tool may serve a route and an action), then
+    the generic view tools when any offer is unbound."""
+    offers = (*view_routes, *view_actions)
+    bindings = list(dict.fromkeys(" / ".join(o.tools) for o in offers if o.tools))
     unbound_routes = any(not r.tools for r in view_routes)
     unbound_actions = any(not a.tools for a in view_actions)
     if unbound_routes:
@@ -904,6 +658,7 @@ def _routes_payload(
             entry["cover"] = covers[source]
         entry["routes"] = [
             {"id": r.id, "description": r.description, "inputSchema": r.input_schema}
+            | ({"maxCalls": r.max_calls} if r.max_calls else {})
             for r in unbound_routes
         ]
         entry["actions"] = [
@@ -958,14 +713,16 @@ def _plugin_metadata(form: str, **extra: Any) -> dict[str, Any]:
 # System sections and cue
 
 
-def routing_text(config: MnemonConfig) -> str | None:
+def routing_text(config: MnemonConfig, kernel: Kernel | None = None) -> str | None:
     """The ``mnemon:routing`` text for a configuration; ``None`` when routing guidance is off.
 
-    Depends only on the configuration, so the system prefix stays stable across turns.
+    Depends only on the configuration (what ``kernel``, default one over ``config``, admits a
+    model to do), so the system prefix stays stable across turns.
     """
     if not config.routing_guidance:
         return None
-    switches = _Switches(config)
+    switches = Switches(kernel or Kernel(config))
+    writes = any(switches.writable.values()) or switches.maintainable["memory-spaces"]
     if config.strategy == "general":
         lines = [
             "MNEMON MEMORY ROUTING",
@@ -975,7 +732,7 @@ def routing_text(config: MnemonConfig) -> str | None:
             ),
             f"- Read memory only with {VIEW_ROUTE_TOOL}, naming a route id exactly as offered.",
         ]
-        if any(switches.writable.values()):
+        if writes:
             lines.append(
                 f"- Change memory only with {VIEW_ACTION_TOOL}, naming an action id exactly as "
                 "offered, and only for new user facts or an explicit request to save or correct."
@@ -1001,25 +758,30 @@ def routing_text(config: MnemonConfig) -> str | None:
                 "- Use mnemon_runtime_memory only for new facts the user gives or an explicit "
                 "request to save or correct something; never store retrieved evidence there."
             )
-    if any(switches.writable.values()):
+    if writes:
         lines.append("- A memory write exists only once its receipt says committed.")
     return "\n".join(lines)
 
 
-def system_sections(config: MnemonConfig, view: TurnView | None = None) -> list[tuple[str, str]]:
+def system_sections(
+    config: MnemonConfig, view: TurnView | None = None, *, kernel: Kernel | None = None
+) -> list[tuple[str, str]]:
     """Ordered ``(name, text)`` system sections: the Runtime protocol, then routing.
 
     The protocol is :data:`RUNTIME_MEMORY_PROTOCOL` verbatim and appears only while Runtime
-    Memory is projected (per ``view`` when given, else per the configuration). Routing is
+    Memory is projected (per ``view`` when given, else per what ``kernel`` admits). Routing is
     omitted when ``routing_guidance`` is false.
     """
     sections: list[tuple[str, str]] = []
+    decider = kernel or Kernel(config)
     projected = (
-        view.runtime_projected if view is not None else _Switches(config).projected["runtime"]
+        view.runtime_projected
+        if view is not None
+        else decider.model_admits(SOURCE_LAYERS["runtime"], "projection")
     )
     if projected:
         sections.append((RUNTIME_PROTOCOL_SECTION, RUNTIME_MEMORY_PROTOCOL))
-    routing = routing_text(config)
+    routing = routing_text(config, decider)
     if routing is not None:
         sections.append((ROUTING_SECTION, routing))
     return sections
@@ -1029,15 +791,15 @@ def reminder_cue(config: MnemonConfig, view: TurnView) -> str | None:
     """The recall / writeback cue text for a root turn, or ``None`` when no cue applies.
 
     The recall part needs ``recall_mode=guided`` and a read the view offers; the writeback
-    part needs ``write_enabled``, ``writeback_mode=guided`` and a write the view offers.
-    ``lifecycle_enabled=false`` silences both.
+    part needs ``writeback_mode=guided`` and a write the view offers (the kernel decided the
+    offers: ``write_enabled=false`` offers none). ``lifecycle_enabled=false`` silences both.
     """
     if not config.lifecycle_enabled:
         return None
     tools = set(view.tool_names)
     reads: list[str] = []
     write = ""
-    wants_write = config.write_enabled and config.writeback_mode == "guided"
+    wants_write = config.writeback_mode == "guided"
     if view.strategy == "general":
         if config.recall_mode == "guided" and VIEW_ROUTE_TOOL in tools:
             reads.append(
@@ -1058,7 +820,7 @@ def reminder_cue(config: MnemonConfig, view: TurnView) -> str | None:
                     "call mnemon_recall only for durable history or exact earlier details you "
                     "are missing"
                 )
-        if wants_write and "mnemon_runtime_memory" in tools:
+        if wants_write and any(a.id == "runtime/write" for a in view.actions):
             write = (
                 "Write to mnemon_runtime_memory only new facts the user gave or an explicit "
                 "request to remember or correct something, never evidence you retrieved."
@@ -1146,8 +908,10 @@ class WakeTracker:
 class ViewComposer:
     """Composes TurnViews from the layer services and keeps turn pins and child retentions.
 
-    Services of disabled layers (``config.layers.<name>.enabled``) are never read; ``spaces``
-    may be ``None`` to leave Memory Spaces out.
+    Each composition asks ``kernel`` (the host's; default one over ``config``) what a model may
+    do now: a Source none of whose channels admits a model (a disabled layer) is never read,
+    and a switch changed at run time applies to the next composition. ``spaces`` may be
+    ``None`` to leave Memory Spaces out.
     """
 
     def __init__(
@@ -1159,16 +923,17 @@ class ViewComposer:
         spaces: _SpacesSource | None = None,
         branch: str | None = None,
         clock: Callable[[], datetime] | None = None,
+        kernel: Kernel | None = None,
     ) -> None:
         if not isinstance(config, MnemonConfig):
             raise InvalidInputError(
                 f"ViewComposer takes a MnemonConfig (got {type(config).__name__})"
             )
-        layers = config.layers
         self.config = config
-        self.runtime = runtime if layers.runtime.enabled else None
-        self.documents = documents if layers.documents.enabled else None
-        self.spaces = spaces if layers.memory_spaces.enabled else None
+        self.kernel = kernel or Kernel(config)
+        self.runtime = runtime
+        self.documents = documents
+        self.spaces = spaces
         self.branch = branch
         self._clock = clock or (lambda: datetime.now(UTC))
         self._lock = threading.Lock()
@@ -1186,15 +951,17 @@ class ViewComposer:
         """
         moment = now or self._clock()
         config = self.config
+        switches = Switches(self.kernel)
         for _attempt in range(MAX_COMPOSE_ATTEMPTS):
             facts = collect_source_facts(
-                runtime=self.runtime,
-                documents=self.documents,
-                spaces=self.spaces,
+                runtime=self.runtime if switches.takes_part("runtime") else None,
+                documents=self.documents if switches.takes_part("documents") else None,
+                spaces=self.spaces if switches.takes_part("memory-spaces") else None,
                 branch=self.branch,
                 now=moment,
+                project_runtime=switches.projected["runtime"],
             )
-            spec = build_view_spec(facts, config)
+            spec = build_view_spec(facts, config, switches=switches)
             validate_view_spec(spec, config.view_budget)
             fragments = project_sources(spec, facts)
             pinned = facts.revisions()

@@ -5,6 +5,10 @@ receipts prove. With no model, the heuristic writes to the space whose name and 
 the most words with the memory (the first space on a tie), skips an exact duplicate, and creates
 the default space only when none exists.
 
+The worker gets only what its request needs: ``mnemon_forget`` only when the request asks to
+forget or supersede (:func:`asks_to_forget`), at most :data:`MAX_WRITES_PER_RUN` writes per
+run, and its receipt lists every write it made (:attr:`WriteReceipt.writes`).
+
 Example:
     >>> space = choose_space(mem.spaces.list_spaces(active=True), "Deploys need two approvals")
 """
@@ -23,15 +27,27 @@ from langgraph_mnemon.memory_layers.space_models import MemoryReceipt
 from langgraph_mnemon.memory_layers.spaces import MemorySpaces, SpaceRecord
 
 __all__ = [
+    "MAX_WRITES_PER_RUN",
     "WriteCandidate",
     "WriteReceipt",
+    "WriteRecord",
     "WriteResult",
+    "asks_to_forget",
     "choose_space",
     "exact_duplicate",
     "summarize_receipts",
 ]
 
 _WORD = re.compile(r"[^\W_]{2,}", re.UNICODE)
+MAX_WRITES_PER_RUN = 4
+"""Writes (remember, link, forget, create a space) one worker run may make; further write calls
+get a structured refusal."""
+# A request that asks to retire something: only then is the worker handed mnemon_forget.
+_FORGET_REQUEST = re.compile(
+    r"\b(?:forget|delete|erase|remove|supersed\w*|replaces|replaced\s+by|no\s+longer|"
+    r"not\s+any\s?more|obsolete|outdated|instead\s+of)\b",
+    re.IGNORECASE,
+)
 
 
 class WriteCandidate(BaseModel):
@@ -47,6 +63,13 @@ class WriteCandidate(BaseModel):
     memory_body_id: str | None = Field(
         default=None, description="A Memory Space the caller insists on."
     )
+    intent: Literal["remember", "supersede", "forget"] | None = Field(
+        default=None,
+        description=(
+            "What the request asks: store it, store it and retire what it supersedes, or "
+            "retire a memory. None: decided from the text (asks_to_forget)."
+        ),
+    )
 
 
 class WriteResult(BaseModel):
@@ -59,14 +82,41 @@ class WriteResult(BaseModel):
     memory_body_ids: list[str] = Field(default_factory=list)
 
 
+class WriteRecord(BaseModel):
+    """One write a worker run made, as the host observed it (``status`` from its receipt)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["remember", "link", "forget", "create-space"]
+    space_id: str
+    id: str | None = None
+    status: str
+
+
 class WriteReceipt(Receipt):
-    """The host's account of a write run: only receipts it observed count."""
+    """The host's account of a write run: only receipts it observed count. ``writes`` lists
+    every write the run made (kind, space, id, status), the space it created included."""
 
     action: Literal["remember"] = "remember"
     space_ids: tuple[str, ...] = ()
     memory_ids: tuple[str, ...] = ()
     receipts: tuple[MemoryReceipt, ...] = ()
     summary: str = ""
+    writes: tuple[WriteRecord, ...] = ()
+
+
+def asks_to_forget(candidate: WriteCandidate) -> bool:
+    """Whether the request asks to forget or supersede: ``intent`` when given, else a
+    deterministic test of its text (forget, delete, remove, supersede, no longer, instead of,
+    outdated ...). Only then does the worker get ``mnemon_forget``.
+
+    Example:
+        >>> asks_to_forget(WriteCandidate(content="Deploys no longer need two approvals."))
+        True
+    """
+    if candidate.intent is not None:
+        return candidate.intent in ("supersede", "forget")
+    return _FORGET_REQUEST.search(candidate.content) is not None
 
 
 def _words(text: str) -> set[str]:
@@ -86,13 +136,23 @@ def choose_space(spaces: Sequence[SpaceRecord], content: str) -> SpaceRecord | N
 
 
 def exact_duplicate(spaces: MemorySpaces, space_id: str, content: str) -> str | None:
-    """The id of a row in ``space_id`` whose text is exactly ``content``, if any."""
+    """The id of a row in ``space_id`` whose text is exactly ``content``, if any.
+
+    The check is a search, so it runs only while the kernel admits Memory Spaces recall for
+    the current trigger; otherwise there is no duplicate check (``None``).
+    """
+    if not spaces.kernel.admits("memory_spaces", "recall"):
+        return None
     found = spaces.search(content[:2000], mode="keyword", space_ids=[space_id], limit=10)
     return next((row.id for row in found.results if row.content == content.strip()), None)
 
 
 def summarize_receipts(
-    receipts: Sequence[MemoryReceipt], summary: str, *, skipped_duplicate: str | None = None
+    receipts: Sequence[MemoryReceipt],
+    summary: str,
+    *,
+    skipped_duplicate: str | None = None,
+    writes: Sequence[WriteRecord] = (),
 ) -> WriteReceipt:
     """One receipt for the run: committed only when a write was committed."""
     committed = [r for r in receipts if r.status == "committed"]
@@ -119,4 +179,5 @@ def summarize_receipts(
         memory_ids=tuple(ids),
         receipts=tuple(receipts),
         summary=summary,
+        writes=tuple(writes),
     )

@@ -38,8 +38,9 @@ def find_destinations(spaces: MemorySpaces) -> Node:
             found = eligible_destinations(spaces)
         except MnemonError as exc:
             return {"error": str(exc)}
-        # With nowhere to write, hot memory keeps what fits and the rest goes to runtime/archived.
-        update: dict[str, Any] = {"destinations": found, "durable": bool(found)}
+        # With nowhere to write (none eligible, or the kernel admits no automatic space write),
+        # hot memory keeps what fits and the rest goes to runtime/archived.
+        update: dict[str, Any] = {"destinations": found}
         if not found:
             update["compacted"] = hot_candidates(state["plan"])
         return update
@@ -69,13 +70,13 @@ def plan_routes(model: BaseChatModel | None) -> Node:
 
 
 def write_copies(spaces: MemorySpaces) -> Node:
+    """Write the routed entries; a failed destination is a failed step, not an error (its
+    entries stay local), so the commit still runs and its receipt says ``partial``."""
+
     def write(state: dict[str, Any]) -> dict[str, Any]:
         plan: MaintenancePlan = state["plan"]
-        try:
-            copies = write_entries(spaces, plan, state["routes"])
-        except MnemonError as exc:
-            return {"error": str(exc)}
-        return {"copies": copies, "compacted": hot_candidates(plan)}
+        writes = write_entries(spaces, plan, state["routes"])
+        return {"copies": writes.copies, "steps": writes.steps, "compacted": hot_candidates(plan)}
 
     return write
 

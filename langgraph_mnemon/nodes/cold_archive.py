@@ -8,6 +8,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from langgraph_mnemon.contracts import StepOutcome, outcome_of
 from langgraph_mnemon.errors import MnemonError
 from langgraph_mnemon.memory_layers.archival import eligible_destinations
 from langgraph_mnemon.memory_layers.cold_archive import extractive_summary, write_reference
@@ -52,7 +53,7 @@ def check_capacity(documents: Documents, max_rounds: int) -> Node:
                 }
             plan = documents.plan_archive(mutation=mutation)
         except MnemonError as exc:
-            return {"error": str(exc)}
+            return {"error": _answer(exc)}
         if plan is None:
             return {"error": "the document does not fit and no other active document can move"}
         return {"plan": plan, "next": "archive"}
@@ -63,6 +64,7 @@ def check_capacity(documents: Documents, max_rounds: int) -> Node:
 def find_destinations(spaces: MemorySpaces) -> Node:
     def destinations(state: dict[str, Any]) -> dict[str, Any]:
         try:
+            # Empty unless the kernel admits an automatic Memory Spaces write: local archive.
             return {"destinations": eligible_destinations(spaces)}
         except MnemonError as exc:
             return {"error": str(exc)}
@@ -104,12 +106,16 @@ def summarise(model: BaseChatModel | None) -> Node:
 
 def store_reference(documents: Documents, spaces: MemorySpaces) -> Node:
     def store(state: dict[str, Any]) -> dict[str, Any]:
+        target = f"reference:{state['destination']}"
         try:
             reference = documents.cold_reference(state["plan"], state["summary"])
             memory_id = write_reference(spaces, reference, state["destination"])
         except MnemonError as exc:
-            return {"error": str(exc)}
-        return {"references": [*state.get("references", []), memory_id]}
+            return {"error": str(exc), **_step(state, target, "failed", str(exc))}
+        return {
+            "references": [*state.get("references", []), memory_id],
+            **_step(state, target, "committed", ids=(memory_id,)),
+        }
 
     return store
 
@@ -117,20 +123,31 @@ def store_reference(documents: Documents, spaces: MemorySpaces) -> Node:
 def move(documents: Documents, *, indexed: bool) -> Node:
     def move_file(state: dict[str, Any]) -> dict[str, Any]:
         plan: ArchivePlan = state["plan"]
+        target = f"archive:{plan.document_id}"
+        # An overflow's LRU move is Documents maintenance; a named document's is a write.
+        for_capacity = state.get("mutation") is not None
         try:
             if indexed:
                 receipt = documents.archive(
-                    plan.document_id, plan.revision, state["summary"], [state["destination"]]
+                    plan.document_id,
+                    plan.revision,
+                    state["summary"],
+                    [state["destination"]],
+                    for_capacity=for_capacity,
                 )
             else:
                 receipt = documents.archive_without_index(
-                    plan.document_id, plan.revision, extractive_summary(plan)
+                    plan.document_id,
+                    plan.revision,
+                    extractive_summary(plan),
+                    for_capacity=for_capacity,
                 )
         except MnemonError as exc:
-            return {"error": str(exc)}
+            return {"error": _answer(exc), **_step(state, target, "failed", str(exc))}
         return {
             "archived": [*state.get("archived", []), receipt],
             "rounds": state.get("rounds", 0) + 1,
+            **_step(state, target, "committed", receipt.message, (plan.document_id,)),
         }
 
     return move_file
@@ -139,11 +156,46 @@ def move(documents: Documents, *, indexed: bool) -> Node:
 def apply_mutation(documents: Documents) -> Node:
     def apply(state: dict[str, Any]) -> dict[str, Any]:
         try:
-            return {"receipt": documents.apply(state["mutation"])}
+            receipt = documents.apply(state["mutation"])
         except MnemonError as exc:
-            return {"error": str(exc)}
+            return {"error": _answer(exc), **_step(state, "mutation", "failed", str(exc))}
+        return {"receipt": receipt, **_step(state, "mutation", "committed", receipt.message)}
 
     return apply
+
+
+def finish(state: dict[str, Any]) -> dict[str, Any]:
+    """How the run ended: ``outcome`` over every step, also on the receipt it returns."""
+    steps = list(state.get("steps", ()))
+    error = state.get("error")
+    if error and all(s.status == "committed" for s in steps):  # it failed between steps
+        plan = state.get("plan")
+        target = f"archive:{plan.document_id}" if plan is not None else "archive"
+        steps.append(StepOutcome(target=target, status="failed", message=error[:300]))
+    outcome = outcome_of(steps) if steps else "succeeded"
+    update: dict[str, Any] = {"outcome": outcome, "steps": steps}
+    extra = {"outcome": outcome, "steps": tuple(steps)}
+    if state.get("receipt") is not None:
+        update["receipt"] = state["receipt"].model_copy(update=extra)
+    elif state.get("archived") and state.get("mutation") is None:  # a manual archive
+        archived = list(state["archived"])
+        archived[-1] = archived[-1].model_copy(update=extra)
+        update["archived"] = archived
+    return update
+
+
+def _answer(exc: MnemonError) -> str:
+    """A kernel refusal propagates typed (nothing was done); any other error ends the run."""
+    if exc.decision is not None:
+        raise exc
+    return str(exc)
+
+
+def _step(
+    state: dict[str, Any], target: str, status: Any, message: str = "", ids: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    step = StepOutcome(target=target, status=status, message=message[:300], ids=ids)
+    return {"steps": [*state.get("steps", []), step]}
 
 
 def _prompt(plan: ArchivePlan, destinations: list[Any]) -> list[Any]:

@@ -10,9 +10,10 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import ValidationError
 
 from langgraph_mnemon.errors import MnemonError
+from langgraph_mnemon.memory_layers.archival import maintenance_receipt, stored_contents
 from langgraph_mnemon.memory_layers.compaction import (
     CompactionProposal,
-    accepted_entries,
+    heuristic_budget,
     heuristic_compaction,
     validate_proposal,
 )
@@ -61,7 +62,11 @@ def propose(model: BaseChatModel | None) -> Node:
     def propose_compaction(state: dict[str, Any]) -> dict[str, Any]:
         plan: MaintenancePlan = state["plan"]
         if model is None:
-            return {"proposal": heuristic_compaction(plan), "heuristic": True}
+            try:  # merges duplicates only; refuses (CapacityError) rather than drop a fact
+                proposal = heuristic_compaction(plan)
+            except MnemonError as exc:
+                return {"error": str(exc)}
+            return {"proposal": proposal, "heuristic": True, "budget": heuristic_budget(plan)}
         try:
             reply = model.bind_tools(
                 [tool_schema(RESULT_TOOL, "Submit the compacted entries.", CompactionProposal)]
@@ -81,10 +86,9 @@ def propose(model: BaseChatModel | None) -> Node:
 
 def validate(state: dict[str, Any]) -> dict[str, Any]:
     try:
-        if state.get("heuristic"):
-            # Host code, not untrusted output: it may leave groups out (the commit archives them).
-            return {"compacted": accepted_entries(state["plan"], state["proposal"])}
-        return {"compacted": validate_proposal(state["plan"], state["proposal"])}
+        # The heuristic's proposal passes the same full-coverage check, against its own budget.
+        budget = state.get("budget")
+        return {"compacted": validate_proposal(state["plan"], state["proposal"], budget=budget)}
     except MnemonError as exc:
         return {"error": f"the compactor's result was rejected: {exc}"}
 
@@ -92,8 +96,9 @@ def validate(state: dict[str, Any]) -> dict[str, Any]:
 def commit(runtime: RuntimeMemory) -> Node:
     """Commit ``compacted`` with the pending mutation under the plan's revision.
 
-    Left-out originals go to ``runtime/archived/`` unless ``state["durable"]`` says they
-    already have durable copies in a Memory Space.
+    Left-out originals go to ``runtime/archived/`` unless ``state["copies"]`` (MEMORY archival)
+    holds a durable copy of them in a Memory Space; ``state["steps"]`` (the archival's
+    destination writes) and the local archive make the receipt's ``outcome``.
     """
 
     def commit_compaction(state: dict[str, Any]) -> dict[str, Any]:
@@ -103,12 +108,12 @@ def commit(runtime: RuntimeMemory) -> Node:
                 plan.revision,
                 state["request"],
                 state["compacted"],
-                plan.budget,
-                archive_left_out=not state.get("durable", False),
+                state.get("budget", plan.budget),
+                stored_elsewhere=stored_contents(plan, state.get("copies", {})),
             )
         except MnemonError as exc:
             return {"error": str(exc)}
-        return {"receipt": receipt}
+        return {"receipt": maintenance_receipt(receipt, state.get("steps", ()))}
 
     return commit_compaction
 

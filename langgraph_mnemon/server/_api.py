@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from langgraph_mnemon import __version__
+from langgraph_mnemon.contracts import safe_text
 from langgraph_mnemon.errors import NotFoundError
 from langgraph_mnemon.memory_layers.agent_query import QueryAnswer
 from langgraph_mnemon.memory_layers.documents import DocumentReceipt, DocumentSearchResult
@@ -80,7 +81,12 @@ def get_settings(host: Mnemon) -> dict[str, Any]:
 
 
 def patch_settings(host: Mnemon, body: SettingsPatch) -> dict[str, Any]:
-    """Change live switches (recall_mode, writeback_mode, routing_guidance, idle_review_enabled)."""
+    """Change live switches (modes, idle review, layer participation) for the next operation.
+
+    The switches: recall_mode, writeback_mode, routing_guidance, idle_review_enabled and
+    layers.<layer>.enabled / layers.<layer>.participation.<channel>.
+    """
+    host.kernel.require_writes("the settings")  # not a layer operation: the kernel's own rule
     apply_settings(host.config, body)
     host.settings_changed()
     return public_settings(host.config)
@@ -90,7 +96,7 @@ def patch_settings(host: Mnemon, body: SettingsPatch) -> dict[str, Any]:
 
 
 def get_runtime(host: Mnemon) -> m.RuntimeView:
-    """USER and MEMORY entries (1-based index per file) with bytes used and limits."""
+    """USER and MEMORY entries (1-based index per file), bytes used and limits, archived ones."""
     runtime = host.runtime
     revision = runtime.revision
     views: dict[str, m.RuntimeTargetView] = {}
@@ -112,8 +118,31 @@ def get_runtime(host: Mnemon) -> m.RuntimeView:
             ],
             used=usage.used,
             limit=usage.limit,
+            archived=_archived(runtime.archived(target)),
         )
     return m.RuntimeView(revision=revision, user=views["user"], memory=views["memory"])
+
+
+def _importance(value: Any) -> str:
+    return value if value in ("critical", "normal", "low") else "normal"
+
+
+def _archived(records: list[dict[str, Any]]) -> list[m.RuntimeArchivedView]:
+    """``runtime/archived/`` lines as views; a line of another shape is skipped, not fatal."""
+    views = []
+    for record in records:
+        entry = record.get("entry") if isinstance(record, dict) else None
+        if not isinstance(entry, dict) or not isinstance(entry.get("content"), str):
+            continue
+        views.append(
+            m.RuntimeArchivedView(
+                content=safe_text(entry["content"]),  # a file line may hold a lone surrogate
+                importance=_importance(entry.get("importance")),
+                archived_at=str(record.get("archived_at") or ""),
+                created_at=str(entry.get("created_at") or ""),
+            )
+        )
+    return views
 
 
 def write_runtime(host: Mnemon, body: m.RuntimeWrite) -> RuntimeReceipt:

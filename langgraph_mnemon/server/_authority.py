@@ -25,7 +25,10 @@ never skipped because of a prefix. In order:
    passes it, mutations included: a response never hands data to a client that may not read.
 5. **Write rule** (mutations): from loopback, or, with ``remote_access="trusted-host"``, from a
    trusted host sending ``Authorization: Bearer <remote_token>`` (constant-time compare; wrong
-   or missing → 401). ``write_enabled=false`` refuses every mutation with 403 ``read-only``.
+   or missing → 401).
+
+Whether the operation itself may run (``write_enabled``, participation switches) is not this
+guard's business: the layers ask the kernel, and its refusal becomes 403 with the decision.
 
 Other paths pass untouched: inside LangGraph server this middleware wraps the whole server and
 must leave LangGraph's own routes alone.
@@ -43,7 +46,7 @@ from urllib.parse import urlsplit
 from starlette._utils import get_route_path
 
 from langgraph_mnemon.config import MnemonConfig, host_name, normalize_origin
-from langgraph_mnemon.errors import AuthorityError, InvalidInputError, ReadOnlyError
+from langgraph_mnemon.errors import AuthorityError, InvalidInputError
 
 PREFIX = "/mnemon"
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -264,15 +267,13 @@ def _check_write(scope: Scope, config: MnemonConfig, address: Address | None) ->
                 "remote changes need the header 'Authorization: Bearer <remote_token>' with "
                 "the configured token"
             )
-    if not config.write_enabled:
-        raise ReadOnlyError.writes_disabled("anything through the control plane")
 
 
 def check(scope: Scope, config: MnemonConfig, *, mutates: bool) -> None:
     """Apply every rule of the guard to the request in ``scope`` (see the module docstring).
 
     Raises :class:`HostNotAllowed`, :class:`CrossOrigin`, :class:`UnsupportedMediaType`,
-    :class:`AuthorityError`, :class:`Unauthorized` or :class:`ReadOnlyError`.
+    :class:`AuthorityError` or :class:`Unauthorized`.
     """
     check_host(scope, config)
     check_origin(scope, config)

@@ -232,12 +232,24 @@ class RuntimeEntryView(BaseModel):
     updated_at: str
 
 
+class RuntimeArchivedView(BaseModel):
+    """An entry kept in ``runtime/archived/`` (moved out of USER.md / MEMORY.md by capacity
+    maintenance when no Memory Space took it); the model can still search it."""
+
+    content: str
+    importance: str = "normal"
+    archived_at: str = ""
+    created_at: str = ""
+
+
 class RuntimeTargetView(BaseModel):
-    """USER or MEMORY: entries and UTF-8 bytes used against the limit."""
+    """USER or MEMORY: entries and UTF-8 bytes used against the limit, plus the entries kept
+    in ``runtime/archived/`` (oldest first)."""
 
     entries: list[RuntimeEntryView]
     used: int
     limit: int
+    archived: list[RuntimeArchivedView] = Field(default_factory=list)
 
 
 class RuntimeView(BaseModel):
@@ -313,8 +325,22 @@ class ResumeView(BaseModel):
     resume: str
 
 
+class Decision(BaseModel):
+    """Why the kernel refused an operation, and the setting that would allow it."""
+
+    layer: str
+    channel: str
+    trigger: str
+    mode: str
+    admitted: bool
+    setting: str | None = None
+    env: str | None = None
+
+
 class ErrorBody(BaseModel):
-    """Every error response: a stable code and a message saying what to do."""
+    """Every error response: a stable code and a message saying what to do; a refusal by the
+    kernel adds its ``decision``."""
 
     error: str
     message: str
+    decision: Decision | SkipJsonSchema[None] = None

@@ -1,8 +1,14 @@
 """Settings over HTTP: the effective configuration without secrets, and the live switches.
 
 Only the switches in :data:`LIVE_SETTINGS` change at run time (on the host's own config object,
-which the layers read on every turn); every other key is fixed at startup and a PATCH naming it
-is refused with the key named.
+which the layers and the kernel read at every operation); every other key is fixed at startup
+and a PATCH naming it is refused with the key named. ``layers`` takes the participation
+switches of each layer, nested as in the configuration::
+
+    {"layers": {"runtime": {"participation": {"write": "off"}}, "documents": {"enabled": false}}}
+
+The next operation sees the change (a pinned turn keeps its view; its tools then refuse through
+the kernel). ``write_enabled`` stays startup-only.
 """
 
 from __future__ import annotations
@@ -12,14 +18,57 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, SecretStr, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
-from langgraph_mnemon.config import MnemonConfig
+from langgraph_mnemon.config import MnemonConfig, Participation
 from langgraph_mnemon.memory_layers.mnemos.db import redact_url
 
 from ._models import Body
 
-LIVE_SETTINGS = ("recall_mode", "writeback_mode", "routing_guidance", "idle_review_enabled")
+LIVE_SETTINGS = (
+    "recall_mode",
+    "writeback_mode",
+    "routing_guidance",
+    "idle_review_enabled",
+    "layers",
+)
 CONFIGURED = "configured"
 _URL_KEYS = {("database_url",), ("embedding", "endpoint")}
+
+
+class _Patch(Body):
+    """A nested part of a settings PATCH: no unknown keys, at least one value."""
+
+    model_config = ConfigDict(json_schema_extra={"minProperties": 1})
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> _Patch:
+        if not self.model_dump(exclude_none=True):
+            raise ValueError(f"name at least one of {', '.join(type(self).model_fields)}")
+        return self
+
+
+class ParticipationPatch(_Patch):
+    """Channels of one layer to switch: ``off``, ``manual`` (explicit requests only) or
+    ``automatic`` (models and the lifecycle too)."""
+
+    recall: Participation | SkipJsonSchema[None] = None
+    write: Participation | SkipJsonSchema[None] = None
+    projection: Participation | SkipJsonSchema[None] = None
+    maintenance: Participation | SkipJsonSchema[None] = None
+
+
+class LayerPatch(_Patch):
+    """One layer: ``enabled=false`` switches all four channels off (its data is kept)."""
+
+    enabled: bool | SkipJsonSchema[None] = None
+    participation: ParticipationPatch | SkipJsonSchema[None] = None
+
+
+class LayersPatch(_Patch):
+    """Participation switches per layer."""
+
+    runtime: LayerPatch | SkipJsonSchema[None] = None
+    documents: LayerPatch | SkipJsonSchema[None] = None
+    memory_spaces: LayerPatch | SkipJsonSchema[None] = None
 
 
 class SettingsPatch(Body):
@@ -34,6 +83,7 @@ class SettingsPatch(Body):
     writeback_mode: Literal["guided", "off"] | SkipJsonSchema[None] = None
     routing_guidance: bool | SkipJsonSchema[None] = None
     idle_review_enabled: bool | SkipJsonSchema[None] = None
+    layers: LayersPatch | SkipJsonSchema[None] = None
 
     @model_validator(mode="before")
     @classmethod
@@ -72,15 +122,25 @@ def public_settings(config: MnemonConfig) -> dict[str, Any]:
         "writeback_mode": config.writeback_mode,
         "routing_guidance": config.routing_guidance,
         "idle_review_enabled": config.idle_review.enabled,
+        "layers": _public(config.layers, ("layers",)),
     }
     return data
 
 
 def apply_settings(config: MnemonConfig, patch: SettingsPatch) -> None:
-    """Set the live switches named in ``patch`` on ``config`` (validated assignment)."""
+    """Set the live switches named in ``patch`` on ``config`` (validated assignment).
+
+    Every value was validated by the patch model, so no assignment fails half-way.
+    """
     values = patch.model_dump(exclude_none=True)
     if "idle_review_enabled" in values:
         config.idle_review.enabled = values.pop("idle_review_enabled")
+    for layer, change in values.pop("layers", {}).items():
+        section = getattr(config.layers, layer)
+        if "enabled" in change:
+            section.enabled = change["enabled"]
+        for channel, mode in change.get("participation", {}).items():
+            setattr(section.participation, channel, mode)
     for key, value in values.items():
         setattr(config, key, value)
 

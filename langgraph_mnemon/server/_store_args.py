@@ -5,12 +5,13 @@ their async twins) iterate the namespace and call ``str(key)`` before an op reac
 ``batch()``, so a namespace that is not a sequence raises ``TypeError`` and a key whose
 ``str()`` fails raises ``ValueError`` there. These overrides turn both into the errors the
 store contract documents (``InvalidNamespaceError``, ``InvalidInputError``) and then hand the
-call on unchanged.
+call on unchanged. :func:`check_filter` and :func:`check_window` check the search arguments
+every op carries.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -19,7 +20,18 @@ from langgraph.store.base import BaseStore, InvalidNamespaceError
 from langgraph_mnemon.contracts import shown
 from langgraph_mnemon.errors import InvalidInputError
 
-__all__ = ["CheckedArguments", "NamespaceError", "as_namespace"]
+__all__ = [
+    "OPERATORS",
+    "CheckedArguments",
+    "NamespaceError",
+    "as_namespace",
+    "check_filter",
+    "check_window",
+]
+
+OPERATORS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte"})
+"""The filter operators ``search`` takes (as ``InMemoryStore`` does)."""
+_MAX_FILTER_DEPTH = 32
 
 
 class NamespaceError(InvalidInputError, InvalidNamespaceError):
@@ -116,3 +128,44 @@ class CheckedArguments(BaseStore):
                 suffix=as_namespace(suffix, optional=True),
                 **kwargs,
             )
+
+
+def check_filter(spec: Any, where: str = "filter") -> None:
+    """A ``search`` filter: a dict of values or ``$eq $ne $gt $gte $lt $lte`` operators."""
+    if not isinstance(spec, Mapping):
+        raise InvalidInputError(
+            f"{where} must be a dict such as {{'kind': 'note'}} or {{'n': {{'$gt': 2}}}}"
+        )
+    _check_nesting(spec)  # matching recurses into the filter: keep it shallow
+    for key, wanted in spec.items():
+        if not isinstance(key, str):
+            raise InvalidInputError(f"{where} keys must be strings (got {shown(key)})")
+        if isinstance(wanted, Mapping) and any(
+            isinstance(k, str) and k.startswith("$") for k in wanted
+        ):
+            unknown = [k for k in wanted if k not in OPERATORS]
+            if unknown:
+                raise InvalidInputError(
+                    f"unknown filter operator {shown(unknown[0])} in {where}[{key!r}]; use "
+                    f"{', '.join(sorted(OPERATORS))}"
+                )
+        elif isinstance(wanted, Mapping):
+            check_filter(wanted, f"{where}[{shown(key, 30)}]")
+
+
+def _check_nesting(value: Any, depth: int = 0) -> None:
+    if depth > _MAX_FILTER_DEPTH:
+        raise InvalidInputError(f"filter nests deeper than {_MAX_FILTER_DEPTH} levels")
+    if isinstance(value, Mapping):
+        for item in value.values():
+            _check_nesting(item, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _check_nesting(item, depth + 1)
+
+
+def check_window(limit: Any, offset: Any) -> None:
+    """``limit`` and ``offset`` of a search or listing: non-negative integers."""
+    for name, number in (("limit", limit), ("offset", offset)):
+        if isinstance(number, bool) or not isinstance(number, int) or number < 0:
+            raise InvalidInputError(f"{name} must be a non-negative integer (got {shown(number)})")

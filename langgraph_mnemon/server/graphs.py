@@ -7,6 +7,11 @@ served graph validates them into the layer's models before the layer runs.
 Served graph ids: ``mnemon_agent`` (demo agent), ``mnemon_turn`` (turn lifecycle subgraph in a
 parent), ``mnemon_recall`` (recall-refine, one turn per run), ``mnemon_write_worker``,
 ``mnemon_idle_review`` and ``mnemon_agent_query``.
+
+Triggers: a run a client starts for ``mnemon_write_worker`` or ``mnemon_agent_query`` asks as
+an explicit request (an application asked); the demo agent's tools, the turn lifecycle and
+the recall-refine graph set ``acting("automatic")`` themselves; ``mnemon_idle_review`` runs its
+pass under ``acting("automatic")`` here.
 """
 
 from __future__ import annotations
@@ -23,13 +28,14 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import ValidationError
 
-from langgraph_mnemon.errors import InvalidInputError
+from langgraph_mnemon.errors import InvalidInputError, ParticipationError, ReadOnlyError
 from langgraph_mnemon.graphs.agent_query import build_agent_query_graph
 from langgraph_mnemon.graphs.recall import build_recall_graph
 from langgraph_mnemon.graphs.review import build_review_graph
 from langgraph_mnemon.graphs.turn import MnemonTurnState
 from langgraph_mnemon.graphs.write_worker import build_write_worker_graph
 from langgraph_mnemon.host import Mnemon
+from langgraph_mnemon.memory_layers.kernel import acting
 from langgraph_mnemon.memory_layers.write_worker import WriteCandidate
 from langgraph_mnemon.server._host import shared_host
 from langgraph_mnemon.server.demo import demo_model
@@ -42,6 +48,7 @@ class _WriteIO(TypedDict, total=False):
     candidate: dict[str, Any]
     receipt: Any
     error: str
+    refusal: dict[str, Any]
 
 
 class _RecallIO(TypedDict, total=False):
@@ -51,6 +58,7 @@ class _RecallIO(TypedDict, total=False):
     mode: str
     output: dict[str, Any]
     error: str
+    refusal: dict[str, Any]
 
 
 class _ReviewIO(TypedDict, total=False):
@@ -79,7 +87,10 @@ def _write_worker(mem: Mnemon) -> CompiledStateGraph:
             candidate = WriteCandidate.model_validate(state.get("candidate"))
         except ValidationError as exc:
             return {"error": f"invalid candidate: {_first_error(exc)}"}
-        out = await inner.ainvoke({"candidate": candidate}, config)
+        try:
+            out = await inner.ainvoke({"candidate": candidate}, config)
+        except _KERNEL_REFUSALS as exc:  # an answer for the client, not a failed run
+            return _refused(exc)
         return {"receipt": out.get("receipt"), "error": out.get("error")}
 
     return _single("mnemon_write_worker", _WriteIO, write)
@@ -100,6 +111,8 @@ def _recall(mem: Mnemon) -> CompiledStateGraph:
         inputs.update({k: state[k] for k in ("space_ids", "limit", "mode") if k in state})
         try:
             out = await inner.ainvoke(inputs, config)
+        except _KERNEL_REFUSALS as exc:
+            return _refused(exc)
         finally:
             mem.retrievals.end(key)
         return {"output": out.get("output"), "error": out.get("error")}
@@ -108,11 +121,13 @@ def _recall(mem: Mnemon) -> CompiledStateGraph:
 
 
 def _idle_review(mem: Mnemon) -> CompiledStateGraph:
+    cfg = mem.config.idle_review
     inner = build_review_graph(
         mem,
         mem.worker_model,
-        runtime_memory=mem.config.idle_review.runtime_memory,
-        max_context_chars=mem.config.idle_review.max_context_chars,
+        runtime_memory=cfg.runtime_memory,
+        max_context_chars=cfg.max_context_chars,
+        max_tokens=cfg.max_tokens,
     )
 
     async def review(state: _ReviewIO, config: RunnableConfig) -> dict[str, Any]:
@@ -121,7 +136,8 @@ def _idle_review(mem: Mnemon) -> CompiledStateGraph:
             return {"error": "idle review runs are scheduled by the server host only"}
         thread, generation = state["thread_id"], state["generation"]
         transcript = state.get("transcript") or []
-        decision = reviews.fire(thread, generation)
+        # The gate reads and saves the thread's activity in the database: off the event loop.
+        decision = await asyncio.to_thread(reviews.fire, thread, generation)
         if decision.action == "reschedule" and decision.delay_seconds is not None:
             await asyncio.to_thread(
                 reviews.reschedule, thread, generation, decision.delay_seconds, transcript
@@ -131,12 +147,14 @@ def _idle_review(mem: Mnemon) -> CompiledStateGraph:
             return {"outcome": {"action": "dropped", "summary": decision.reason}}
         success = False
         try:
-            out = await inner.ainvoke({"messages": messages_from_dict(transcript)}, config)
+            # A review is an automatic trigger: manual and off channels refuse its writes.
+            with acting("automatic"):
+                out = await inner.ainvoke({"messages": messages_from_dict(transcript)}, config)
             outcome = out["outcome"]
             success = outcome.action != "failed"
             return {"outcome": outcome.model_dump(mode="json"), "error": out.get("error")}
         finally:
-            reviews.finished(thread, generation, success=success)
+            await asyncio.to_thread(reviews.finished, thread, generation, success=success)
 
     return _single(REVIEW_GRAPH, _ReviewIO, review)
 
@@ -158,6 +176,14 @@ def _agent(mem: Mnemon) -> CompiledStateGraph:
         system_prompt="You are a helpful assistant with layered long-term memory.",
         name="mnemon_agent",
     )
+
+
+_KERNEL_REFUSALS = (ParticipationError, ReadOnlyError)
+
+
+def _refused(exc: ParticipationError | ReadOnlyError) -> dict[str, Any]:
+    """A kernel refusal as the run's output: ``error`` says why, ``refusal`` is its JSON."""
+    return {"error": f"{exc.code}: {exc.message}", "refusal": exc.to_dict()}
 
 
 def _first_error(exc: ValidationError) -> str:

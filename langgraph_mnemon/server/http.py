@@ -10,7 +10,11 @@ who may read and change; on the path the router sees, under any root path or pre
 handler runs on a worker thread, so no endpoint blocks the event loop (LangGraph server runs
 ``blockbuster``). Errors are JSON ``{"error": code, "message": text}``: a full disk is 507,
 any other storage error (and an ``OSError`` a layer did not type) 503; only an unexpected
-exception is logged and answered with 500 ``internal``, without a traceback.
+exception is logged and answered with 500 ``internal``, without a traceback. A refusal by the
+kernel (``write_enabled=false``, a layer disabled, a channel ``off`` or ``manual``) is 403 and
+adds ``"decision"``: layer, channel, trigger, mode and the setting (with its environment
+variable) that would allow it. Every control-plane request is an *explicit* trigger (a person
+or an application asked), so ``manual`` channels admit it.
 
 Example:
     >>> from langgraph_mnemon import Mnemon
@@ -51,6 +55,7 @@ from langgraph_mnemon.errors import (
     MnemonError,
     NoMatchError,
     NotFoundError,
+    ParticipationError,
     ProviderError,
     ReadOnlyError,
     StorageError,
@@ -80,7 +85,8 @@ WEB_DIR = Path(__file__).parent / "web"
 
 _STATUS: tuple[tuple[type[MnemonError] | tuple[type[MnemonError], ...], int], ...] = (
     (Unauthorized, 401),
-    ((AuthorityError, ReadOnlyError), 403),
+    # The kernel's refusals (write_enabled, participation): the body carries its decision.
+    ((AuthorityError, ReadOnlyError, ParticipationError), 403),
     (UnsupportedMediaType, 415),
     (InvalidInputError, 422),
     (NotFoundError, 404),
@@ -117,7 +123,7 @@ def error_response(exc: BaseException) -> Response:
         status = next((code for kind, code in _STATUS if isinstance(exc, kind)), 500)
         if isinstance(exc, StorageError) and exc.code == "storage-full":
             status = 507
-        body = {"error": exc.code, "message": exc.message}
+        body = exc.to_dict()  # {"error", "message"} and, for a kernel refusal, "decision"
         if status == 401:
             headers["WWW-Authenticate"] = 'Bearer realm="mnemon"'
     elif isinstance(exc, ValidationError):  # a layer model refused a value

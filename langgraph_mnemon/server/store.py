@@ -44,11 +44,24 @@ Semantics:
   wildcards in ``prefix`` / ``suffix`` and ``max_depth`` truncation.
 * No TTL: ``supports_ttl = False``; a ``PutOp`` with a ``ttl`` raises ``NotImplementedError``
   like ``BaseStore.put`` does, and ``refresh_ttl`` is ignored.
-* ``write_enabled=false`` makes ``put`` and ``delete`` raise :class:`ReadOnlyError`; bad input
-  raises ``InvalidNamespaceError`` (namespaces; also an :class:`InvalidInputError`) or
-  :class:`InvalidInputError` (keys, values, filters, limits) before anything is written; a
+* Every op goes through a Memory Spaces layer method, and the layers ask the kernel: ``put``
+  and ``delete`` are ``memory_spaces`` *write* (``remember`` / ``forget``), ``search`` with a
+  query is *recall*, the space a first ``put`` into a namespace creates is *maintenance*
+  (``create_space``); ``get``, ``list_namespaces`` and ``search`` without a query are
+  management reads (``browse``) that switches never hide. A refusal raises the kernel's
+  :class:`ReadOnlyError` (``write_enabled=false``) or :class:`ParticipationError` (layer
+  disabled, channel ``off``, or ``manual`` under an automatic trigger). A batch with a put or
+  a query search asks the kernel once for those channels before its first op runs, so a
+  refused batch changes nothing.
+* The trigger: ``mem.store()`` asks as its caller does (explicit from application code, the
+  default); ``mem.store(trigger="automatic")`` is the store to hand a model's tools (LangMem's
+  memory tools): every op runs under ``acting("automatic")``, so ``manual`` channels refuse it.
+* Bad input raises ``InvalidNamespaceError`` (namespaces; also an :class:`InvalidInputError`)
+  or :class:`InvalidInputError` (keys, values, filters, limits) before anything is written; a
   provider that does not commit raises :class:`ProviderError`. Every op of a batch is
-  validated before the first one runs.
+  validated before the first one runs. When a later op of a batch fails after earlier puts
+  were applied, the typed error is raised with a message that names the applied puts and the
+  op that failed (``error.applied`` lists them as ``(namespace, key)``); nothing after it ran.
 * A lookup by key is one query (the native provider's ``find_by_metadata`` on ``store_key``);
   search without a query reads the newest ``offset + limit`` rows of each namespace, and a
   ``filter`` reads all of them (pages of 500), like ``InMemoryStore`` scans its items.
@@ -72,11 +85,11 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Coroutine, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, get_args
 
 from langgraph.store.base import (
     GetOp,
@@ -98,10 +111,17 @@ from langgraph_mnemon.errors import (
     MnemonError,
     NotFoundError,
     ProviderError,
-    ReadOnlyError,
 )
+from langgraph_mnemon.memory_layers.kernel import Trigger, acting
 from langgraph_mnemon.memory_layers.space_models import SpaceBinding
-from langgraph_mnemon.server._store_args import CheckedArguments, NamespaceError, as_namespace
+from langgraph_mnemon.server._store_args import (
+    CheckedArguments,
+    NamespaceError,
+    as_namespace,
+    check_filter,
+    check_window,
+)
+from langgraph_mnemon.server._store_run import run_sync, say_applied
 
 if TYPE_CHECKING:
     from langgraph_mnemon.host import Mnemon
@@ -127,9 +147,7 @@ _KEY = "store_key"
 _CREATED = "store_created_at"
 _INDEXED = "store_indexed"
 _MEMORY_ID = re.compile(r"^[0-9a-f]{32}$")
-_OPERATORS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte"})
-_MAX_FILTER_DEPTH = 32
-_T = TypeVar("_T")
+_TRIGGERS: tuple[str, ...] = get_args(Trigger)
 
 
 # --------------------------------------------------------------------------------------------
@@ -271,45 +289,6 @@ def _check_index(index: Any) -> bool:
     )
 
 
-def _check_filter(spec: Any, where: str = "filter") -> None:
-    if not isinstance(spec, Mapping):
-        raise InvalidInputError(
-            f"{where} must be a dict such as {{'kind': 'note'}} or {{'n': {{'$gt': 2}}}}"
-        )
-    _check_nesting(spec)  # matching recurses into the filter: keep it shallow
-    for key, wanted in spec.items():
-        if not isinstance(key, str):
-            raise InvalidInputError(f"{where} keys must be strings (got {shown(key)})")
-        if isinstance(wanted, Mapping) and any(
-            isinstance(k, str) and k.startswith("$") for k in wanted
-        ):
-            unknown = [k for k in wanted if k not in _OPERATORS]
-            if unknown:
-                raise InvalidInputError(
-                    f"unknown filter operator {shown(unknown[0])} in {where}[{key!r}]; use "
-                    f"{', '.join(sorted(_OPERATORS))}"
-                )
-        elif isinstance(wanted, Mapping):
-            _check_filter(wanted, f"{where}[{shown(key, 30)}]")
-
-
-def _check_nesting(value: Any, depth: int = 0) -> None:
-    if depth > _MAX_FILTER_DEPTH:
-        raise InvalidInputError(f"filter nests deeper than {_MAX_FILTER_DEPTH} levels")
-    if isinstance(value, Mapping):
-        for item in value.values():
-            _check_nesting(item, depth + 1)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _check_nesting(item, depth + 1)
-
-
-def _check_window(limit: Any, offset: Any) -> None:
-    for name, number in (("limit", limit), ("offset", offset)):
-        if isinstance(number, bool) or not isinstance(number, int) or number < 0:
-            raise InvalidInputError(f"{name} must be a non-negative integer (got {shown(number)})")
-
-
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -373,9 +352,9 @@ def _check_op(op: Any) -> None:
         _check_key(op.key)
     elif isinstance(op, SearchOp):
         _check_labels(op.namespace_prefix)
-        _check_window(op.limit, op.offset)
+        check_window(op.limit, op.offset)
         if op.filter is not None:
-            _check_filter(op.filter)
+            check_filter(op.filter)
         if op.query is not None:
             check_text(op.query, "query", nul="strip")
     elif isinstance(op, ListNamespacesOp):
@@ -392,7 +371,7 @@ def _check_op(op: Any) -> None:
             isinstance(op.max_depth, bool) or not isinstance(op.max_depth, int) or op.max_depth < 1
         ):
             raise InvalidInputError("max_depth must be a positive integer or None")
-        _check_window(op.limit, op.offset)
+        check_window(op.limit, op.offset)
     else:
         raise InvalidInputError(
             f"unknown store operation {type(op).__name__}; use GetOp, PutOp, SearchOp or "
@@ -496,16 +475,6 @@ class _Batch:
         self.rows: dict[str, _Rows] = {}
 
 
-def _run_sync(coro: Coroutine[Any, Any, _T]) -> _T:
-    """Run ``coro`` to completion from sync code, even when this thread runs an event loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mnemon-store") as pool:
-        return pool.submit(asyncio.run, coro).result()
-
-
 # --------------------------------------------------------------------------------------------
 
 
@@ -526,16 +495,43 @@ class MnemonStore(CheckedArguments):
 
     supports_ttl: bool = False
 
-    def __init__(self, host: Mnemon) -> None:
+    def __init__(self, host: Mnemon, *, trigger: Trigger | None = None) -> None:
+        if trigger is not None and trigger not in _TRIGGERS:
+            raise InvalidInputError(
+                f"trigger must be one of {', '.join(_TRIGGERS)} or None (got {shown(trigger)})"
+            )
         self._host = host
+        self._trigger = trigger
+        self._siblings: dict[str, MnemonStore] = {}
 
     def __repr__(self) -> str:
-        return f"MnemonStore(root={str(self._host.root)!r})"
+        shown_trigger = f", trigger={self._trigger!r}" if self._trigger else ""
+        return f"MnemonStore(root={str(self._host.root)!r}{shown_trigger})"
 
     @property
     def host(self) -> Mnemon:
         """The :class:`Mnemon` host whose Memory Spaces back this store."""
         return self._host
+
+    @property
+    def trigger(self) -> Trigger | None:
+        """The trigger every op runs under; None = the caller's (explicit by default)."""
+        return self._trigger
+
+    def acting_as(self, trigger: Trigger) -> MnemonStore:
+        """This store with every op run under ``trigger`` (one instance per trigger).
+
+        Example:
+            >>> tools_store = mem.store().acting_as("automatic")  # = mem.store(trigger=...)
+            >>> tools_store.trigger
+            'automatic'
+        """
+        if trigger == self._trigger:
+            return self
+        sibling = self._siblings.get(trigger)
+        if sibling is None:
+            sibling = self._siblings[trigger] = MnemonStore(self._host, trigger=trigger)
+        return sibling
 
     @staticmethod
     def space_id_for(namespace: tuple[str, ...]) -> str:
@@ -557,7 +553,7 @@ class MnemonStore(CheckedArguments):
             >>> store.batch([GetOp(("users", "alice"), "editor")])[0].value
             {'theme': 'dark', 'font_size': 14}
         """
-        return _run_sync(self.abatch(ops))
+        return run_sync(self.abatch(ops))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ``ops`` in order without blocking the event loop; one result per op.
@@ -576,28 +572,48 @@ class MnemonStore(CheckedArguments):
         ops = list(ops)
         for op in ops:
             _check_op(op)
-        if any(isinstance(op, PutOp) for op in ops):
-            self._check_writable()
-        spaces = await asyncio.to_thread(getattr, self._host, "spaces")
-        batch = _Batch(spaces)
-        results: list[Result] = []
-        for op in ops:
-            if isinstance(op, GetOp):
-                results.append(await self._get(batch, op))
-            elif isinstance(op, SearchOp):
-                results.append(await self._search(batch, op))
-            elif isinstance(op, PutOp):
-                await self._put(batch, op)
-                results.append(None)
-            else:
-                results.append(await self._list_namespaces(batch, op))
-        return results
+        with self._acting():
+            self._admit(ops)
+            return await self._run(ops)
 
     # ------------------------------------------------------------------ helpers
 
-    def _check_writable(self) -> None:
-        if not self._host.config.write_enabled:
-            raise ReadOnlyError.writes_disabled("the LangGraph store (Mnemon.store())")
+    def _acting(self) -> AbstractContextManager[None]:
+        return acting(self._trigger) if self._trigger is not None else nullcontext()
+
+    def _admit(self, ops: Sequence[Op]) -> None:
+        """Ask the kernel for the batch's write / recall channels before its first op runs (the
+        layer methods ask again): a refused batch must not have applied some of its ops."""
+        kernel = self._host.kernel
+        if any(isinstance(op, PutOp) for op in ops):
+            kernel.admit("memory_spaces", "write")
+        if any(isinstance(op, SearchOp) and (op.query or "").strip() for op in ops):
+            kernel.admit("memory_spaces", "recall")
+
+    async def _run(self, ops: Sequence[Op]) -> list[Result]:
+        spaces = await asyncio.to_thread(getattr, self._host, "spaces")
+        batch = _Batch(spaces)
+        results: list[Result] = []
+        applied: list[PutOp] = []
+        for index, op in enumerate(ops):
+            try:
+                results.append(await self._one(batch, op))
+            except MnemonError as exc:
+                say_applied(exc, index, ops, applied)
+                raise
+            if isinstance(op, PutOp):
+                applied.append(op)
+        return results
+
+    async def _one(self, batch: _Batch, op: Op) -> Result:
+        if isinstance(op, GetOp):
+            return await self._get(batch, op)
+        if isinstance(op, SearchOp):
+            return await self._search(batch, op)
+        if isinstance(op, PutOp):
+            await self._put(batch, op)
+            return None
+        return await self._list_namespaces(batch, op)
 
     async def _catalog(self, batch: _Batch) -> dict[tuple[str, ...], SpaceRecord]:
         if batch.catalog is None:

@@ -186,6 +186,10 @@ class BaseProvider:
     async def aclose(self) -> None:
         """Release clients and connections (idempotent)."""
 
+    def secrets_in_use(self) -> tuple[str, ...]:
+        """Credentials the provider holds itself (a server token): health messages mask them."""
+        return ()
+
     # ------------------------------------------------------------------ hooks
 
     async def _status(self, space: SpaceBinding) -> ProviderStatus:

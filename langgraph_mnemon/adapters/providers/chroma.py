@@ -469,6 +469,10 @@ class ChromaProvider(BaseProvider):
     ) -> list[DiscoveredSpace]:
         return await asyncio.to_thread(self._discover_sync)
 
+    def secrets_in_use(self) -> tuple[str, ...]:
+        """The server token, so no status or health message can show it."""
+        return (self._token,) if self._token else ()
+
     async def aclose(self) -> None:
         """Drop the client (Chroma keeps no open sockets for the persistent client)."""
         with self._lock:

@@ -305,7 +305,8 @@ class Mnemos:
     # ---------------------------------------------------------------------------- setup
 
     def setup(self) -> None:
-        """Create or migrate the schema (idempotent; also done lazily by every call)."""
+        """Create or migrate the schema (idempotent; also done lazily by every write)."""
+        self.kernel.admit("mnemos", "write")  # a read-only host creates no tables
         self.db.setup(MIGRATIONS)
 
     def _ready(self) -> None:
@@ -702,7 +703,7 @@ class Mnemos:
         """Measure the task's fatigue now; every reading is logged unless ``log=False`` or the
         host is read-only (``write_enabled=false``: a reading is then a pure read)."""
         task = validate_task_id(task_id)
-        if _flag(log, "log") and not self.db.read_only:
+        if _flag(log, "log") and self.kernel.write_enabled:
             self._ready()
             with self.db.write() as conn:
                 reading = self._measure(conn, task)

@@ -231,7 +231,22 @@ function renderTier(target, tier) {
   fill(`runtime-${target}`,
     el("h3", {}, target.toUpperCase(), el("small", { class: "muted" }, ` ${tier.entries.length} ${tier.entries.length === 1 ? "entry" : "entries"}`)),
     usageBar(tier.used, tier.limit, `usage-${target}`),
-    list);
+    list,
+    archivedEntries(target, tier.archived || []));
+}
+
+// Entries capacity maintenance moved to runtime/archived/ (read-only here; the model can still
+// search them). Text only, like every stored value on this page.
+function archivedEntries(target, archived) {
+  if (!archived.length) return null;
+  return el("details", { class: "archived", testid: `runtime-${target}-archived` },
+    el("summary", {}, `Archived (runtime/archived/${target}.jsonl) `,
+      el("small", { class: "muted" }, `${archived.length} ${archived.length === 1 ? "entry" : "entries"}`)),
+    el("ul", { class: "list", testid: `runtime-${target}-archived-list` },
+      archived.map((entry) => el("li", { testid: "runtime-archived-entry" },
+        el("span", { class: `badge ${entry.importance}` }, entry.importance),
+        el("span", { class: "content", testid: "runtime-archived-content" }, entry.content),
+        el("small", { class: "muted" }, entry.archived_at ? `archived ${entry.archived_at.slice(0, 19)}` : "")))));
 }
 
 function runtimeEntry(target, entry) {

@@ -1,0 +1,282 @@
+"""Argument models of the model-facing memory tools (``langgraph_mnemon.tools``): one per tool,
+plus the inputs of the General strategy's View routes and actions (their JSON schemas are in
+``memory_layers/_view_offers.py``). Tool arguments with ``InjectedState`` receive the agent state,
+never shown to the model.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from langgraph.prebuilt import InjectedState
+from pydantic import BaseModel, ConfigDict, Field
+
+from langgraph_mnemon.contracts import CleanStr
+from langgraph_mnemon.memory_layers._view_offers import RUNTIME_SEARCH_EVIDENCE
+
+__all__ = [
+    "DocumentCreateArgs",
+    "DocumentManageArgs",
+    "DocumentSearchArgs",
+    "DocumentSearchInput",
+    "EdgeType",
+    "ForgetArgs",
+    "ForgetInput",
+    "LinkArgs",
+    "LinkInput",
+    "MemoryBodyCreateArgs",
+    "MemoryBodyMergeArgs",
+    "MemoryBodyUpdateArgs",
+    "NoArgs",
+    "RecallArgs",
+    "RelatedArgs",
+    "RelatedInput",
+    "RememberArgs",
+    "RememberInput",
+    "RuntimeMemoryArgs",
+    "RuntimeSearchInput",
+    "SpaceManageInput",
+    "SpacesSearchInput",
+    "ViewActionArgs",
+    "ViewInput",
+    "ViewRouteArgs",
+]
+
+EdgeType = Literal["temporal", "semantic", "causal", "entity"]
+
+
+class NoArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RuntimeMemoryArgs(BaseModel):
+    """Change USER.md (the user) or MEMORY.md (the project) in Runtime Memory, or search them
+    (action=search with a query; archived entries included, local only)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: Literal["add", "replace", "remove", "search"]
+    target: Literal["user", "memory"]
+    query: CleanStr | None = Field(None, description="search only: what to look for.")
+    limit: int | None = Field(
+        None, ge=1, le=RUNTIME_SEARCH_EVIDENCE[0], description="search only: at most this many."
+    )
+    content: CleanStr | None = Field(None, description="The entry text (add, replace).")
+    old_text: CleanStr | None = Field(
+        None, description="A short text found in exactly one entry (replace, remove)."
+    )
+    importance: Literal["critical", "normal", "low"] | None = None
+    branches: list[CleanStr] | None = Field(
+        None, description="MEMORY only: git branches the entry applies to; [] for all."
+    )
+
+
+class RememberArgs(BaseModel):
+    """Keep a durable memory in the Memory Spaces (a write worker picks the space)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: CleanStr
+    category: Literal["preference", "decision", "fact", "insight", "context", "general"] = "general"
+    importance: int = Field(3, ge=1, le=5)
+    tags: list[CleanStr] = Field(default_factory=list, max_length=20)
+    entities: list[CleanStr] = Field(default_factory=list, max_length=50)
+    memory_body_id: CleanStr | None = None
+
+
+class DocumentCreateArgs(BaseModel):
+    """Create one project Document (a substantial record: design, ADR, runbook)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: CleanStr
+    content: CleanStr
+    description: CleanStr | None = None
+    source_paths: list[CleanStr] = Field(default_factory=list)
+
+
+class RecallArgs(BaseModel):
+    """Search long-term memory for durable history or an exact earlier detail. Costs recall
+    budget: one query, then at most one materially different refinement per turn."""
+
+    query: CleanStr
+    mode: Literal["smart", "keyword", "basic"] = "smart"
+    limit: int | None = Field(None, ge=1, le=6)
+    memory_body_ids: list[CleanStr] = Field(default_factory=list)
+    state: Annotated[dict[str, Any], InjectedState]
+
+
+class RelatedArgs(BaseModel):
+    """Follow links from one memory this turn's recall returned (once per turn)."""
+
+    id: CleanStr
+    memory_body_id: CleanStr | None = None
+    depth: int = Field(2, ge=1, le=5)
+    edge: Literal["temporal", "semantic", "causal", "entity"] | None = None
+    state: Annotated[dict[str, Any], InjectedState]
+
+
+class DocumentSearchArgs(BaseModel):
+    """Search project Documents (one search per turn; up to 4 records)."""
+
+    query: CleanStr
+    include_archived: bool = False
+    limit: int = Field(4, ge=1, le=4)
+    state: Annotated[dict[str, Any], InjectedState]
+
+
+class LinkArgs(BaseModel):
+    """Link two stored memories with a typed, weighted edge (both ids exactly as recalled)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source_id: CleanStr = Field(min_length=1, max_length=200)
+    target_id: CleanStr = Field(min_length=1, max_length=200)
+    type: EdgeType = "semantic"
+    weight: float = Field(0.5, ge=0, le=1)
+    reason: CleanStr | None = Field(None, max_length=1000)
+    memory_body_id: CleanStr | None = None
+
+
+class ForgetArgs(BaseModel):
+    """Forget one stored memory by its exact id. Only when the user explicitly asks to forget
+    or delete it; never to tidy up on your own."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: CleanStr = Field(min_length=1, max_length=200)
+    memory_body_id: CleanStr | None = None
+
+
+class MemoryBodyCreateArgs(BaseModel):
+    """Create a Memory Space (a named body of durable memories). The persistence strategy
+    decides the provider: in manual mode it is fixed, in automatic mode the host validates your
+    choice."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: CleanStr = Field(min_length=1, max_length=120)
+    description: CleanStr = Field(min_length=1, max_length=500)
+    provider_id: CleanStr | None = None
+    reason: CleanStr | None = Field(None, max_length=500)
+    confidence: float | None = Field(None, ge=0, le=1)
+
+
+class MemoryBodyUpdateArgs(BaseModel):
+    """Rename, describe, activate or deactivate a Memory Space (its data is always kept)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    memory_body_id: CleanStr = Field(min_length=1)
+    name: CleanStr | None = Field(None, min_length=1, max_length=120)
+    description: CleanStr | None = Field(None, max_length=500)
+    active: bool | None = None
+
+
+class MemoryBodyMergeArgs(BaseModel):
+    """Copy the memories of native Memory Spaces into a native target (non-destructive: the
+    sources keep their data). Without a target, the single other active space is used."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    target_memory_body_id: CleanStr | None = None
+    source_memory_body_ids: list[CleanStr] = Field(min_length=1, max_length=20)
+    deactivate_sources: bool = True
+
+
+class DocumentManageArgs(BaseModel):
+    """Create, update or archive a project Document. create needs title and content; update
+    needs id and a field to change; archive needs id (the Document moves to the archive)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: Literal["create", "update", "archive"]
+    id: CleanStr | None = None
+    title: CleanStr | None = None
+    description: CleanStr | None = None
+    content: CleanStr | None = None
+    source_paths: list[CleanStr] | None = None
+    state: Annotated[dict[str, Any], InjectedState]
+
+
+class ViewRouteArgs(BaseModel):
+    """Read memory through a route the current View offers (the MNEMON VIEW ROUTES line), by
+    its exact id, with an input matching its inputSchema."""
+
+    route_id: CleanStr = Field(min_length=1)
+    input: dict[str, Any]
+    state: Annotated[dict[str, Any], InjectedState]
+
+
+class ViewActionArgs(BaseModel):
+    """Change memory through an action the current View offers, by its exact id, with an input
+    matching its inputSchema. Only for new user facts or an explicit request to save,
+    correct or forget."""
+
+    offer_id: CleanStr = Field(min_length=1)
+    input: dict[str, Any]
+    state: Annotated[dict[str, Any], InjectedState]
+
+
+# Inputs of the General strategy's routes and actions (memory_layers/view.py ``_offers``).
+
+
+class ViewInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RuntimeSearchInput(ViewInput):
+    query: CleanStr = Field(min_length=1, max_length=2000)
+    target: Literal["user", "memory"]
+    limit: int = Field(RUNTIME_SEARCH_EVIDENCE[0], ge=1, le=RUNTIME_SEARCH_EVIDENCE[0])
+
+
+class DocumentSearchInput(ViewInput):
+    query: CleanStr = Field(max_length=2000)
+    include_archived: bool = False
+    limit: int = Field(4, ge=1, le=4)
+
+
+class SpacesSearchInput(ViewInput):
+    query: CleanStr = Field(min_length=1, max_length=2000)
+    limit: int = Field(6, ge=1, le=6)
+    space_ids: list[CleanStr] = Field(default_factory=list)
+
+
+class RelatedInput(ViewInput):
+    id: CleanStr = Field(min_length=1, max_length=200)
+    depth: int = Field(2, ge=1, le=5)
+    edge: EdgeType | None = None
+    space_id: CleanStr | None = None
+
+
+class RememberInput(ViewInput):
+    content: CleanStr = Field(min_length=1)
+    category: Literal["preference", "decision", "fact", "insight", "context", "general"] = "general"
+    importance: int = Field(3, ge=1, le=5)
+    tags: list[CleanStr] = Field(default_factory=list, max_length=20)
+    entities: list[CleanStr] = Field(default_factory=list, max_length=50)
+    space_id: CleanStr | None = None
+
+
+class LinkInput(ViewInput):
+    source_id: CleanStr = Field(min_length=1, max_length=200)
+    target_id: CleanStr = Field(min_length=1, max_length=200)
+    type: EdgeType = "semantic"
+    weight: float = Field(0.5, ge=0, le=1)
+    reason: CleanStr | None = Field(None, max_length=1000)
+    space_id: CleanStr | None = None
+
+
+class ForgetInput(ViewInput):
+    id: CleanStr = Field(min_length=1, max_length=200)
+    space_id: CleanStr | None = None
+
+
+class SpaceManageInput(ViewInput):
+    operation: Literal["create", "update", "merge"]
+    space_id: CleanStr | None = None
+    name: CleanStr | None = Field(None, min_length=1, max_length=120)
+    description: CleanStr | None = Field(None, max_length=500)
+    active: bool | None = None
+    source_space_ids: list[CleanStr] | None = Field(None, min_length=1, max_length=20)

@@ -1,0 +1,134 @@
+"""Merging native Memory Spaces, one source at a time, with a receipt that says how it ended.
+
+Each source is copied into the target by its own provider call (one step); a source whose copy
+committed is deactivated afterwards when asked (its rows now live in the target), a source
+whose copy failed stays active so its rows keep taking part in recall. The receipt carries one
+:class:`StepOutcome` per copy and per deactivation, and ``outcome`` (``succeeded``,
+``partial`` or ``failed``): a merge where one source failed is ``partial``, never a success.
+
+Example:
+    >>> receipt = mem.spaces.merge_spaces("target", ["a", "b"])
+    >>> receipt.outcome, [s.target for s in receipt.steps]
+    ('succeeded', ['copy:a', 'copy:b', 'deactivate:a', 'deactivate:b'])
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from langgraph_mnemon.contracts import StepOutcome, outcome_of
+from langgraph_mnemon.errors import InvalidInputError, MnemonError, ProviderError
+from langgraph_mnemon.memory_layers._provider_health import redact
+from langgraph_mnemon.memory_layers.space_models import is_committed
+
+if TYPE_CHECKING:
+    from langgraph_mnemon.memory_layers.spaces import MemorySpaces, SpaceReceipt, SpaceRecord
+
+__all__ = ["merge"]
+
+
+async def merge(
+    spaces: MemorySpaces,
+    target_space_id: str,
+    source_ids: Sequence[str],
+    *,
+    deactivate_sources: bool,
+    native_id: str,
+) -> SpaceReceipt:
+    """Copy every source into the target, then deactivate the copied sources (if asked).
+
+    The caller has asked the kernel and validated the arguments. Raises for what is wrong
+    before any copy (unknown ids, a non-native space, merging a space into itself).
+    """
+    target = await spaces.aget_space(target_space_id)
+    sources = [await spaces.aget_space(s) for s in dict.fromkeys(source_ids)]
+    if any(s.id == target.id for s in sources):
+        raise InvalidInputError("a space cannot be merged into itself")
+    for record in (target, *sources):
+        if record.provider_id != native_id:
+            raise ProviderError(
+                f"merge works only between native ({native_id}) spaces; "
+                f"{record.id!r} uses {record.provider_id!r}",
+                code="unsupported",
+            )
+    copy = getattr(spaces.provider(native_id), "merge", None)
+    if copy is None:
+        raise ProviderError("the registered native provider cannot merge", code="unsupported")
+    bound = await spaces._abinding(target)
+    steps: list[StepOutcome] = []
+    totals = {"imported": 0, "skipped_duplicates": 0}
+    for source in sources:
+        steps.append(await _copy(copy, bound, await spaces._abinding(source), totals))
+    if totals["imported"]:
+        await asyncio.to_thread(spaces._activate_sync, target.id)
+    if deactivate_sources:
+        for source, step in zip(sources, list(steps), strict=True):
+            if step.status == "committed":
+                steps.append(await _deactivate(spaces, source))
+    return await _receipt(spaces, target, sources, steps, totals)
+
+
+async def _copy(copy: Any, target: Any, source: Any, totals: dict[str, int]) -> StepOutcome:
+    name = f"copy:{source.id}"
+    try:
+        raw = await copy(target, [source])
+    except Exception as exc:  # one failing source must not hide the ones already copied
+        return StepOutcome(target=name, status="failed", message=redact(str(exc)))
+    if not is_committed(raw):
+        return StepOutcome(target=name, status="failed", message="the copy was not committed")
+    imported = int(raw.get("imported", 0))
+    skipped = int(raw.get("skipped_duplicates", 0))
+    totals["imported"] += imported
+    totals["skipped_duplicates"] += skipped
+    return StepOutcome(
+        target=name,
+        status="committed",
+        message=f"{imported} imported, {skipped} duplicates skipped",
+    )
+
+
+async def _deactivate(spaces: MemorySpaces, source: SpaceRecord) -> StepOutcome:
+    name = f"deactivate:{source.id}"
+    try:
+        await asyncio.to_thread(spaces._update_sync, source.id, None, None, False)
+    except MnemonError as exc:
+        return StepOutcome(target=name, status="failed", message=redact(exc.message))
+    return StepOutcome(target=name, status="committed", ids=(source.id,))
+
+
+async def _receipt(
+    spaces: MemorySpaces,
+    target: SpaceRecord,
+    sources: list[SpaceRecord],
+    steps: list[StepOutcome],
+    totals: dict[str, int],
+) -> SpaceReceipt:
+    from langgraph_mnemon.memory_layers.spaces import SpaceReceipt
+
+    outcome = outcome_of(steps)
+    failed = [s.target for s in steps if s.status != "committed"]
+    final = await spaces.aget_space(target.id)
+    done = (
+        f"Imported {totals['imported']} memories into {target.id!r} "
+        f"({totals['skipped_duplicates']} duplicates skipped); sources kept."
+    )
+    if outcome == "failed":
+        message = "The merge was not committed; nothing changed. Failed: " + ", ".join(failed)
+    elif outcome == "partial":
+        message = f"Partly merged: {done} Failed steps: {', '.join(failed)}; retry them."
+    else:
+        message = done
+    return SpaceReceipt(
+        status="failed" if outcome == "failed" else "committed",
+        message=message,
+        changed=totals["imported"] > 0
+        or any(s.target.startswith("deactivate:") for s in steps if s.status == "committed"),
+        revision=str(final.revision),
+        space=final,
+        spaces=[await spaces.aget_space(s.id) for s in sources],
+        provider_receipt={"status": "merged", "id": target.id, **totals},
+        outcome=outcome,
+        steps=tuple(steps),
+    )

@@ -107,7 +107,7 @@ class ReadOnlyError(MnemonError):
         """The error every layer raises for a mutation while ``write_enabled`` is false."""
         return cls(
             "langgraph-mnemon is configured read-only (write_enabled: false); "
-            f"enable writes to change {what}"
+            f"set write_enabled=true (env MNEMON_WRITE_ENABLED) and restart to change {what}"
         )
 
 

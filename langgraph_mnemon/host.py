@@ -612,8 +612,11 @@ class Mnemon:
         """Run a maintenance graph for ``overflow``; its failure becomes a CapacityError."""
         out = self._graph(graph).invoke(inputs)
         if out.get("error"):
+            # Say what did commit before the failure (a cold archive may move some documents).
+            done = [s.target for s in out.get("steps") or () if s.status == "committed"]
+            partly = f" Steps already committed: {', '.join(done)}." if done else ""
             raise CapacityError(
-                f"{overflow} Capacity maintenance did not complete: {out['error']}",
+                f"{overflow} Capacity maintenance did not complete: {out['error']}{partly}",
                 plan=overflow.plan,
                 code=overflow.code,
             ) from None

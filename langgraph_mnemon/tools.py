@@ -354,12 +354,6 @@ def _without_locations(mem: Mnemon, message: str) -> str:
     return message
 
 
-def _has_capability(descriptor: Any, capability: str) -> bool:
-    if capability == "exact-write":
-        return descriptor.write_mode == "exact"
-    return bool(getattr(descriptor.capabilities, capability, False))
-
-
 def _chosen_provider(mem: Mnemon, requested: str | None, purpose: str = "") -> tuple[str, str]:
     """``(provider id, mode)`` for a new Memory Space under the persistence strategy (the
     placement service; the worker model chooses among several eligible providers)."""
@@ -524,7 +518,7 @@ def build_tools(mem: Mnemon) -> list[BaseTool]:
 
     def memory_body_create(**args: Any) -> dict[str, Any]:
         a = MemoryBodyCreateArgs(**args)
-        provider_id, mode = _chosen_provider(mem, a.provider_id)
+        provider_id, mode = _chosen_provider(mem, a.provider_id, f"{a.name}: {a.description}")
         out = _space_receipt(
             mem.spaces.create_space(a.name, a.description, provider_id=provider_id)
         )
@@ -717,7 +711,7 @@ def build_tools(mem: Mnemon) -> list[BaseTool]:
             if m.operation == "create":
                 if not m.name or m.description is None:
                     raise InvalidInputError("create needs name and description")
-                provider_id, _mode = _chosen_provider(mem, None)
+                provider_id, _mode = _chosen_provider(mem, None, f"{m.name}: {m.description}")
                 return _space_receipt(
                     mem.spaces.create_space(
                         m.name, m.description, provider_id=provider_id, active=m.active

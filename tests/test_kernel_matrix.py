@@ -70,11 +70,9 @@ the runtime / documents write refusals above.
 from __future__ import annotations
 
 import asyncio
-import copy
-import functools
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -785,20 +783,6 @@ HTTP_OPS = (
         body={"active": False},
     ),
 )
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _openapi_schemas_once() -> Iterator[None]:
-    """Speed only: ``create_app`` renders the JSON schema of every endpoint model on each call
-    (a third of a second); the schemas are a pure function of the model, so this module
-    renders each once and hands out copies."""
-    from langgraph_mnemon.server import _openapi
-
-    render = _openapi.schema_of
-    cached = functools.cache(render)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_openapi, "schema_of", lambda *a: copy.deepcopy(cached(*a)))
-        yield
 
 
 def _requests(mem: Mnemon, calls: list[tuple[str, str, dict[str, Any]]]) -> list[httpx.Response]:

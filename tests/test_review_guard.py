@@ -391,3 +391,34 @@ def test_item6_a_failing_activity_store_never_stops_the_gate(
     assert gate.activity("t").admitted()  # kept in memory
     assert gate.on_turn_end("t") is not None
     assert "activity of a thread not saved" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("layers", "active"),
+    [
+        ({}, True),
+        ({"runtime": {"participation": {"write": "manual"}}}, True),  # Documents still admit
+        (
+            {
+                "runtime": {"participation": {"write": "manual"}},
+                "documents": {"participation": {"write": "off"}},
+            },
+            False,
+        ),
+        ({"runtime": {"enabled": False}, "documents": {"enabled": False}}, False),
+    ],
+)
+def test_item6_no_review_is_scheduled_when_the_kernel_admits_none_of_its_writes(
+    tmp_path: Path, layers: dict[str, Any], active: bool
+) -> None:
+    """A review that could write nothing would only spend a model call: the gate is inactive,
+    and a live switch (PATCH /settings calls settings_changed) updates it."""
+    mem = _open(tmp_path / "root", layers=layers)
+    try:
+        assert mem.review_gate.settings.active is active
+        mem.config.layers.runtime.enabled = True
+        mem.config.layers.runtime.participation.write = "automatic"
+        mem.settings_changed()
+        assert mem.review_gate.settings.active is True
+    finally:
+        mem.close()

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from langgraph_mnemon.contracts import safe_text
 from langgraph_mnemon.errors import InvalidInputError, MnemonError
+from langgraph_mnemon.memory_layers.kernel import Kernel
 
 __all__ = [
     "ELIGIBLE_SCORE",
@@ -231,7 +232,9 @@ class ReviewSettings(BaseModel):
 
     enabled: bool = True
     lifecycle_enabled: bool = True
-    write_enabled: bool = True
+    # The kernel admits an automatic Runtime or Documents write (what a review may do); when
+    # neither is admitted a review would only spend a model call, so none is scheduled.
+    writes_admitted: bool = True
     writeback_mode: str = "guided"
     strategy: str = "layered"
     delay_seconds: float = Field(30.0, ge=0)
@@ -240,11 +243,12 @@ class ReviewSettings(BaseModel):
 
     @property
     def active(self) -> bool:
-        """Review runs only under the Layered strategy with writes and writeback on."""
+        """Review runs only under the Layered strategy with writeback on and a write the
+        kernel admits."""
         return (
             self.enabled
             and self.lifecycle_enabled
-            and self.write_enabled
+            and self.writes_admitted
             and self.writeback_mode == "guided"
             and self.strategy == "layered"
             and self.max_per_thread > 0
@@ -254,10 +258,12 @@ class ReviewSettings(BaseModel):
     def from_config(cls, config: object) -> ReviewSettings:
         """Read the relevant keys of a ``MnemonConfig``."""
         idle = config.idle_review  # type: ignore[attr-defined]
+        kernel = Kernel(config)  # type: ignore[arg-type]
         return cls(
             enabled=idle.enabled,
             lifecycle_enabled=config.lifecycle_enabled,  # type: ignore[attr-defined]
-            write_enabled=config.write_enabled,  # type: ignore[attr-defined]
+            writes_admitted=kernel.model_admits("runtime", "write")
+            or kernel.model_admits("documents", "write"),
             writeback_mode=config.writeback_mode,  # type: ignore[attr-defined]
             strategy=config.strategy,  # type: ignore[attr-defined]
             delay_seconds=idle.delay_ms / 1000,

@@ -189,8 +189,13 @@ class MemoryStep:
         return self.error is not None
 
     def result(self) -> dict[str, Any]:
-        """The failure as a structured tool result: ``{"error": code, "message": ...}``."""
-        return {"error": self.code or "internal", "message": self.message or ""}
+        """The failure as a structured tool result: ``{"error": code, "message": ...}`` (plus
+        the kernel's ``decision`` when it refused)."""
+        out: dict[str, Any] = {"error": self.code or "internal", "message": self.message or ""}
+        decision = getattr(self.error, "decision", None)
+        if isinstance(decision, dict):
+            out["decision"] = dict(decision)
+        return out
 
     def __enter__(self) -> MemoryStep:
         return self

@@ -49,6 +49,7 @@ from langgraph_mnemon.errors import InvalidInputError, ParticipationError, ReadO
 __all__ = [
     "CHANNELS",
     "LAYERS",
+    "TRIGGERS",
     "Channel",
     "Decision",
     "Kernel",
@@ -63,7 +64,8 @@ Channel = Literal["recall", "write", "projection", "maintenance"]
 Trigger = Literal["explicit", "automatic"]
 LAYERS: tuple[str, ...] = get_args(Layer)
 CHANNELS: tuple[str, ...] = get_args(Channel)
-_TRIGGERS: tuple[str, ...] = get_args(Trigger)
+TRIGGERS: tuple[str, ...] = get_args(Trigger)
+_TRIGGERS = TRIGGERS
 
 # Channels that change stored data: they all need write_enabled.
 _MUTATING = frozenset({"write", "maintenance"})

@@ -89,7 +89,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any
 
 from langgraph.store.base import (
     GetOp,
@@ -112,7 +112,7 @@ from langgraph_mnemon.errors import (
     NotFoundError,
     ProviderError,
 )
-from langgraph_mnemon.memory_layers.kernel import Trigger, acting
+from langgraph_mnemon.memory_layers.kernel import TRIGGERS, Trigger, acting
 from langgraph_mnemon.memory_layers.space_models import SpaceBinding
 from langgraph_mnemon.server._store_args import (
     CheckedArguments,
@@ -147,7 +147,7 @@ _KEY = "store_key"
 _CREATED = "store_created_at"
 _INDEXED = "store_indexed"
 _MEMORY_ID = re.compile(r"^[0-9a-f]{32}$")
-_TRIGGERS: tuple[str, ...] = get_args(Trigger)
+_TRIGGERS = TRIGGERS
 
 
 # --------------------------------------------------------------------------------------------

@@ -43,6 +43,7 @@ from .errors import InvalidInputError
 
 __all__ = [
     "ChromaConfig",
+    "ChromaServer",
     "DocumentsConfig",
     "EmbeddingConfig",
     "IdleReviewConfig",
@@ -56,6 +57,7 @@ __all__ = [
     "RecallQualityConfig",
     "RuntimeConfig",
     "ViewBudgetConfig",
+    "chroma_server",
     "host_name",
     "normalize_origin",
     "redact_url",
@@ -253,6 +255,110 @@ class ChromaConfig(_Section):
     token: SecretStr | None = Field(None, description="Server token (x-chroma-token header).")
     tenant: str = Field("default_tenant", min_length=1, max_length=128)
     database: str = Field("default_database", min_length=1, max_length=128)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _server_url(cls, data: Any) -> Any:
+        # ``host`` may be a whole server address (``http://h:8000``, what ``chroma run`` and
+        # .ci/start-chroma.sh print): it sets host, port and ssl, so no form half-works.
+        host = data.get("host") if isinstance(data, dict) else None
+        if isinstance(host, str) and _is_address(host):
+            try:
+                address = chroma_server(host, name="chroma.host")
+            except InvalidInputError:
+                return data  # the host check below names the problem
+            data = {**data, "host": address.host, "port": address.port}
+            if address.scheme:
+                data["ssl"] = address.ssl
+        return data
+
+    @field_validator("host")
+    @classmethod
+    def _host(cls, value: str | None) -> str | None:
+        if value is not None and _is_address(value):
+            chroma_server(value, name="chroma.host")  # raises: a folder, a path, credentials
+        return None if value is None else host_name(value)
+
+    def target(self, root: Path) -> str:
+        """Where chroma Memory Spaces live, for status: ``local <folder>`` or the server URL
+        (never the token).
+
+        Example:
+            >>> ChromaConfig(host="127.0.0.1", port=8000).target(Path(".mnemon"))
+            'http://127.0.0.1:8000'
+        """
+        if self.host is None:
+            return f"local {self.path or Path(root) / 'chroma'}"
+        shown = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{'https' if self.ssl else 'http'}://{shown}:{self.port}"
+
+
+def _is_address(value: str) -> bool:
+    """Whether ``value`` is more than a host name: a URL, ``host:port``, a path."""
+    try:
+        ipaddress.ip_address(value.strip().strip("[]"))
+    except ValueError:
+        return any(ch in value for ch in ":/@\\")
+    return False
+
+
+class ChromaServer(BaseModel):
+    """A Chroma server address parsed by :func:`chroma_server`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    host: str
+    port: int
+    ssl: bool = False
+    scheme: str = ""  # "http", "https", or "" for the HOST:PORT form
+
+
+_CHROMA_FORMS = "HOST:PORT or http(s)://HOST:PORT, e.g. 127.0.0.1:8000"
+
+
+def chroma_server(value: str, *, name: str = "--chroma") -> ChromaServer:
+    """Parse a Chroma server address: ``HOST:PORT`` or ``http(s)://HOST:PORT`` (https = ssl).
+
+    A folder, a path or query after the port, a missing port, credentials (``user:pass@``;
+    give ``chroma.token`` instead) or any other scheme raise :class:`InvalidInputError`
+    naming ``name`` (the option or setting) and the accepted forms.
+
+    Example:
+        >>> chroma_server("http://127.0.0.1:58123")
+        ChromaServer(host='127.0.0.1', port=58123, ssl=False, scheme='http')
+        >>> chroma_server("chroma.internal:8000").ssl
+        False
+    """
+    text = value.strip() if isinstance(value, str) else ""
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "", text
+    # The message shows the value, never a password in it.
+    shown = redact_url(text) if sep else redact_url(f"x://{text}").removeprefix("x://")
+
+    def refuse(why: str) -> InvalidInputError:
+        return InvalidInputError(f"{name} must be {_CHROMA_FORMS} (got {shown!r}: {why})")
+
+    if scheme.lower() not in ("", "http", "https"):
+        raise refuse(f"{scheme}:// is not a Chroma server scheme; use http or https")
+    location = rest[:-1] if sep and rest.endswith("/") else rest
+    if "@" in location:
+        raise refuse("no user:password@ in the address; set the token with MNEMON_CHROMA__TOKEN")
+    if not sep and text[:1] in ("/", ".", "~"):
+        raise refuse("a folder is not a server; a local folder is MNEMON_CHROMA__PATH")
+    if any(ch in location for ch in "/?#\\"):
+        raise refuse("give only the host and the port, no path or query")
+    host_part, colon, port_part = location.rpartition(":")
+    if not colon or not port_part:
+        raise refuse("the port is missing")
+    if not port_part.isdigit() or not 1 <= int(port_part) <= 65535:
+        raise refuse("the port must be a number from 1 to 65535")
+    try:
+        host = host_name(host_part)
+    except ValueError:
+        raise refuse("not a host name or IP address before the port") from None
+    scheme = scheme.lower()
+    return ChromaServer(host=host, port=int(port_part), ssl=scheme == "https", scheme=scheme)
 
 
 # --- end Memory Spaces -----------------------------------------------------------------------

@@ -112,6 +112,9 @@ class Status(BaseModel):
     runtime: RuntimeStatus
     documents: DocumentsStatus
     spaces: SpacesOverview | None = None
+    # Where chroma Memory Spaces live: "local <folder>" or "http(s)://host:port" (no token);
+    # None when the chroma provider is disabled.
+    chroma: str | None = None
     # Memory steps that failed inside agent runs (the runs went on without them).
     health: HealthReport = Field(default_factory=HealthReport)
     # False while a memory step is failing, a space is unreachable or the catalog is unread.
@@ -227,6 +230,7 @@ class Mnemon:
                 active_bytes=self.documents.usage(),
             ),
             spaces=spaces,
+            chroma=self.config.chroma.target(self.root) if self.config.chroma.enabled else None,
             health=report,
             healthy=not report.degraded and spaces is not None and not spaces.unreachable,
         )
@@ -502,6 +506,23 @@ class Mnemon:
 
         return build_tools(self)
 
+    def system_prompt(self, turn_id: str | None = None) -> str:
+        """The memory part of the system prompt: the Runtime Memory protocol and routing
+        guidance, for a hand-built graph (``create_agent``'s middleware adds it by itself).
+
+        With ``turn_id`` (the state's ``mnemon_turn``) it follows that turn's pinned view,
+        otherwise what the kernel admits now. Byte-stable across turns.
+
+        Example:
+            >>> SystemMessage(mem.system_prompt())
+        """
+        from langgraph_mnemon.memory_layers.view import system_sections
+
+        view = self.views.pinned(turn_id) if turn_id is not None else None
+        return "\n\n".join(
+            text for _, text in system_sections(self.config, view, kernel=self.kernel)
+        )
+
     def middleware(
         self, *, agent_id: str = "main", root: bool = True, parent_turn: str | None = None
     ) -> MnemonMiddleware:
@@ -539,8 +560,8 @@ class Mnemon:
         try:
             return self.runtime.apply(request)
         except CapacityError as exc:
-            if not self.kernel.admits("runtime", "maintenance"):
-                raise
+            if exc.plan is None or not self.kernel.admits("runtime", "maintenance"):
+                raise  # an entry larger than the whole file: no maintenance can help
             graph = "user_compaction" if request.target == "user" else "memory_archival"
             return self._maintain(graph, {"request": request}, exc)
 

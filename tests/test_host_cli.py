@@ -90,7 +90,6 @@ def test_cli_round_trip(tmp_path: Path) -> None:
     [
         (["runtime", "add", "a § b"], "must not contain the reserved § entry delimiter"),
         (["runtime", "add", "x", "--target", "both"], "target must be memory or user"),
-        (["runtime", "add", "x", "--importance", "huge"], "importance must be critical"),
         (["runtime", "add", "x", "-b", "bad..name"], "invalid branch name"),
         (["runtime", "remove", "nothing here"], 'No memory entry contains "nothing here".'),
         (["runtime", "add", "  "], "content is required"),
@@ -120,6 +119,10 @@ def test_cli_usage_error_exit_code(tmp_path: Path) -> None:
     out = run_cli(tmp_path, "runtime", "add")
     assert out.returncode == 2
     assert "Missing argument" in out.stderr
+    out = run_cli(tmp_path, "runtime", "add", "x", "--importance", "huge")
+    assert out.returncode == 2  # a value the option cannot take is a usage error
+    assert out.stderr.count("\n") == 1
+    assert "'huge' is not an importance; give critical, normal or low, or 1-5" in out.stderr
     out = run_cli(tmp_path, "--help")
     assert out.returncode == 0
     assert "runtime" in out.stdout

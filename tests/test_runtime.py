@@ -769,3 +769,23 @@ def test_compact_target_without_pending(tmp_path: Path) -> None:
         rm.compact_target(rm.revision, "user", [CompactedEntry(content="x", branches=("main",))])
     with pytest.raises(InvalidInputError):
         rm.compact_target(rm.revision, "user", "not a list")  # type: ignore[arg-type]
+
+
+def test_item17_5_an_entry_larger_than_the_whole_file_gets_advice_that_can_work(
+    tmp_path: Path,
+) -> None:
+    """No compaction can make room for an entry larger than the limit itself: the host does not
+    try, and the error says what can work."""
+    from langgraph_mnemon import Mnemon, RuntimeMutation
+
+    mem = Mnemon.open(tmp_path / "root", runtime={"user_limit_bytes": 64})
+    mem.runtime.add("user", "Prefers metric units.")
+    before = files(tmp_path / "root" / "runtime")
+    with pytest.raises(CapacityError) as info:
+        mem.write_runtime(RuntimeMutation(action="add", target="user", content="x" * 65))
+    assert info.value.code == "runtime-entry-too-large"
+    assert info.value.plan is None
+    assert "Shorten it, split it into smaller entries, or store it as a Document" in str(info.value)
+    assert "compact" not in str(info.value).split("so compacting")[1]
+    assert files(tmp_path / "root" / "runtime") == before
+    mem.close()

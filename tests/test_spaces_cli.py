@@ -30,7 +30,7 @@ def test_spaces_commands_round_trip(tmp_path: Path) -> None:
     assert "no Memory Spaces yet" in out
     code, out = invoke(root, "spaces", "create", "Ops notes", "--description", "Runbooks")
     assert code == 0
-    assert "Memory Space 'default' created" in out
+    assert "Memory Space 'Ops notes' created" in out
     code, out = invoke(
         root,
         "spaces",
@@ -81,7 +81,7 @@ def test_ingest_validates_every_line_before_writing(tmp_path: Path) -> None:
         json.dumps({"content": "fine"}) + "\n" + json.dumps({"content": "x", "importance": 7}),
         encoding="utf-8",
     )
-    with pytest.raises(Exception, match=r"items\[1\]: importance"):
+    with pytest.raises(Exception, match=r"bad.jsonl:2: importance must be an integer"):
         invoke(root, "ingest", str(bad))
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"content": "ok"}\n{not json\n', encoding="utf-8")

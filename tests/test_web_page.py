@@ -440,7 +440,8 @@ def test_mnemos_task_fatigue_chart(ui: Page, served: Served) -> None:
     expect = _expect()
     ui.open("mnemos")
     expect(ui.testid("tasks-list")).to_contain_text(TASK)
-    ui.testid("tasks-list").get_by_role("link", name=TASK).click()
+    # Tasks are listed by their goal; the id stays beside it.
+    ui.testid("tasks-list").get_by_role("link", name="Ship the control-plane page").click()
     expect(ui.testid("fatigue-svg")).to_be_visible()
     expect(ui.testid("fatigue-point").first).to_be_attached()
     assert ui.testid("fatigue-point").count() >= 5  # the five seeded readings

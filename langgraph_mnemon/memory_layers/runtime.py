@@ -1111,6 +1111,14 @@ class RuntimeMemory:
             limit = self._limits[request.target]
             used = state.target_bytes(request.target)
             projected = _projected_bytes(used, len(entries), applied)
+            alone = len((request.content or "").encode())
+            if applied.changed and alone > limit:  # no compaction can ever make room
+                raise CapacityError(
+                    f"The new {request.target} entry alone is {alone} bytes, more than the whole "
+                    f"limit ({limit} bytes), so compacting other entries cannot make room. "
+                    "Shorten it, split it into smaller entries, or store it as a Document.",
+                    code="runtime-entry-too-large",
+                )
             if applied.changed and _overflows(used, projected, limit):
                 plan = self._plan(request, entries, _revision_of(self._composite_rows()))
                 raise CapacityError(

@@ -731,7 +731,7 @@ class MemorySpaces:
         record = self._get_sync(space_id)
         return SpaceReceipt(
             status="committed",
-            message=f"Memory Space {space_id!r} created.",
+            message=f"Memory Space {record.name!r} created (id {space_id!r}).",
             changed=True,
             revision=str(record.revision),
             space=record,
@@ -774,7 +774,7 @@ class MemorySpaces:
         updated = self._get_sync(record.id)
         return SpaceReceipt(
             status="committed",
-            message=f"Memory Space {record.id!r} updated.",
+            message=f"Memory Space {updated.name!r} updated (id {record.id!r}).",
             changed=True,
             revision=str(updated.revision),
             space=updated,

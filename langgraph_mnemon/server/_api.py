@@ -20,6 +20,7 @@ from langgraph_mnemon.memory_layers.agent_query import QueryAnswer
 from langgraph_mnemon.memory_layers.documents import DocumentReceipt, DocumentSearchResult
 from langgraph_mnemon.memory_layers.mnemos.service import validate_task_id
 from langgraph_mnemon.memory_layers.runtime import (
+    MAX_ENTRY_BYTES,
     RuntimeMutation,
     RuntimeReceipt,
     RuntimeTarget,
@@ -120,7 +121,12 @@ def get_runtime(host: Mnemon) -> m.RuntimeView:
             limit=usage.limit,
             archived=_archived(runtime.archived(target)),
         )
-    return m.RuntimeView(revision=revision, user=views["user"], memory=views["memory"])
+    return m.RuntimeView(
+        revision=revision,
+        user=views["user"],
+        memory=views["memory"],
+        max_entry_bytes=MAX_ENTRY_BYTES,
+    )
 
 
 def _importance(value: Any) -> str:
@@ -265,8 +271,17 @@ def _task(host: Mnemon, task_id: str) -> str:
 
 
 def list_tasks(host: Mnemon) -> m.TaskList:
-    """Every Mnemos task: node counts, checkpoints, last fatigue."""
-    return m.TaskList(tasks=host.mnemos.status())
+    """Every Mnemos task: its goal, node counts, checkpoints, last fatigue."""
+    mnemos = host.mnemos
+    goals: dict[str, str] = {}
+    for node in mnemos.nodes(type="goal", status="all"):  # heaviest first: that one names it
+        goals.setdefault(node.task_id, node.text)
+    return m.TaskList(
+        tasks=[
+            m.TaskRow.model_validate({**task.model_dump(), "goal": goals.get(task.task_id)})
+            for task in mnemos.status()
+        ]
+    )
 
 
 def task_nodes(host: Mnemon, task_id: str, query: m.NodesQuery) -> m.NodeList:

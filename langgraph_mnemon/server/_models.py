@@ -253,11 +253,13 @@ class RuntimeTargetView(BaseModel):
 
 
 class RuntimeView(BaseModel):
-    """Both Runtime Memory files at one revision."""
+    """Both Runtime Memory files at one revision; ``max_entry_bytes`` is the largest single
+    entry either file takes."""
 
     revision: str
     user: RuntimeTargetView
     memory: RuntimeTargetView
+    max_entry_bytes: int
 
 
 class DocumentList(BaseModel):
@@ -293,10 +295,16 @@ class EntityList(BaseModel):
     entities: list[EntityCount]
 
 
+class TaskRow(TaskOverview):
+    """One task at a glance plus its goal (the heaviest goal node's text; None without one)."""
+
+    goal: str | None = None
+
+
 class TaskList(BaseModel):
     """Every Mnemos task at a glance."""
 
-    tasks: list[TaskOverview]
+    tasks: list[TaskRow]
 
 
 class NodeList(BaseModel):

@@ -7,21 +7,27 @@ from an installed package serve the same things.
 
 from __future__ import annotations
 
+import errno
+import ipaddress
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from langgraph_mnemon.config import redact_url
-from langgraph_mnemon.errors import InvalidInputError
+from langgraph_mnemon.config import chroma_server, redact_url
+from langgraph_mnemon.errors import InvalidInputError, MnemonError
 
 __all__ = [
     "OFFLINE_ENV",
+    "check_port",
     "langgraph_config",
+    "local_url",
     "serve_command",
+    "served_root",
     "server_env",
     "start",
     "wait_ready",
@@ -81,13 +87,6 @@ def _postgres_url(url: str) -> str:
     return "postgresql+psycopg://" + url.split("://", 1)[1]
 
 
-def _chroma_address(value: str) -> tuple[str, int]:
-    host, sep, port = value.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise InvalidInputError(f"--chroma must be HOST:PORT, e.g. 127.0.0.1:8000 (got {value!r})")
-    return host, int(port)
-
-
 def server_env(
     root: Path,
     *,
@@ -108,10 +107,11 @@ def server_env(
         env["MNEMON_SERVE_HOST"] = host
     if postgres is not None:
         env["MNEMON_DATABASE_URL"] = _postgres_url(postgres)
-    if chroma is not None:
-        host, port = _chroma_address(chroma)
-        env["MNEMON_CHROMA__HOST"] = host
-        env["MNEMON_CHROMA__PORT"] = str(port)
+    if chroma is not None:  # HOST:PORT or http(s)://HOST:PORT; anything else is refused
+        address = chroma_server(chroma)
+        env["MNEMON_CHROMA__HOST"] = address.host
+        env["MNEMON_CHROMA__PORT"] = str(address.port)
+        env["MNEMON_CHROMA__SSL"] = "true" if address.ssl else "false"
     return env
 
 
@@ -172,10 +172,88 @@ def wait_ready(
                 f"the server exited with status {process.returncode} before {url}/ok answered"
             )
         try:
-            if httpx.get(f"{url}/ok", timeout=1.0).status_code == 200:
+            if httpx.get(f"{url}/ok", timeout=1.0, trust_env=False).status_code == 200:
                 return time.monotonic() - started
         except httpx.HTTPError:
             pass
         if time.monotonic() - started > timeout:
             raise TimeoutError(f"{url}/ok did not answer within {timeout:.0f} s")
         time.sleep(0.1)
+
+
+# --- before and after the launch: the port is free, the server that answers is ours ---------
+
+
+def check_port(host: str, port: int) -> None:
+    """Refuse a port something already listens on, before ``langgraph dev`` silently moves
+    to another one.
+
+    The check binds like ``langgraph dev`` does (``SO_REUSEADDR``: a socket of a stopped
+    server in TIME_WAIT does not count). Raises :class:`MnemonError` (``port-in-use``, or
+    ``port-unavailable`` when ``host`` is not an address of this machine).
+
+    Example:
+        >>> check_port("127.0.0.1", 2024)  # raises when port 2024 is taken
+    """
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except (socket.gaierror, UnicodeError) as exc:
+        raise MnemonError(
+            f"--host {host!r} is not an address of this machine ({exc}); e.g. --host 127.0.0.1",
+            code="port-unavailable",
+        ) from None
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise MnemonError(
+                    f"port {port} on {host} is already in use; stop what listens there or "
+                    f"choose another port with --port (e.g. --port {_free_port(host)})",
+                    code="port-in-use",
+                ) from None
+            raise MnemonError(
+                f"cannot listen on {host} port {port} ({exc.strerror}); check --host and --port",
+                code="port-unavailable",
+            ) from None
+
+
+def _free_port(host: str) -> int:
+    """A port free right now, to suggest instead of a busy one."""
+    six = ":" in host
+    with socket.socket(socket.AF_INET6 if six else socket.AF_INET) as probe:
+        probe.bind(("::1" if six else "127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def local_url(host: str, port: int) -> str:
+    """The URL this machine reaches a server on ``host``:``port`` at (a wildcard host is
+    reached on loopback).
+
+    Example:
+        >>> local_url("0.0.0.0", 2024), local_url("::1", 8123)
+        ('http://127.0.0.1:2024', 'http://[::1]:8123')
+    """
+    name = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+    try:
+        if ipaddress.ip_address(name).version == 6:
+            name = f"[{name}]"
+    except ValueError:
+        pass
+    return f"http://{name}:{port}"
+
+
+def served_root(url: str, *, timeout: float = 10.0) -> str | None:
+    """The storage root the mnemon server at ``url`` serves (from its status), or None when
+    the status cannot be read there."""
+    import httpx
+
+    try:
+        response = httpx.get(f"{url}/mnemon/api/status", timeout=timeout, trust_env=False)
+        root = response.json().get("root") if response.status_code == 200 else None
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
+    return root if isinstance(root, str) else None

@@ -3,7 +3,7 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const state = { status: null, space: null, tab: "recall", contentOffset: 0, task: null };
+const state = { status: null, runtime: null, space: null, tab: "recall", contentOffset: 0, task: null };
 const PAGE_SIZE = 20;
 
 // --- DOM and network helpers ------------------------------------------------------------
@@ -50,6 +50,8 @@ class ApiError extends Error {
   }
 }
 
+const md = (text) => window.MnemonMarkdown.render(text);
+
 // One fetch wrapper: JSON in and out, the bearer token when set, and the API's
 // {"error", "message"} body turned into an ApiError so callers cannot ignore it.
 // Every change (POST, PATCH, DELETE) is sent as JSON, bodiless ones too: the server refuses
@@ -78,19 +80,27 @@ async function api(path, options = {}) {
   }
   if (!response.ok) {
     if (data && data.error) throw new ApiError(data.error, data.message || "", response.status);
+    // A receipt that did not commit (409 rejected, 502 failed) says why in its message.
+    if (data && data.status && data.message) throw new ApiError(data.status, data.message, response.status);
     throw new ApiError(`http-${response.status}`, text.slice(0, 300) || response.statusText, response.status);
   }
   return data;
 }
 
-// Errors stay until dismissed; receipts and notes fade after a while.
+// One banner at a time: a new message replaces the one shown, so nothing piles up and an
+// error goes away with the next success. Errors stay until then (or until the user moves to
+// another page); receipts and notes also fade after a while.
 function notify(text, kind = "info", code = "") {
   const box = el("div", { class: `msg ${kind}`, role: kind === "error" ? "alert" : "status", testid: `message-${kind}` },
     code ? el("strong", {}, `${code}: `) : null,
     el("span", {}, text),
     el("button", { type: "button", class: "close", title: "Dismiss", onclick: () => box.remove() }, "×"));
-  $("messages").append(box);
+  $("messages").replaceChildren(box);
   if (kind !== "error") setTimeout(() => box.remove(), 8000);
+}
+
+function clearErrors() {
+  for (const box of $("messages").querySelectorAll(".msg.error")) box.remove();
 }
 
 function showError(err) {
@@ -112,8 +122,23 @@ function guard(fn) {
 
 window.addEventListener("unhandledrejection", (event) => showError(event.reason));
 
-function receipt(result) {
-  if (result && result.message) notify(result.message, result.status === "committed" ? "info" : "warning");
+// ``says`` may phrase a committed receipt for people (the names they gave, not ids).
+function receipt(result, says) {
+  if (!result || !result.message) return;
+  const committed = result.status === "committed";
+  notify(committed && says ? says(result) : result.message, committed ? "info" : "warning");
+}
+
+// Every change goes through here: show its receipt, then re-fetch what it may have changed,
+// whether it committed or not (the server is the truth, not what the page thought).
+async function mutate(call, refresh, says) {
+  try {
+    const result = await call();
+    receipt(result, says);
+    return result;
+  } finally {
+    if (refresh) await refresh().catch(showError);
+  }
 }
 
 // A button that needs a second click: removing memory should not be one slip away.
@@ -132,10 +157,17 @@ function confirmButton(label, action) {
   return button;
 }
 
+// Widths go through the CSSOM, not a style attribute: a strict Content-Security-Policy allows it.
+function fillBar(pct) {
+  const bar = el("span", {});
+  bar.style.width = `${pct.toFixed(1)}%`;
+  return bar;
+}
+
 function usageBar(used, limit, testid) {
   const pct = limit ? Math.min(100, (100 * used) / limit) : 0;
   return el("div", { class: "usage", testid },
-    el("div", { class: `bar${pct > 90 ? " full" : ""}` }, el("span", { style: `width:${pct.toFixed(1)}%` })),
+    el("div", { class: `bar${pct > 90 ? " full" : ""}` }, fillBar(pct)),
     el("small", { class: "muted" }, `${used.toLocaleString()} / ${limit.toLocaleString()} bytes (${pct.toFixed(0)}%)`));
 }
 
@@ -181,12 +213,22 @@ async function loadStatus() {
       ["archived", docs.archived],
       ["active bytes", usageBar(docs.active_bytes.used, docs.active_bytes.limit, "status-usage-documents")],
     ]),
-    card("Memory Spaces", spaces ? [
-      ["spaces", el("span", { testid: "status-spaces-total" }, spaces.total)],
-      ["active", spaces.active],
-      ["providers", spaces.providers.join(", ")],
-      ["provider disabled", spaces.provider_disabled],
-    ] : [["spaces", "not configured"]]));
+    card("Memory Spaces", [
+      ...(spaces ? [
+        ["spaces", el("span", { testid: "status-spaces-total" }, spaces.total)],
+        ["active", spaces.active],
+        ["providers", spaces.providers.join(", ")],
+        ["provider disabled", spaces.provider_disabled],
+      ] : [["spaces", "not configured"]]),
+      ...chromaRow(s)]));
+}
+
+// The Chroma target (a folder or a server address), from servers that report it.
+function chromaRow(s) {
+  const target = s.chroma ?? (s.spaces && s.spaces.chroma);
+  if (target === undefined || target === null || target === "") return [];
+  const text = typeof target === "string" ? target : (target.target || target.url || target.path || JSON.stringify(target));
+  return [["chroma", el("span", { testid: "status-chroma" }, text)]];
 }
 
 // A degraded memory step (a failed write, a database that went away) is shown, never hidden:
@@ -220,6 +262,7 @@ function applyAuthority(s) {
 
 async function loadRuntime() {
   const data = await api("runtime");
+  state.runtime = data;
   $("runtime-revision").textContent = `revision ${shortId(data.revision)}`;
   for (const target of ["user", "memory"]) renderTier(target, data[target]);
 }
@@ -256,10 +299,8 @@ function runtimeEntry(target, entry) {
     el("span", { class: "content", testid: "runtime-entry-content" }, entry.content),
     el("span", { class: "actions" },
       el("button", { type: "button", testid: "runtime-edit", onclick: edit }, "Edit"),
-      confirmButton("Remove", async () => {
-        receipt(await api("runtime", { method: "POST", body: { action: "remove", target, old_text: entry.content } }));
-        await loadRuntime();
-      })));
+      confirmButton("Remove", () => mutate(
+        () => api("runtime", { method: "POST", body: { action: "remove", target, old_text: entry.content } }), loadRuntime))));
   // Editing is a replace of the exact stored text, which the API matches first.
   function edit() {
     const box = el("textarea", { rows: 2, testid: "runtime-edit-content" });
@@ -267,11 +308,8 @@ function runtimeEntry(target, entry) {
     const importance = el("select", { testid: "runtime-edit-importance" },
       ["normal", "critical", "low"].map((v) => el("option", { value: v, selected: v === entry.importance }, v)));
     item.replaceChildren(box, el("span", { class: "actions" }, importance,
-      el("button", { type: "button", testid: "runtime-save", onclick: guard(async () => {
-        receipt(await api("runtime", { method: "POST", body: {
-          action: "replace", target, old_text: entry.content, content: box.value, importance: importance.value } }));
-        await loadRuntime();
-      }) }, "Save"),
+      el("button", { type: "button", testid: "runtime-save", onclick: guard(() => writeRuntime({
+        action: "replace", target, old_text: entry.content, content: box.value, importance: importance.value })) }, "Save"),
       el("button", { type: "button", onclick: show }, "Cancel")));
     box.focus();
   }
@@ -282,11 +320,35 @@ function runtimeEntry(target, entry) {
 async function addRuntime() {
   const content = $("runtime-add-content");
   // Sent as typed (even empty): the API is the one place that validates input.
-  receipt(await api("runtime", { method: "POST", body: {
-    action: "add", target: $("runtime-add-target").value, content: content.value,
-    importance: $("runtime-add-importance").value } }));
+  await writeRuntime({ action: "add", target: $("runtime-add-target").value, content: content.value,
+    importance: $("runtime-add-importance").value });
   content.value = "";
-  await loadRuntime();
+}
+
+async function writeRuntime(body) {
+  try {
+    return await mutate(() => api("runtime", { method: "POST", body }), loadRuntime);
+  } catch (err) {
+    throw oversized(err, body.target, body.content || "");
+  }
+}
+
+const utf8Bytes = (text) => new TextEncoder().encode(text).length;
+
+// An entry larger than its whole file (or than one entry may be) cannot be made room for:
+// "compact and retry" would fail again, so say what can work instead.
+function oversized(err, target, content) {
+  const view = state.runtime && state.runtime[target];
+  if (!(err instanceof ApiError) || !view || !["runtime-capacity", "invalid-input"].includes(err.code)) return err;
+  const perEntry = state.runtime.max_entry_bytes || view.limit;
+  const room = Math.min(view.limit, perEntry);
+  // The server collapses whitespace before it counts bytes.
+  const size = utf8Bytes(content.split(/\s+/).filter(Boolean).join(" "));
+  if (size <= room) return err;
+  const what = room === view.limit ? `the whole ${target.toUpperCase()} file holds` : "one entry may hold";
+  return new ApiError(err.code,
+    `This entry is ${size.toLocaleString()} bytes, more than ${what} (${room.toLocaleString()} bytes), so compacting `
+    + "other entries cannot make room. Shorten it, split it into smaller entries, or store it as a Document.", err.status);
 }
 
 // --- Documents ---------------------------------------------------------------------------
@@ -312,34 +374,41 @@ async function openDocument(id) {
     el("p", { class: "muted" }, `${record.status} · revision ${record.revision} · ${record.relative_path}`),
     record.description ? el("p", {}, record.description) : null,
     record.archive_summary ? el("p", { class: "muted" }, `Archive summary: ${record.archive_summary}`) : null,
-    el("pre", { testid: "doc-reader-content" }, content),
-    record.status === "active" ? confirmButton("Archive", async () => {
-      receipt(await api(`documents/${encodeURIComponent(id)}/archive`, { method: "POST" }));
-      await loadDocuments();
-      await openDocument(id);
-    }) : null);
+    el("div", { class: "md", testid: "doc-reader-content" }, md(content)),
+    record.status === "active" ? confirmButton("Archive", () => mutate(
+      () => api(`documents/${encodeURIComponent(id)}/archive`, { method: "POST" }),
+      async () => { await loadDocuments(); await openDocument(id); },
+      () => `Document '${record.title}' archived.`)) : null);
   reader.hidden = false;
 }
 
 async function createDocument() {
   const body = { title: $("doc-title").value, content: $("doc-content").value };
   if ($("doc-description").value) body.description = $("doc-description").value;
-  const result = await api("documents", { method: "POST", body });
-  receipt(result);
+  const result = await mutate(() => api("documents", { method: "POST", body }), loadDocuments,
+    (r) => `Document '${r.document ? r.document.title : body.title}' created.`);
   for (const id of ["doc-title", "doc-description", "doc-content"]) $(id).value = "";
-  await loadDocuments();
   if (result && result.document) await openDocument(result.document.id);
 }
 
+// The search API answers a model (its hint tells the model how to use excerpts); the page says
+// in its own words what it found and never shows that hint.
 async function searchDocuments() {
   const q = $("doc-search-q").value;
   const result = await api(`documents/search?q=${encodeURIComponent(q)}&include_archived=true&limit=4`);
-  const hits = [...result.results, ...(result.suggestions || [])];
+  const suggestions = result.suggestions || [];
+  let summary = result.total === 1 ? "1 matching document" : `${result.total} matching documents`;
+  if (result.total > result.results.length) summary += `, best ${result.results.length} shown`;
+  if (!result.results.length) {
+    summary = suggestions.length ? "No document matched. Recently updated documents:" : "There are no documents to search yet.";
+  }
   fill("doc-search-results",
-    el("p", { class: "muted" }, result.hint || `${result.total} match(es)`),
-    el("ul", { class: "list" }, hits.map((hit) => el("li", {},
-      el("button", { type: "button", class: "link", onclick: guard(() => openDocument(hit.id)) }, hit.title),
-      el("small", { class: "muted" }, ` ${hit.kind} · ${hit.status} · score ${hit.score}`)))));
+    el("p", { class: "muted", testid: "doc-search-summary" }, summary),
+    el("ul", { class: "list" }, [...result.results, ...suggestions].map((hit) => el("li", { class: "hit", testid: "doc-search-hit" },
+      el("div", {},
+        el("button", { type: "button", class: "link", onclick: guard(() => openDocument(hit.id)) }, hit.title),
+        el("small", { class: "muted" }, ` ${hit.status}${hit.kind === "result" ? ` · score ${hit.score}` : ""}`)),
+      hit.content ? el("div", { class: "md excerpt", testid: "doc-search-excerpt" }, md(hit.truncated ? `${hit.content} …` : hit.content)) : null))));
 }
 
 // --- Memory Spaces -----------------------------------------------------------------------
@@ -349,13 +418,14 @@ async function loadSpaces(spaceId) {
   $("spaces-count").textContent = `${data.active_count} active of ${data.total}`;
   fill("spaces-list", data.spaces.length ? data.spaces.map((space) => el("tr", { testid: "space-row", "data-space-id": space.id },
     el("td", {}, el("a", { href: `#/spaces/${encodeURIComponent(space.id)}`, testid: "space-open" }, space.name)),
-    el("td", {}, el("code", {}, space.id)),
-    el("td", {}, space.provider_id, space.provider_registered ? "" : " (disabled)"),
+    el("td", { "data-label": "id" }, el("code", {}, space.id)),
+    el("td", { "data-label": "provider" }, space.provider_id, space.provider_registered ? "" : " (disabled)"),
     el("td", {}, el("span", { class: `badge ${space.active ? "ok" : "off"}`, testid: "space-active" }, space.active ? "active" : "inactive")),
-    el("td", {}, el("button", { type: "button", testid: "space-toggle", onclick: guard(async () => {
-      receipt(await api(`spaces/${encodeURIComponent(space.id)}/active`, { method: "POST", body: { active: !space.active } }));
-      await loadSpaces(state.space && state.space.id);
-    }) }, space.active ? "Deactivate" : "Activate"))))
+    el("td", {}, el("button", { type: "button", testid: "space-toggle", onclick: guard(() => mutate(
+      () => api(`spaces/${encodeURIComponent(space.id)}/active`, { method: "POST", body: { active: !space.active } }),
+      reloadSpaces,
+      () => `Memory Space '${space.name}' is now ${space.active ? "inactive (its memories are kept)" : "active"}.`)) },
+    space.active ? "Deactivate" : "Activate"))))
     : el("tr", {}, el("td", { colspan: 5, class: "muted" }, "No Memory Spaces yet.")));
   const chosen = data.spaces.find((s) => s.id === spaceId);
   if (chosen && (!state.space || state.space.id !== chosen.id)) {
@@ -374,15 +444,17 @@ async function loadSpaces(spaceId) {
 async function createSpace() {
   const body = { name: $("space-name").value };
   if ($("space-description").value) body.description = $("space-description").value;
-  const result = await api("spaces", { method: "POST", body });
-  receipt(result);
+  const result = await mutate(() => api("spaces", { method: "POST", body }), reloadSpaces,
+    (r) => `Memory Space '${r.space ? r.space.name : body.name}' created; it becomes active with its first memory.`);
   $("space-name").value = "";
   $("space-description").value = "";
   if (result && result.space) location.hash = `#/spaces/${encodeURIComponent(result.space.id)}`;
-  else await loadSpaces();
 }
 
+// After a change: the catalog again (a first write activates a space), the open space's tab too.
+const reloadSpaces = () => loadSpaces(state.space && state.space.id);
 const spacePath = (suffix) => `spaces/${encodeURIComponent(state.space.id)}/${suffix}`;
+const spaceName = () => (state.space ? state.space.name : "");
 
 async function showTab(tab) {
   if (tab !== state.tab) state.contentOffset = 0;
@@ -433,10 +505,9 @@ async function loadContent() {
     el("span", { class: "badge" }, row.category),
     el("span", { class: "content" }, row.content),
     row.entities.length ? el("small", { class: "muted" }, ` [${row.entities.join(", ")}]`) : null,
-    el("span", { class: "actions" }, confirmButton("Forget", async () => {
-      receipt(await api(spacePath(`memories/${encodeURIComponent(row.id)}`), { method: "DELETE" }));
-      await loadContent();
-    }))))
+    el("span", { class: "actions" }, confirmButton("Forget", () => mutate(
+      () => api(spacePath(`memories/${encodeURIComponent(row.id)}`), { method: "DELETE" }),
+      reloadSpaces, () => `Forgot the memory in '${spaceName()}'.`)))))
     : el("li", { class: "muted empty" }, offset ? "No more memories." : "This space is empty."));
   $("content-page").textContent = `items ${offset + 1}–${offset + items.length}`;
   $("content-prev").disabled = offset === 0;
@@ -463,110 +534,54 @@ async function remember() {
   const entities = $("remember-entities").value.split(",").map((s) => s.trim()).filter(Boolean);
   const body = { content: $("remember-content").value };
   if (entities.length) body.entities = entities;
-  receipt(await api(spacePath("memories"), { method: "POST", body }));
+  const name = spaceName();
+  await mutate(() => api(spacePath("memories"), { method: "POST", body }), reloadSpaces,
+    (r) => `Remembered in '${name}'.${r.activated ? " The space is now active." : ""}`);
   $("remember-content").value = "";
   $("remember-entities").value = "";
 }
 
-// --- Graph (SVG, small force layout) -----------------------------------------------------
-
-// Start on a circle (deterministic), then relax with a few hundred steps of
-// repulsion between all nodes and springs along edges. Good enough for 200 nodes.
-function layout(nodes, edges, width, height) {
-  const n = nodes.length;
-  const cx = width / 2;
-  const cy = height / 2;
-  const radius = Math.min(width, height) * 0.38;
-  const pos = nodes.map((_, i) => ({
-    x: cx + radius * Math.cos((2 * Math.PI * i) / Math.max(n, 1)),
-    y: cy + radius * Math.sin((2 * Math.PI * i) / Math.max(n, 1)),
-  }));
-  const index = new Map(nodes.map((node, i) => [node.id, i]));
-  const links = edges.map((e) => [index.get(e.source), index.get(e.target)]).filter(([a, b]) => a !== undefined && b !== undefined && a !== b);
-  const ideal = Math.max(40, radius / Math.sqrt(Math.max(n, 1)));
-  for (let step = 0; step < 300; step++) {
-    const cool = 1 - step / 300;
-    const force = pos.map(() => ({ x: 0, y: 0 }));
-    for (let i = 0; i < n; i++) {
-      for (let j = i + 1; j < n; j++) {
-        const dx = pos[i].x - pos[j].x || 0.01;
-        const dy = pos[i].y - pos[j].y || 0.01;
-        const d2 = dx * dx + dy * dy;
-        const push = (ideal * ideal) / d2;
-        force[i].x += dx * push; force[i].y += dy * push;
-        force[j].x -= dx * push; force[j].y -= dy * push;
-      }
-    }
-    for (const [a, b] of links) {
-      const dx = pos[b].x - pos[a].x;
-      const dy = pos[b].y - pos[a].y;
-      const d = Math.sqrt(dx * dx + dy * dy) || 0.01;
-      const pull = (d - ideal) / d / 2;
-      force[a].x += dx * pull; force[a].y += dy * pull;
-      force[b].x -= dx * pull; force[b].y -= dy * pull;
-    }
-    for (let i = 0; i < n; i++) {
-      // A weak pull to the centre keeps unlinked nodes on screen.
-      force[i].x += (cx - pos[i].x) * 0.02;
-      force[i].y += (cy - pos[i].y) * 0.02;
-      const len = Math.hypot(force[i].x, force[i].y) || 1;
-      const move = Math.min(len, 10 * cool + 0.5);
-      pos[i].x = Math.min(width - 20, Math.max(20, pos[i].x + (force[i].x / len) * move));
-      pos[i].y = Math.min(height - 20, Math.max(20, pos[i].y + (force[i].y / len) * move));
-    }
-  }
-  return { pos, index };
-}
+// --- Graph (graph.js lays it out without label overlaps) ------------------------------------
 
 async function loadGraph() {
   const graph = await api(spacePath("graph?limit=200"));
-  const width = 960;
-  const height = 420;
   if (!graph.nodes.length) {
     fill("graph-view", el("p", { class: "muted" }, "No memories to draw."));
     return;
   }
-  const { pos, index } = layout(graph.nodes, graph.edges, width, height);
-  const chart = svg("svg", { viewBox: `0 0 ${width} ${height}`, class: "graph", role: "img", testid: "graph-svg",
-    "aria-label": `${graph.nodes.length} memories, ${graph.edges.length} links` });
-  for (const edge of graph.edges) {
-    const a = pos[index.get(edge.source)];
-    const b = pos[index.get(edge.target)];
-    if (!a || !b) continue;
-    chart.append(svg("line", { x1: a.x, y1: a.y, x2: b.x, y2: b.y, class: `edge ${edge.type}`, testid: "graph-edge",
-      "stroke-width": 1 + 2 * (edge.weight ?? 0.5) }, svg("title", {}, `${edge.type} ${edge.weight ?? ""}`)));
-  }
-  graph.nodes.forEach((node, i) => {
-    const label = node.label.length > 32 ? `${node.label.slice(0, 31)}…` : node.label;
-    // Labels point towards the middle so the ones near the right edge are not cut off.
-    const right = pos[i].x > width * 0.6;
-    chart.append(svg("g", { class: `node ${node.category || ""}`, testid: "graph-node", transform: `translate(${pos[i].x},${pos[i].y})` },
-      svg("title", {}, `${node.label}${node.entities.length ? `\n[${node.entities.join(", ")}]` : ""}`),
-      svg("circle", { r: 7 }),
-      svg("text", { x: right ? -10 : 10, y: 4, "text-anchor": right ? "end" : "start" }, label)));
-  });
+  // The chart keeps its natural size (readable labels); wider or taller ones scroll in their box.
+  // A phone gets a wider chart to pan over rather than one tall column.
+  const available = Math.min(1160, Math.max(640, $("graph-view").clientWidth || 960));
   const types = [...new Set(graph.edges.map((e) => e.type))];
-  fill("graph-view", chart,
+  fill("graph-view", el("div", { class: "graph-box", testid: "graph-box" }, window.MnemonGraph.draw(graph, available)),
     el("p", { class: "muted legend" }, `${plural(graph.nodes.length, "node")}, ${plural(graph.edges.length, "edge")}`,
       types.map((t) => el("span", { class: `key ${t}` }, t))));
 }
 
 // --- Mnemos ------------------------------------------------------------------------------
 
+// A task is named by its goal (what a person recognises); the id, shortened, is the fallback.
+const clip = (text, n) => (text.length > n ? `${text.slice(0, n - 1)}…` : text);
+const shortTaskId = (id) => (id.length > 16 ? `${id.slice(0, 8)}…` : id);
+const taskLabel = (task) => (task.goal ? clip(task.goal.replace(/\s+/g, " ").trim(), 80) : shortTaskId(task.task_id));
+
 async function loadMnemos(taskId) {
   const { tasks } = await api("mnemos/tasks");
   fill("tasks-list", tasks.length ? tasks.map((task) => {
     const f = task.last_fatigue;
     return el("tr", { testid: "task-row", "data-task-id": task.task_id },
-      el("td", {}, el("a", { href: `#/mnemos/${encodeURIComponent(task.task_id)}`, testid: "task-open" }, task.task_id)),
-      el("td", {}, `${task.nodes.active} active / ${task.nodes.total}`),
-      el("td", {}, task.checkpoints),
-      el("td", {}, f ? el("span", { class: `badge ${f.state}` }, `${f.state} ${f.composite.toFixed(2)}`) : "–"));
+      el("td", {},
+        el("a", { href: `#/mnemos/${encodeURIComponent(task.task_id)}`, testid: "task-open", title: task.goal || task.task_id }, taskLabel(task)),
+        task.goal ? el("small", { class: "muted id", testid: "task-id" }, ` ${shortTaskId(task.task_id)}`) : null),
+      el("td", { "data-label": "nodes" }, `${task.nodes.active} active / ${task.nodes.total}`),
+      el("td", { "data-label": "checkpoints" }, task.checkpoints),
+      el("td", { "data-label": "fatigue" }, f ? el("span", { class: `badge ${f.state}` }, `${f.state} ${f.composite.toFixed(2)}`) : "–"));
   }) : el("tr", {}, el("td", { colspan: 4, class: "muted" }, "No Mnemos tasks yet.")));
-  state.task = tasks.some((t) => t.task_id === taskId) ? taskId : null;
+  const chosen = tasks.find((t) => t.task_id === taskId);
+  state.task = chosen ? taskId : null;
   $("task-panel").hidden = !state.task;
   if (!state.task) return;
-  $("task-title").textContent = `Task ${state.task}`;
+  fill("task-title", chosen.goal ? `Task: ${taskLabel(chosen)}` : "Task ", el("small", { class: "muted" }, ` ${chosen.task_id}`));
   $("resume-text").hidden = true;
   const base = `mnemos/tasks/${encodeURIComponent(state.task)}`;
   const [fatigue, nodes, checkpoints] = await Promise.all([
@@ -620,8 +635,7 @@ function drawFatigue({ current, history }) {
 
 async function showResume() {
   const result = await api(`mnemos/tasks/${encodeURIComponent(state.task)}/resume`, { method: "POST" });
-  const box = $("resume-text");
-  box.textContent = result.resume;
+  const box = fill("resume-text", md(result.resume));
   box.hidden = false;
 }
 
@@ -644,6 +658,7 @@ async function route() {
   for (const link of document.querySelectorAll("#nav a")) link.classList.toggle("on", link.dataset.page === page);
   document.body.dataset.page = page;
   document.body.dataset.loaded = "";
+  clearErrors(); // an error belongs to the page it happened on
   try {
     await PAGES[page](arg);
   } catch (err) {

@@ -1,0 +1,26 @@
+"""The ``mnemon`` command line: inspect and edit a storage root, ingest, serve.
+
+One module per command group (``runtime``, ``docs``, ``spaces``, ``mnemos``, ``ingest``,
+``workers``, ``serve``, ``status``); the shared options, vocabulary and error handling are in
+``_common``. Every command is an explicit request: ``manual`` channels admit it, ``off`` and
+disabled ones refuse it. Library errors print one line on stderr and exit 1 (a kernel refusal
+names the setting and environment variable that would allow it); usage errors print one line
+and exit 2.
+
+Example:
+    >>> from langgraph_mnemon.cli import main
+    >>> main(["--root", "./.mnemon", "status", "--json"])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from langgraph_mnemon.cli._common import app, error_line, main
+from langgraph_mnemon.host import Mnemon  # the host class commands open (replaceable here)
+
+__all__ = ["Mnemon", "app", "error_line", "main"]
+
+# Commands register on ``app`` when their module is imported, in --help's order.
+for _group in ("status", "ingest", "workers", "serve", "runtime", "docs", "mnemos", "spaces"):
+    importlib.import_module(f"{__name__}.{_group}")

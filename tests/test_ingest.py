@@ -113,3 +113,32 @@ def test_item17_3_importance_words_and_batch_limits(tmp_path: Path) -> None:
     assert too_big.stderr.count("\n") == 1
     assert "Invalid value for '--batch'" in too_big.stderr
     assert "1000" in too_big.stderr
+
+
+def test_item17_3_a_resumed_ingest_into_a_chroma_space_skips_what_is_stored(
+    tmp_path: Path,
+) -> None:
+    """Chroma keys memories by content too: a re-run (and a repeat inside one batch) is a
+    duplicate, never a second row."""
+    from langgraph_mnemon import Mnemon
+
+    root = tmp_path / "root"
+    with Mnemon.open(root) as mem:
+        space = mem.spaces.create_space("Chroma notes", "ingest test", provider_id="chroma")
+        space_id = space.space.id
+    lines = _memories(300)
+    first = _run(
+        root, "ingest", str(_write(tmp_path / "a.jsonl", lines[:120])), "--space", space_id
+    )
+    assert first.returncode == 0, first.stderr
+    repeat = [*lines, lines[0]]  # the same memory twice in one file
+    again = _run(
+        root, "ingest", str(_write(tmp_path / "b.jsonl", repeat)), "--space", space_id, "--json"
+    )
+    assert again.returncode == 0, again.stderr
+    report = json.loads(again.stdout)
+    assert (report["committed"], report["already_stored"], report["failed"]) == (180, 121, 0)
+    with Mnemon.open(root) as mem:
+        rows = mem.spaces.browse(space_id, limit=500)
+        assert len(rows) == 300
+        assert len({row.content for row in rows}) == 300

@@ -2,8 +2,8 @@
 
 Every line is validated before anything is written (a bad line is named by its number); the
 writes then go in ``--batch`` chunks with a progress bar. A re-run of the same file resumes:
-what is already stored is skipped (the native ``mnemos`` provider keeps one row per exact
-content) and counted as such. A ``chroma`` space does not skip duplicates yet.
+what is already stored is skipped (the ``mnemos`` and ``chroma`` providers keep one row per
+exact content and metadata) and counted as such.
 """
 
 from __future__ import annotations
@@ -145,8 +145,8 @@ def ingest(
 
     Every line is validated before anything is written, then the memories go in --batch
     chunks with a progress bar. Re-running the same file resumes: memories already stored
-    in a mnemos space are skipped and counted as already stored. Importance is a word or 1-5
-    as elsewhere.
+    (in a mnemos or chroma space) are skipped and counted as already stored. Importance is a
+    word or 1-5 as elsewhere.
     """
     mem = open_host(ctx)
     items, numbers = read_jsonl(file, mem.spaces)

@@ -18,6 +18,7 @@ contain a query word and ranks them by similarity.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import re
 import threading
@@ -137,6 +138,11 @@ class MnemonEmbeddingFunction(EmbeddingFunction[Documents]):
     def is_legacy(self) -> bool:
         """Not a legacy (config-less) embedding function."""
         return False
+
+
+def _content_id(item: RememberItem) -> str:
+    meta = json.dumps(item.metadata, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.blake2b(f"{item.content}\x00{meta}".encode(), digest_size=16).hexdigest()
 
 
 class ChromaProvider(BaseProvider):
@@ -325,13 +331,27 @@ class ChromaProvider(BaseProvider):
     def _remember_sync(self, space: SpaceBinding, items: list[RememberItem]) -> list[dict]:
         collection = self._collection(space, create=True)
         now = self._clock()
-        ids = [uuid.uuid4().hex for _ in items]
-        metadatas = [_metadata(item, now) for item in items]
+        # Ids are keyed by content and metadata, like the native provider's, so writing the
+        # same memory again (a re-run ingest) is a duplicate, not a second row.
+        ids = [_content_id(item) for item in items]
         try:
-            collection.add(ids=ids, documents=[i.content for i in items], metadatas=metadatas)
+            stored = set(collection.get(ids=list(dict.fromkeys(ids)), include=[])["ids"])
+            fresh = {i: item for i, item in zip(ids, items, strict=True) if i not in stored}
+            if fresh:
+                collection.add(
+                    ids=list(fresh),
+                    documents=[item.content for item in fresh.values()],
+                    metadatas=[_metadata(item, now) for item in fresh.values()],
+                )
         except Exception as exc:
             raise ProviderError(f"chroma rejected the write: {exc}") from None
-        return [{"status": "stored", "id": i, "created": 1} for i in ids]
+        out: list[dict] = []
+        for i in ids:
+            duplicate = i in stored or fresh.pop(i, None) is None  # later copies in the batch
+            out.append({"status": "stored", "id": i, "created": 0 if duplicate else 1})
+            if duplicate:
+                out[-1]["duplicate"] = True
+        return out
 
     def _search_sync(
         self, space: SpaceBinding, request: ProviderSearchRequest

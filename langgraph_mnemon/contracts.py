@@ -13,6 +13,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict
 from langgraph_mnemon.errors import InvalidInputError
 
 __all__ = [
+    "IMPORTANCE_LEVELS",
     "CleanStr",
     "Importance",
     "Outcome",
@@ -21,6 +22,8 @@ __all__ = [
     "StepOutcome",
     "Usage",
     "check_text",
+    "importance_level",
+    "importance_word",
     "outcome_of",
     "safe_text",
     "shown",
@@ -31,6 +34,43 @@ ReceiptStatus = Literal["committed", "skipped", "rejected", "failed"]
 """Only ``committed`` means the write happened; everything else means nothing was stored."""
 
 Importance = Literal["critical", "normal", "low"]
+
+IMPORTANCE_LEVELS: dict[str, int] = {"critical": 5, "normal": 3, "low": 1}
+"""Runtime Memory's importance words on the 1-5 scale of Memory Spaces (and back: 4-5 read as
+critical, 3 as normal, 1-2 as low). One mapping for the CLI, archival and every other place."""
+
+
+def importance_level(value: str | int) -> int:
+    """Importance on the 1-5 scale from a word or a number.
+
+    Raises:
+        InvalidInputError: neither a word nor 1-5.
+
+    Example:
+        >>> importance_level("critical"), importance_level("2"), importance_level(4)
+        (5, 2, 4)
+    """
+    text = str(value).strip().lower()
+    if text in IMPORTANCE_LEVELS:
+        return IMPORTANCE_LEVELS[text]
+    if text.isdigit() and 1 <= int(text) <= 5:
+        return int(text)
+    raise InvalidInputError(
+        f"{value!r} is not an importance; give critical, normal or low, or 1-5 (critical=5, "
+        "normal=3, low=1; as a word 4-5 count as critical, 3 normal, 1-2 low)."
+    )
+
+
+def importance_word(value: str | int) -> Importance:
+    """Importance as a Runtime Memory word from a word or a number.
+
+    Example:
+        >>> importance_word("5"), importance_word("normal"), importance_word(2)
+        ('critical', 'normal', 'low')
+    """
+    level = importance_level(value)
+    return "critical" if level >= 4 else "normal" if level == 3 else "low"
+
 
 Outcome = Literal["succeeded", "partial", "failed", "cancelled"]
 """How a multi-step operation ended (archival into several spaces, a batch of writes):

@@ -819,3 +819,28 @@ def test_mnemon_exposes_documents_and_status(tmp_path: Path) -> None:
     assert status.active_bytes.limit == 4096
     assert status.active_bytes.used == mem.documents.usage().used
     assert status.revision == mem.documents.revision
+
+
+def test_item17_6_find_id_says_exactly_what_is_wrong(tmp_path: Path) -> None:
+    """The layer's own messages (the control plane and the CLI show them as they are)."""
+    from langgraph_mnemon.errors import InvalidInputError, NotFoundError
+
+    docs = Documents(tmp_path)
+    with pytest.raises(NotFoundError, match="'nope' is not a document id"):
+        docs.find_id("nope")
+    with pytest.raises(InvalidInputError, match="too short to pick a document"):
+        docs.find_id("3f2")
+    with pytest.raises(NotFoundError, match="no document id starts with '3f2a'"):
+        docs.find_id("3f2a")
+
+
+def test_item17_6_one_importance_mapping() -> None:
+    from langgraph_mnemon.contracts import IMPORTANCE_LEVELS, importance_level, importance_word
+    from langgraph_mnemon.errors import InvalidInputError
+
+    assert IMPORTANCE_LEVELS == {"critical": 5, "normal": 3, "low": 1}
+    words = ["low", "low", "normal", "critical", "critical"]
+    assert [importance_word(n) for n in range(1, 6)] == words
+    assert importance_level(" Critical ") == 5
+    with pytest.raises(InvalidInputError, match="not an importance"):
+        importance_level("urgent")

@@ -18,8 +18,9 @@ import typer
 from pydantic import BaseModel
 from rich.console import Console
 
+from langgraph_mnemon import contracts
 from langgraph_mnemon.contracts import Importance
-from langgraph_mnemon.errors import MnemonError
+from langgraph_mnemon.errors import InvalidInputError, MnemonError
 
 if TYPE_CHECKING:
     from langgraph_mnemon.host import Mnemon
@@ -101,8 +102,6 @@ def print_json(value: BaseModel | dict[str, Any] | list[Any]) -> None:
 
 # --- importance: one vocabulary for every command --------------------------------------------
 
-#: Words to the 1-5 scale of Memory Spaces, and back (4-5 are critical, 1-2 low).
-_LEVELS: dict[str, int] = {"critical": 5, "normal": 3, "low": 1}
 IMPORTANCE_HELP = (
     "critical, normal or low, or 1-5 (critical=5, normal=3, low=1; "
     "as a word 4-5 count as critical, 3 normal, 1-2 low)."
@@ -110,29 +109,19 @@ IMPORTANCE_HELP = (
 
 
 def importance_level(value: str | int) -> int:
-    """Importance on the 1-5 scale from a word or a number.
-
-    Example:
-        >>> importance_level("critical"), importance_level("2"), importance_level(4)
-        (5, 2, 4)
-    """
-    text = str(value).strip().lower()
-    if text in _LEVELS:
-        return _LEVELS[text]
-    if text.isdigit() and 1 <= int(text) <= 5:
-        return int(text)
-    raise typer.BadParameter(f"{value!r} is not an importance; give {IMPORTANCE_HELP}")
+    """:func:`contracts.importance_level` as a command-line parser (a usage error)."""
+    try:
+        return contracts.importance_level(value)
+    except InvalidInputError as exc:
+        raise typer.BadParameter(exc.message) from None
 
 
 def importance_word(value: str | int) -> Importance:
-    """Importance as a Runtime Memory word from a word or a number.
-
-    Example:
-        >>> importance_word("5"), importance_word("normal"), importance_word(2)
-        ('critical', 'normal', 'low')
-    """
-    level = importance_level(value)
-    return "critical" if level >= 4 else "normal" if level == 3 else "low"
+    """:func:`contracts.importance_word` as a command-line parser (a usage error)."""
+    try:
+        return contracts.importance_word(value)
+    except InvalidInputError as exc:
+        raise typer.BadParameter(exc.message) from None
 
 
 ImportanceLevel = Annotated[

@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from langgraph_mnemon.cli._common import JsonOption, app, group, open_host, out, print_json
-from langgraph_mnemon.errors import InvalidInputError, NotFoundError
+from langgraph_mnemon.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from langgraph_mnemon.host import Mnemon
@@ -28,20 +28,8 @@ _ID_CHARS = re.compile(r"[0-9a-fA-F-]+")
 
 
 def _doc_id(mem: Mnemon, value: str) -> str:
-    """A full document id from an id or a unique id prefix; exact messages for each miss."""
-    text = value.strip()
-    if not _ID_CHARS.fullmatch(text):
-        raise NotFoundError(
-            f"{value!r} is not a document id (ids are hexadecimal, e.g. 3f2a9c1e); "
-            "see `mnemon docs list`"
-        )
-    if len(text) < 4:
-        raise InvalidInputError(
-            f"{value!r} is too short to pick a document: give at least its first 4 characters"
-        )
-    if len(text) == 36:
-        return text.lower()
-    return mem.documents.find_id(text)
+    """A full document id from an id or a unique id prefix (the layer's exact messages)."""
+    return mem.documents.find_id(value)
 
 
 @docs_app.command("list")

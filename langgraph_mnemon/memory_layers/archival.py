@@ -27,7 +27,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from langgraph_mnemon.contracts import Outcome, StepOutcome, outcome_of
+from langgraph_mnemon.contracts import IMPORTANCE_LEVELS, Outcome, StepOutcome, outcome_of
 from langgraph_mnemon.errors import InvalidInputError, MnemonError
 from langgraph_mnemon.memory_layers.kernel import acting
 from langgraph_mnemon.memory_layers.runtime import (
@@ -59,7 +59,6 @@ __all__ = [
 EXCERPT_CHARS = 384
 BATCH_CHARS = 1024
 _MARKER = "[... host-truncated routing excerpt ...]"
-_IMPORTANCE_SCALE = {"critical": 5, "normal": 3, "low": 2}
 LOCAL_ARCHIVE = "runtime/archived"  # the step target of the local archive
 
 
@@ -210,7 +209,7 @@ def _write_space(
         {
             "content": plan.entries[i - 1].content,
             "category": "context",
-            "importance": _IMPORTANCE_SCALE[plan.entries[i - 1].importance],
+            "importance": IMPORTANCE_LEVELS[plan.entries[i - 1].importance],
             "tags": ["runtime-memory", "archived"],
             "source": "agent",
             "metadata": {"archived_from": "MEMORY.md", "revision": plan.revision},

@@ -1351,10 +1351,25 @@ class Documents:
         return body
 
     def find_id(self, prefix: str) -> str:
-        """The full id of the one document whose id starts with ``prefix`` (≥4 hex chars)."""
-        if not isinstance(prefix, str) or not re.fullmatch(r"[0-9a-fA-F-]{4,36}", prefix.strip()):
-            raise InvalidInputError("give a document id or at least its first 4 characters")
-        prefix = prefix.strip().lower()
+        """The full id of the one document whose id starts with ``prefix`` (≥4 hex chars).
+
+        Raises:
+            NotFoundError: ``prefix`` is not hexadecimal, or no id starts with it.
+            InvalidInputError: fewer than 4 characters, or not text.
+            AmbiguousMatchError: several ids start with it.
+        """
+        text = check_text(prefix, "document id").strip()
+        if not re.fullmatch(r"[0-9a-fA-F-]{1,36}", text):
+            raise NotFoundError(
+                f"{shown(text)} is not a document id (ids are hexadecimal, e.g. 3f2a9c1e); "
+                "see `mnemon docs list`"
+            )
+        if len(text) < 4:
+            raise InvalidInputError(
+                f"{shown(text)} is too short to pick a document: give at least its first 4 "
+                "characters"
+            )
+        prefix = text.lower()
         matches = [r.id for r in self._load().records if r.id.startswith(prefix)]
         if not matches:
             raise NotFoundError(f"no document id starts with {prefix!r}; see `mnemon docs list`")

@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from langgraph_mnemon.adapters.embeddings import WordLlamaEmbedder
 from langgraph_mnemon.adapters.providers.mnemos import MnemosProvider
-from langgraph_mnemon.memory_layers.mnemos.db import Database, create_engine
 from langgraph_mnemon.memory_layers.spaces import MemorySpaces
+from langgraph_mnemon.storage.db import Database, create_engine
 
 _SYLLABLES = (
     "ka", "lo", "mi", "ren", "sta", "por", "vel", "dan", "qui", "tor", "ex", "am", "bri", "sel",

@@ -47,7 +47,7 @@ from langgraph.graph import END, START, StateGraph
 from bench.recall_scale import _FUNCTION, Corpus
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.graphs.turn import MnemonTurnState, begin_turn, end_turn
-from langgraph_mnemon.memory_layers.recall_envelope import TurnRetrieval
+from langgraph_mnemon.memory_layers.turns import TurnRetrieval
 from langgraph_mnemon.testing import ScriptedChatModel
 
 WARMUP = 20

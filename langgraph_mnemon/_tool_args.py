@@ -1,6 +1,6 @@
 """Argument models of the model-facing memory tools (``langgraph_mnemon.tools``): one per tool,
 plus the inputs of the General strategy's View routes and actions (their JSON schemas are in
-``memory_layers/_view_offers.py``). Tool arguments with ``InjectedState`` receive the agent state,
+``memory_layers/turns/_offers.py``). Tool arguments with ``InjectedState`` receive the agent state,
 never shown to the model.
 """
 
@@ -12,7 +12,7 @@ from langgraph.prebuilt import InjectedState
 from pydantic import BaseModel, ConfigDict, Field
 
 from langgraph_mnemon.contracts import CleanStr
-from langgraph_mnemon.memory_layers._view_offers import RUNTIME_SEARCH_EVIDENCE
+from langgraph_mnemon.memory_layers.turns import RUNTIME_SEARCH_EVIDENCE
 
 __all__ = [
     "DocumentCreateArgs",
@@ -218,7 +218,7 @@ class ViewActionArgs(BaseModel):
     state: Annotated[dict[str, Any], InjectedState]
 
 
-# Inputs of the General strategy's routes and actions (memory_layers/view.py ``_offers``).
+# Inputs of the General strategy's routes and actions (memory_layers/turns/_view.py ``_offers``).
 
 
 class ViewInput(BaseModel):

@@ -26,15 +26,15 @@ from langgraph_mnemon.memory_layers.documents import (
 from langgraph_mnemon.memory_layers.health import HealthRecord, HealthReport
 from langgraph_mnemon.memory_layers.kernel import Kernel, Trigger
 from langgraph_mnemon.memory_layers.mnemos import Database, Mnemos
-from langgraph_mnemon.memory_layers.mnemos.db import (
+from langgraph_mnemon.memory_layers.runtime import RuntimeMemory, RuntimeMutation, RuntimeReceipt
+from langgraph_mnemon.memory_layers.spaces import MemorySpaces, ProviderHealth
+from langgraph_mnemon.storage.db import (
     create_engine,
     ensure_sqlite_directory,
     read_only_media_url,
     redact_url,
     refuse_linked_sqlite,
 )
-from langgraph_mnemon.memory_layers.runtime import RuntimeMemory, RuntimeMutation, RuntimeReceipt
-from langgraph_mnemon.memory_layers.spaces import MemorySpaces, ProviderHealth
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -48,8 +48,7 @@ if TYPE_CHECKING:
     from langgraph_mnemon.graphs.review import BackgroundReviews
     from langgraph_mnemon.memory_layers.activity import ReviewGate
     from langgraph_mnemon.memory_layers.agent_query import QueryAnswer
-    from langgraph_mnemon.memory_layers.recall_envelope import TurnRetrievals
-    from langgraph_mnemon.memory_layers.view import ViewComposer, WakeTracker
+    from langgraph_mnemon.memory_layers.turns import TurnRetrievals, ViewComposer, WakeTracker
     from langgraph_mnemon.memory_layers.write_worker import WriteCandidate, WriteReceipt
     from langgraph_mnemon.middleware import MnemonMiddleware
     from langgraph_mnemon.server.reviews import ServerReviews
@@ -376,7 +375,7 @@ class Mnemon:
                         )
                     )
             quality = cfg.recall_quality
-            from langgraph_mnemon.memory_layers.recall import QualitySettings
+            from langgraph_mnemon.memory_layers.spaces import QualitySettings
 
             self._spaces = MemorySpaces(
                 self.database,
@@ -419,7 +418,7 @@ class Mnemon:
     def views(self) -> ViewComposer:
         """Composes and pins the TurnView of each turn (child agents retain their parent's)."""
         if self._views is None:
-            from langgraph_mnemon.memory_layers.view import ViewComposer
+            from langgraph_mnemon.memory_layers.turns import ViewComposer
 
             self._views = ViewComposer(
                 self.config,
@@ -434,7 +433,7 @@ class Mnemon:
     def retrievals(self) -> TurnRetrievals:
         """Per-turn recall / Related / Documents-search budgets, keyed by turn id."""
         if self._retrievals is None:
-            from langgraph_mnemon.memory_layers.recall_envelope import TurnRetrievals
+            from langgraph_mnemon.memory_layers.turns import TurnRetrievals
 
             self._retrievals = TurnRetrievals()
         return self._retrievals
@@ -443,7 +442,7 @@ class Mnemon:
     def wake_tracker(self) -> WakeTracker:
         """Which Wake digest and cue each thread last received."""
         if self._wake_tracker is None:
-            from langgraph_mnemon.memory_layers.view import WakeTracker
+            from langgraph_mnemon.memory_layers.turns import WakeTracker
 
             self._wake_tracker = WakeTracker()
         return self._wake_tracker
@@ -516,7 +515,7 @@ class Mnemon:
         Example:
             >>> SystemMessage(mem.system_prompt())
         """
-        from langgraph_mnemon.memory_layers.view import system_sections
+        from langgraph_mnemon.memory_layers.turns import system_sections
 
         view = self.views.pinned(turn_id) if turn_id is not None else None
         return "\n\n".join(

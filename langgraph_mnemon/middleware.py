@@ -26,7 +26,7 @@ from langgraph.config import get_config
 
 from langgraph_mnemon.graphs.turn import DEGRADED_TURN, begin_update, end_update
 from langgraph_mnemon.memory_layers.kernel import acting
-from langgraph_mnemon.memory_layers.view import system_sections
+from langgraph_mnemon.memory_layers.turns import system_sections
 from langgraph_mnemon.nodes._guard import memory_step
 
 if TYPE_CHECKING:

@@ -60,20 +60,21 @@ from langgraph_mnemon._tool_args import (
 )
 from langgraph_mnemon.contracts import safe_text
 from langgraph_mnemon.errors import InvalidInputError, MnemonError
-from langgraph_mnemon.memory_layers._route_budget import call_key
-from langgraph_mnemon.memory_layers._view_offers import (
+from langgraph_mnemon.memory_layers.documents import DocumentMutation
+from langgraph_mnemon.memory_layers.kernel import Channel, Layer, acting
+from langgraph_mnemon.memory_layers.runtime import RuntimeMutation
+from langgraph_mnemon.memory_layers.turns import (
     OFFER_CHANNELS,
     RUNTIME_SEARCH_EVIDENCE,
     ActionOffer,
     RouteOffer,
+    call_key,
+    clip_text,
+    model_item,
 )
-from langgraph_mnemon.memory_layers.documents import DocumentMutation
-from langgraph_mnemon.memory_layers.kernel import Channel, Layer, acting
-from langgraph_mnemon.memory_layers.mnemos.db import redact_url
-from langgraph_mnemon.memory_layers.recall_envelope import clip_text, model_item
-from langgraph_mnemon.memory_layers.runtime import RuntimeMutation
 from langgraph_mnemon.memory_layers.write_worker import WriteCandidate
 from langgraph_mnemon.nodes._guard import DEGRADED_TURN, memory_step
+from langgraph_mnemon.storage.db import redact_url
 
 if TYPE_CHECKING:
     from langgraph_mnemon.host import Mnemon
@@ -358,7 +359,7 @@ def _chosen_provider(mem: Mnemon, requested: str | None, purpose: str = "") -> t
     """``(provider id, mode)`` for a new Memory Space under the persistence strategy (the
     placement service; the worker model chooses among several eligible providers)."""
     from langgraph_mnemon.adapters.placement import model_chooser
-    from langgraph_mnemon.memory_layers.placement import place
+    from langgraph_mnemon.memory_layers.spaces import place
 
     placement = place(
         mem.config.persistence_strategy,

@@ -20,21 +20,21 @@ from langgraph_mnemon.adapters.providers.base import BaseProvider
 from langgraph_mnemon.adapters.providers.mnemos import MnemosProvider
 from langgraph_mnemon.adapters.providers.store import StoreProvider
 from langgraph_mnemon.errors import InvalidInputError
-from langgraph_mnemon.memory_layers.mnemos.db import (
+from langgraph_mnemon.memory_layers.spaces import (
+    Capabilities,
+    Insight,
+    MemorySpaces,
+    ProviderDescriptor,
+    ProviderSearchRequest,
+    ProviderSearchResult,
+    QualitySettings,
+    SpaceBinding,
+)
+from langgraph_mnemon.storage.db import (
     Database,
     create_engine,
     ensure_sqlite_directory,
 )
-from langgraph_mnemon.memory_layers.recall import QualitySettings
-from langgraph_mnemon.memory_layers.space_models import (
-    Capabilities,
-    Insight,
-    ProviderDescriptor,
-    ProviderSearchRequest,
-    ProviderSearchResult,
-    SpaceBinding,
-)
-from langgraph_mnemon.memory_layers.spaces import MemorySpaces
 
 
 def sqlite_database(root: Path) -> Database:

@@ -11,7 +11,7 @@ from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.capabilities import ALL_CAPABILITIES
 
 from langgraph_mnemon.checkpointers import AsyncMnemosSaver, MnemosSaver
-from langgraph_mnemon.memory_layers.mnemos.db import AsyncDatabase, create_async_engine
+from langgraph_mnemon.storage.db import AsyncDatabase, create_async_engine
 
 
 def _factories(url: Callable[[], str]) -> dict[str, Callable[[], AsyncIterator[Any]]]:

@@ -25,11 +25,11 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
 from langgraph_mnemon import Mnemon
-from langgraph_mnemon.memory_layers.mnemos.db import redact_url
 from langgraph_mnemon.server import set_shared_host
 from langgraph_mnemon.server._api import ENDPOINTS
 from langgraph_mnemon.server._authority import AuthorityMiddleware
 from langgraph_mnemon.server.http import create_app
+from langgraph_mnemon.storage.db import redact_url
 
 API = "/mnemon/api"
 LOOPBACK = "127.0.0.1"

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from langgraph_mnemon.errors import InvalidInputError
-from langgraph_mnemon.memory_layers import documents
+from langgraph_mnemon.memory_layers import text
 from langgraph_mnemon.memory_layers.documents import (
     EARLIER_MARKER,
     LATER_MARKER,
@@ -89,14 +89,14 @@ def test_word_class_is_unicode_letters_numbers_underscore_hyphen() -> None:
         != bool(word.match(chr(code)))
     ]
     assert wrong == []
-    assert documents._WORD_RUN.pattern == r"[\w-]+"
+    assert text._WORD_RUN.pattern == r"[\w-]+"
 
 
 def test_han_characters_form_runs() -> None:
     for char in "中々〇𠀀丽":  # CJK, iteration mark, ideographic zero, Ext B, compatibility
-        assert documents._HAN_RUN.fullmatch(char), hex(ord(char))
+        assert text._HAN_RUN.fullmatch(char), hex(ord(char))
     for char in "あアa한":
-        assert not documents._HAN_RUN.fullmatch(char), hex(ord(char))
+        assert not text._HAN_RUN.fullmatch(char), hex(ord(char))
 
 
 def test_required_coverage() -> None:

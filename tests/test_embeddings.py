@@ -28,7 +28,7 @@ from langgraph_mnemon.adapters.embeddings import (
 )
 from langgraph_mnemon.config import EmbeddingConfig
 from langgraph_mnemon.errors import InvalidInputError, ProviderError
-from langgraph_mnemon.memory_layers.space_models import Embedder
+from langgraph_mnemon.memory_layers.spaces import Embedder
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -25,13 +25,13 @@ from langgraph_mnemon.errors import (
 )
 from langgraph_mnemon.graphs.memory_archival import build_memory_archival_graph
 from langgraph_mnemon.graphs.user_compaction import build_user_compaction_graph
-from langgraph_mnemon.memory_layers.compaction import _fold, heuristic_compaction
 from langgraph_mnemon.memory_layers.kernel import acting
 from langgraph_mnemon.memory_layers.runtime import (
     CompactedEntry,
     RuntimeMatch,
     RuntimeMutation,
 )
+from langgraph_mnemon.memory_layers.runtime._compaction import _fold, heuristic_compaction
 from langgraph_mnemon.testing import ScriptedChatModel, tool_call
 
 MODES = ("off", "manual", "automatic", "disabled")

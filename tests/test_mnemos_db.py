@@ -10,7 +10,8 @@ import pytest
 import sqlalchemy as sa
 
 from langgraph_mnemon.errors import InvalidInputError, StorageError
-from langgraph_mnemon.memory_layers.mnemos.db import (
+from langgraph_mnemon.memory_layers.mnemos.schema import METADATA, MIGRATIONS
+from langgraph_mnemon.storage.db import (
     SCHEMA_VERSION,
     Database,
     Migration,
@@ -21,7 +22,6 @@ from langgraph_mnemon.memory_layers.mnemos.db import (
     parse_database_url,
     redact_url,
 )
-from langgraph_mnemon.memory_layers.mnemos.schema import METADATA, MIGRATIONS
 
 
 def test_urls_are_normalised_to_our_drivers(tmp_path: Path) -> None:
@@ -191,7 +191,7 @@ def test_concurrent_setup_from_several_processes(database_url: str) -> None:
 
 @pytest.mark.asyncio
 async def test_async_engine_runs_the_same_operations(tmp_path: Path) -> None:
-    from langgraph_mnemon.memory_layers.mnemos.db import AsyncDatabase
+    from langgraph_mnemon.storage.db import AsyncDatabase
 
     adb = AsyncDatabase(create_async_engine(f"sqlite:///{tmp_path}/a.db"), owns_engine=True)
     applied = await adb.setup(MIGRATIONS)

@@ -19,7 +19,7 @@ from langgraph.store.memory import InMemoryStore
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.adapters.providers.chroma import ChromaProvider
 from langgraph_mnemon.adapters.providers.store import StoreProvider
-from langgraph_mnemon.memory_layers.space_models import ProviderStatus, SpaceBinding
+from langgraph_mnemon.memory_layers.spaces import ProviderStatus, SpaceBinding
 from tests.spaces_support import SecretStoreProvider, hashing, make_spaces, sqlite_database
 
 SECRET = "sk-live-9f8e7d6c5b4a"

@@ -20,8 +20,8 @@ from langgraph_mnemon.adapters.providers.chroma import ChromaProvider
 from langgraph_mnemon.adapters.providers.mnemos import MnemosProvider
 from langgraph_mnemon.adapters.providers.store import StoreProvider
 from langgraph_mnemon.errors import InvalidInputError, NotFoundError, ProviderError
-from langgraph_mnemon.memory_layers.mnemos.db import Database, create_engine
 from langgraph_mnemon.memory_layers.spaces import MemorySpaces
+from langgraph_mnemon.storage.db import Database, create_engine
 
 BACKENDS = ["mnemos-sqlite", "mnemos-postgres", "chroma-local", "chroma-server", "store-memory"]
 

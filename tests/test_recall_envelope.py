@@ -19,7 +19,13 @@ from langgraph_mnemon import Mnemon
 from langgraph_mnemon.adapters.providers.store import StoreProvider
 from langgraph_mnemon.errors import ConflictError, InvalidInputError, NotFoundError
 from langgraph_mnemon.memory_layers.documents import tokenize
-from langgraph_mnemon.memory_layers.recall_envelope import (
+from langgraph_mnemon.memory_layers.spaces import (
+    Insight,
+    ProviderSearchRequest,
+    ProviderSearchResult,
+    SpaceBinding,
+)
+from langgraph_mnemon.memory_layers.turns import (
     ELLIPSIS,
     FIRST_ATTEMPT_CHARS,
     FIRST_ATTEMPT_RESULTS,
@@ -38,12 +44,6 @@ from langgraph_mnemon.memory_layers.recall_envelope import (
     content_digest,
     query_digest,
     query_terms,
-)
-from langgraph_mnemon.memory_layers.space_models import (
-    Insight,
-    ProviderSearchRequest,
-    ProviderSearchResult,
-    SpaceBinding,
 )
 
 

@@ -14,7 +14,7 @@ from test_recall_envelope import TieredProvider, remember
 
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.graphs.recall import REFINE_TOOL, build_recall_graph
-from langgraph_mnemon.memory_layers.recall_envelope import (
+from langgraph_mnemon.memory_layers.turns import (
     HINT_EXHAUSTED,
     HINT_REPLAY,
     HINT_SECOND,

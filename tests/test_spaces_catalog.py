@@ -20,8 +20,8 @@ from langgraph_mnemon.errors import (
     ProviderError,
     ReadOnlyError,
 )
-from langgraph_mnemon.memory_layers.mnemos.db import Database, create_engine
 from langgraph_mnemon.memory_layers.spaces import DEFAULT_SPACE_ID, MemorySpaces
+from langgraph_mnemon.storage.db import Database, create_engine
 
 
 @pytest.fixture

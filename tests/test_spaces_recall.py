@@ -17,8 +17,9 @@ from spaces_support import (
 )
 
 from langgraph_mnemon.errors import InvalidInputError, NotFoundError
-from langgraph_mnemon.memory_layers.recall import (
+from langgraph_mnemon.memory_layers.spaces import (
     Candidate,
+    MemorySpaces,
     QualitySettings,
     apply_quality,
     candidate_limit,
@@ -26,11 +27,10 @@ from langgraph_mnemon.memory_layers.recall import (
     coverage_count,
     coverage_plan,
     extract_anchors,
+    is_committed,
     normalize_anchor_text,
     register_quality_policy,
 )
-from langgraph_mnemon.memory_layers.space_models import is_committed
-from langgraph_mnemon.memory_layers.spaces import MemorySpaces
 
 S = QualitySettings()
 

@@ -748,7 +748,7 @@ def test_large_namespace_pages_through_the_provider(store: MnemonStore) -> None:
 
 
 def test_native_provider_finds_rows_by_metadata(mem: Mnemon, store: MnemonStore) -> None:
-    from langgraph_mnemon.memory_layers.space_models import SpaceBinding
+    from langgraph_mnemon.memory_layers.spaces import SpaceBinding
 
     store.put(("find",), "needle", {"text": "here"})
     store.put(("find",), "other", {"text": "there"})

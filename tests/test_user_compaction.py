@@ -9,13 +9,14 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from langgraph_mnemon.graphs import build_user_compaction_graph
-from langgraph_mnemon.memory_layers.compaction import (
+from langgraph_mnemon.memory_layers.runtime import (
     CompactionProposal,
+    RuntimeMemory,
+    RuntimeMutation,
     heuristic_budget,
     heuristic_compaction,
     validate_proposal,
 )
-from langgraph_mnemon.memory_layers.runtime import RuntimeMemory, RuntimeMutation
 from langgraph_mnemon.testing import ScriptedChatModel, tool_call
 
 LIMIT = 140

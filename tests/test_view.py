@@ -12,7 +12,7 @@ import pytest
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.errors import ConflictError, InvalidInputError, NotFoundError, ProviderError
 from langgraph_mnemon.memory_layers.runtime import RUNTIME_MEMORY_PROTOCOL
-from langgraph_mnemon.memory_layers.view import (
+from langgraph_mnemon.memory_layers.turns import (
     AVAILABILITY_HEADER,
     MAX_COMPOSE_ATTEMPTS,
     PLUGIN_NAME,

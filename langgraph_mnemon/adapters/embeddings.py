@@ -37,7 +37,7 @@ from langgraph_mnemon.adapters.providers.text import analyze
 from langgraph_mnemon.config import EmbeddingConfig, redact_url
 from langgraph_mnemon.contracts import safe_text
 from langgraph_mnemon.errors import InvalidInputError, ProviderError
-from langgraph_mnemon.memory_layers.space_models import Embedder
+from langgraph_mnemon.memory_layers.spaces import Embedder
 
 __all__ = [
     "HashingEmbedder",

@@ -23,7 +23,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field
 
 from langgraph_mnemon.contracts import safe_text
-from langgraph_mnemon.memory_layers.placement import Chooser, PlacementRequest
+from langgraph_mnemon.memory_layers.spaces import Chooser, PlacementRequest
 
 __all__ = ["RESULT_TOOL", "model_chooser"]
 

@@ -39,7 +39,6 @@ from langgraph_mnemon.checkpointers._sql import (
 )
 from langgraph_mnemon.errors import ConflictError, InvalidInputError, MnemonError
 from langgraph_mnemon.memory_layers.mnemos import store
-from langgraph_mnemon.memory_layers.mnemos.db import advisory_lock
 from langgraph_mnemon.memory_layers.mnemos.schema import (
     CHECKPOINT_NODES,
     LG_BLOBS,
@@ -48,6 +47,7 @@ from langgraph_mnemon.memory_layers.mnemos.schema import (
     LG_WRITES,
     NODES,
 )
+from langgraph_mnemon.storage.db import advisory_lock
 
 __all__ = [
     "DeltaPruneError",

@@ -23,7 +23,8 @@ from langgraph_mnemon.checkpointers._sql import statements
 from langgraph_mnemon.checkpointers.base import LIST_PAGE_SIZE, MnemosSaverBase
 from langgraph_mnemon.config import MnemosConfig
 from langgraph_mnemon.errors import InvalidInputError
-from langgraph_mnemon.memory_layers.mnemos.db import (
+from langgraph_mnemon.memory_layers.mnemos.schema import MIGRATIONS
+from langgraph_mnemon.storage.db import (
     AsyncDatabase,
     Database,
     ThreadedAsyncDatabase,
@@ -32,7 +33,6 @@ from langgraph_mnemon.memory_layers.mnemos.db import (
     ensure_sqlite_directory,
     parse_database_url,
 )
-from langgraph_mnemon.memory_layers.mnemos.schema import MIGRATIONS
 
 __all__ = ["AsyncMnemosSaver"]
 

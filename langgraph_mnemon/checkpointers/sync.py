@@ -24,12 +24,12 @@ from langgraph_mnemon.checkpointers._sql import statements
 from langgraph_mnemon.checkpointers.base import LIST_PAGE_SIZE, MnemosSaverBase
 from langgraph_mnemon.config import MnemosConfig
 from langgraph_mnemon.errors import InvalidInputError
-from langgraph_mnemon.memory_layers.mnemos.db import (
+from langgraph_mnemon.memory_layers.mnemos.schema import MIGRATIONS
+from langgraph_mnemon.storage.db import (
     Database,
     create_engine,
     ensure_sqlite_directory,
 )
-from langgraph_mnemon.memory_layers.mnemos.schema import MIGRATIONS
 
 __all__ = ["MnemosSaver"]
 

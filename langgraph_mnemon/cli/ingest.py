@@ -27,8 +27,7 @@ from langgraph_mnemon.cli._common import (
 from langgraph_mnemon.errors import InvalidInputError
 
 if TYPE_CHECKING:
-    from langgraph_mnemon.memory_layers.space_models import MemoryReceipt
-    from langgraph_mnemon.memory_layers.spaces import MemorySpaces
+    from langgraph_mnemon.memory_layers.spaces import MemoryReceipt, MemorySpaces
 
 __all__ = ["ingest", "read_jsonl"]
 

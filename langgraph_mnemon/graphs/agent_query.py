@@ -23,8 +23,7 @@ from langgraph_mnemon.memory_layers.agent_query import (
     evidence_answer,
     filter_citations,
 )
-from langgraph_mnemon.memory_layers.space_models import Insight
-from langgraph_mnemon.memory_layers.spaces import MemorySpaces
+from langgraph_mnemon.memory_layers.spaces import Insight, MemorySpaces
 from langgraph_mnemon.nodes._results import parse_result, tool_schema
 
 __all__ = ["AgentQueryState", "build_agent_query_graph"]

@@ -39,14 +39,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from langgraph_mnemon.errors import InvalidInputError, MnemonError
 from langgraph_mnemon.memory_layers.kernel import acting
-from langgraph_mnemon.memory_layers.recall_envelope import (
+from langgraph_mnemon.memory_layers.spaces import MemorySpaces
+from langgraph_mnemon.memory_layers.turns import (
     RecallEvidence,
     RecallRequest,
     TurnRetrieval,
     TurnRetrievals,
     model_item,
 )
-from langgraph_mnemon.memory_layers.spaces import MemorySpaces
 from langgraph_mnemon.nodes._results import parse_result, tool_schema
 
 __all__ = ["REFINE_TOOL", "RecallState", "RefineDecision", "build_recall_graph"]

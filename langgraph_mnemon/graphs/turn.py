@@ -37,7 +37,7 @@ from langgraph_mnemon.contracts import safe_text
 from langgraph_mnemon.errors import NotFoundError
 from langgraph_mnemon.memory_layers.activity import TurnActivity
 from langgraph_mnemon.memory_layers.kernel import acting
-from langgraph_mnemon.memory_layers.view import PLUGIN_NAME, TurnScope
+from langgraph_mnemon.memory_layers.turns import PLUGIN_NAME, TurnScope
 from langgraph_mnemon.nodes._guard import DEGRADED_TURN, memory_step
 from langgraph_mnemon.nodes.history import compact_history
 

@@ -16,9 +16,9 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from langgraph_mnemon.memory_layers.compaction import CompactionProposal
 from langgraph_mnemon.memory_layers.runtime import (
     CompactedEntry,
+    CompactionProposal,
     MaintenancePlan,
     RuntimeMemory,
     RuntimeMutation,

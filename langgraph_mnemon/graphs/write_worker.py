@@ -34,8 +34,7 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from langgraph_mnemon.errors import MnemonError, ParticipationError, ReadOnlyError
-from langgraph_mnemon.memory_layers.space_models import MemoryReceipt
-from langgraph_mnemon.memory_layers.spaces import MemorySpaces
+from langgraph_mnemon.memory_layers.spaces import MemoryReceipt, MemorySpaces
 from langgraph_mnemon.memory_layers.write_worker import (
     MAX_WRITES_PER_RUN,
     WriteCandidate,

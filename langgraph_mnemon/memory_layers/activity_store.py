@@ -22,8 +22,8 @@ import sqlalchemy as sa
 from pydantic import ValidationError
 
 from langgraph_mnemon.memory_layers.activity import SavedActivity, TurnSignals
-from langgraph_mnemon.memory_layers.mnemos.db import Database, upsert
 from langgraph_mnemon.memory_layers.mnemos.review_schema import MIGRATIONS, REVIEW_ACTIVITY
+from langgraph_mnemon.storage.db import Database, upsert
 
 __all__ = ["SqlActivityStore"]
 

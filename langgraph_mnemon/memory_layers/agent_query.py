@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from langgraph_mnemon.memory_layers.space_models import Insight
+from langgraph_mnemon.memory_layers.spaces import Insight
 
 __all__ = ["Citation", "QueryAnswer", "evidence_answer", "filter_citations"]
 

@@ -23,8 +23,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from langgraph_mnemon.contracts import Receipt
-from langgraph_mnemon.memory_layers.space_models import MemoryReceipt
-from langgraph_mnemon.memory_layers.spaces import MemorySpaces, SpaceRecord
+from langgraph_mnemon.memory_layers.spaces import MemoryReceipt, MemorySpaces, SpaceRecord
 
 __all__ = [
     "MAX_WRITES_PER_RUN",

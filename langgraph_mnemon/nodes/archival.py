@@ -9,8 +9,9 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import ValidationError
 
 from langgraph_mnemon.errors import MnemonError
-from langgraph_mnemon.memory_layers.archival import (
+from langgraph_mnemon.memory_layers.runtime import (
     ArchiveRoutes,
+    MaintenancePlan,
     eligible_destinations,
     fallback_routes,
     hot_candidates,
@@ -18,7 +19,6 @@ from langgraph_mnemon.memory_layers.archival import (
     validate_routes,
     write_entries,
 )
-from langgraph_mnemon.memory_layers.runtime import MaintenancePlan
 from langgraph_mnemon.memory_layers.spaces import MemorySpaces
 from langgraph_mnemon.nodes._results import parse_result, tool_schema
 from langgraph_mnemon.nodes.compaction import Node

@@ -10,9 +10,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from langgraph_mnemon.contracts import StepOutcome, outcome_of
 from langgraph_mnemon.errors import MnemonError
-from langgraph_mnemon.memory_layers.archival import eligible_destinations
-from langgraph_mnemon.memory_layers.cold_archive import extractive_summary, write_reference
-from langgraph_mnemon.memory_layers.documents import ArchivePlan, Documents
+from langgraph_mnemon.memory_layers.documents import (
+    ArchivePlan,
+    Documents,
+    extractive_summary,
+    write_reference,
+)
+from langgraph_mnemon.memory_layers.runtime import eligible_destinations
 from langgraph_mnemon.memory_layers.spaces import MemorySpaces
 from langgraph_mnemon.nodes._results import parse_result, tool_schema
 from langgraph_mnemon.nodes.compaction import Node

@@ -10,14 +10,16 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import ValidationError
 
 from langgraph_mnemon.errors import MnemonError
-from langgraph_mnemon.memory_layers.archival import maintenance_receipt, stored_contents
-from langgraph_mnemon.memory_layers.compaction import (
+from langgraph_mnemon.memory_layers.runtime import (
     CompactionProposal,
+    MaintenancePlan,
+    RuntimeMemory,
     heuristic_budget,
     heuristic_compaction,
+    maintenance_receipt,
+    stored_contents,
     validate_proposal,
 )
-from langgraph_mnemon.memory_layers.runtime import MaintenancePlan, RuntimeMemory
 from langgraph_mnemon.nodes._results import parse_result, tool_schema
 
 Node = Callable[[dict[str, Any]], dict[str, Any]]

@@ -25,8 +25,12 @@ from langgraph_mnemon.memory_layers.runtime import (
     RuntimeReceipt,
     RuntimeTarget,
 )
-from langgraph_mnemon.memory_layers.space_models import GraphProjection, MemoryReceipt
-from langgraph_mnemon.memory_layers.spaces import RecallResult, SpaceReceipt
+from langgraph_mnemon.memory_layers.spaces import (
+    GraphProjection,
+    MemoryReceipt,
+    RecallResult,
+    SpaceReceipt,
+)
 
 from . import _models as m
 from ._settings import SettingsPatch, apply_settings, public_settings

@@ -31,8 +31,13 @@ from langgraph_mnemon.memory_layers.mnemos import (
     MnemoNode,
     TaskOverview,
 )
-from langgraph_mnemon.memory_layers.space_models import CATEGORIES, SEARCH_MODES, Insight
-from langgraph_mnemon.memory_layers.spaces import EntityCount, SpaceRecord
+from langgraph_mnemon.memory_layers.spaces import (
+    CATEGORIES,
+    SEARCH_MODES,
+    EntityCount,
+    Insight,
+    SpaceRecord,
+)
 
 from . import _rules as r
 

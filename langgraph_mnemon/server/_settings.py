@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, SecretStr, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from langgraph_mnemon.config import MnemonConfig, Participation
-from langgraph_mnemon.memory_layers.mnemos.db import redact_url
+from langgraph_mnemon.storage.db import redact_url
 
 from ._models import Body
 

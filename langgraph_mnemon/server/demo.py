@@ -38,7 +38,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langgraph_mnemon.adapters.providers.text import analyze, query_terms
 from langgraph_mnemon.graphs.turn import plugin_form
 from langgraph_mnemon.memory_layers.runtime import DELIMITER
-from langgraph_mnemon.memory_layers.view import TOOLS_HEADER
+from langgraph_mnemon.memory_layers.turns import TOOLS_HEADER
 from langgraph_mnemon.testing import ScriptedChatModel
 
 if TYPE_CHECKING:

@@ -113,7 +113,7 @@ from langgraph_mnemon.errors import (
     ProviderError,
 )
 from langgraph_mnemon.memory_layers.kernel import TRIGGERS, Trigger, acting
-from langgraph_mnemon.memory_layers.space_models import SpaceBinding
+from langgraph_mnemon.memory_layers.spaces import SpaceBinding
 from langgraph_mnemon.server._store_args import (
     CheckedArguments,
     NamespaceError,
@@ -125,8 +125,7 @@ from langgraph_mnemon.server._store_run import run_sync, say_applied
 
 if TYPE_CHECKING:
     from langgraph_mnemon.host import Mnemon
-    from langgraph_mnemon.memory_layers.space_models import Insight
-    from langgraph_mnemon.memory_layers.spaces import MemorySpaces, SpaceRecord
+    from langgraph_mnemon.memory_layers.spaces import Insight, MemorySpaces, SpaceRecord
 
 __all__ = ["MAX_KEY_CHARS", "MAX_VALUE_CHARS", "NAMESPACE_PREFIX", "MnemonStore"]
 

@@ -1,7 +1,7 @@
 """The provider contract as a base class: capability gating and input checks before any I/O.
 
 :class:`BaseProvider` implements the ``MemoryProvider`` protocol of
-:mod:`langgraph_mnemon.memory_layers.space_models`. Subclasses declare a
+:mod:`langgraph_mnemon.memory_layers.spaces._models`. Subclasses declare a
 :class:`ProviderDescriptor` and override the ``_``-prefixed hooks of the operations they
 support. The public methods reject an operation the descriptor does not declare with a
 :class:`ProviderError` (code ``unsupported``) *before* touching the data plane, and validate
@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 from langgraph_mnemon.contracts import check_text
 from langgraph_mnemon.errors import InvalidInputError, ProviderError
-from langgraph_mnemon.memory_layers.space_models import (
+from langgraph_mnemon.memory_layers.spaces import (
     BrowseRequest,
     Capabilities,
     DiscoveredSpace,

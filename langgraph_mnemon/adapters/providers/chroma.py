@@ -38,8 +38,7 @@ from langgraph_mnemon.adapters.embeddings import (
 )
 from langgraph_mnemon.adapters.providers.base import BaseProvider
 from langgraph_mnemon.errors import InvalidInputError, NotFoundError, ProviderError
-from langgraph_mnemon.memory_layers._files import refuse_symlink
-from langgraph_mnemon.memory_layers.space_models import (
+from langgraph_mnemon.memory_layers.spaces import (
     BrowseRequest,
     Capabilities,
     DiscoveredSpace,
@@ -53,6 +52,7 @@ from langgraph_mnemon.memory_layers.space_models import (
     SpaceBinding,
     is_embedder,
 )
+from langgraph_mnemon.storage.files import refuse_symlink
 
 __all__ = ["ChromaProvider", "MnemonEmbeddingFunction", "collection_name"]
 

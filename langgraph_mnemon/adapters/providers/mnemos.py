@@ -47,7 +47,6 @@ from langgraph_mnemon.adapters.providers.base import BaseProvider
 from langgraph_mnemon.adapters.providers.text import analyze, query_terms
 from langgraph_mnemon.contracts import check_text
 from langgraph_mnemon.errors import InvalidInputError, NotFoundError, ProviderError
-from langgraph_mnemon.memory_layers.mnemos.db import Database, upsert
 from langgraph_mnemon.memory_layers.mnemos.spaces_schema import (
     EDGES,
     ENTITIES,
@@ -59,7 +58,7 @@ from langgraph_mnemon.memory_layers.mnemos.spaces_schema import (
     SPACES,
     VECTORS,
 )
-from langgraph_mnemon.memory_layers.space_models import (
+from langgraph_mnemon.memory_layers.spaces import (
     BrowseRequest,
     Capabilities,
     DiscoveredSpace,
@@ -78,6 +77,7 @@ from langgraph_mnemon.memory_layers.space_models import (
     SpaceBinding,
     is_embedder,
 )
+from langgraph_mnemon.storage.db import Database, upsert
 
 __all__ = ["HybridWeights", "MnemosProvider"]
 

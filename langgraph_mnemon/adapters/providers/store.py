@@ -26,8 +26,7 @@ from langgraph.store.base import BaseStore, PutOp
 from langgraph_mnemon.adapters.providers.base import BaseProvider
 from langgraph_mnemon.contracts import shown, text_problem
 from langgraph_mnemon.errors import InvalidInputError, NotFoundError
-from langgraph_mnemon.memory_layers.documents import tokenize
-from langgraph_mnemon.memory_layers.space_models import (
+from langgraph_mnemon.memory_layers.spaces import (
     BrowseRequest,
     Capabilities,
     DiscoveredSpace,
@@ -39,6 +38,7 @@ from langgraph_mnemon.memory_layers.space_models import (
     RememberItem,
     SpaceBinding,
 )
+from langgraph_mnemon.memory_layers.text import tokenize
 
 __all__ = ["StoreProvider"]
 

@@ -7,14 +7,6 @@ checkpointer (:mod:`.db` builds engines and runs migrations; :mod:`.schema` hold
 No LangGraph or LangChain imports here.
 """
 
-from langgraph_mnemon.memory_layers.mnemos.db import (
-    AsyncDatabase,
-    Database,
-    Migration,
-    ThreadedAsyncDatabase,
-    create_async_engine,
-    create_engine,
-)
 from langgraph_mnemon.memory_layers.mnemos.fatigue import actions_for, state_for
 from langgraph_mnemon.memory_layers.mnemos.models import (
     CheckpointReceipt,
@@ -33,6 +25,14 @@ from langgraph_mnemon.memory_layers.mnemos.models import (
 )
 from langgraph_mnemon.memory_layers.mnemos.schema import MIGRATIONS
 from langgraph_mnemon.memory_layers.mnemos.service import Mnemos, summary_from_state
+from langgraph_mnemon.storage.db import (
+    AsyncDatabase,
+    Database,
+    Migration,
+    ThreadedAsyncDatabase,
+    create_async_engine,
+    create_engine,
+)
 
 __all__ = [
     "MIGRATIONS",

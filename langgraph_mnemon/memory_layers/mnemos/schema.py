@@ -35,8 +35,8 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
 
 from langgraph_mnemon.contracts import text_problem
-from langgraph_mnemon.memory_layers.mnemos._db_errors import DamagedValue
-from langgraph_mnemon.memory_layers.mnemos.db import Migration
+from langgraph_mnemon.storage._db_errors import DamagedValue
+from langgraph_mnemon.storage.db import Migration
 
 __all__ = [
     "CHECKPOINT_NODES",

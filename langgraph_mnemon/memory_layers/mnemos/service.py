@@ -38,7 +38,6 @@ from langgraph_mnemon.errors import InvalidInputError, NotFoundError
 from langgraph_mnemon.memory_layers.kernel import Kernel
 from langgraph_mnemon.memory_layers.mnemos import fatigue as fatigue_model
 from langgraph_mnemon.memory_layers.mnemos import store
-from langgraph_mnemon.memory_layers.mnemos.db import Database
 from langgraph_mnemon.memory_layers.mnemos.git import collect_git_state
 from langgraph_mnemon.memory_layers.mnemos.models import (
     ADDABLE_NODE_TYPES,
@@ -67,6 +66,7 @@ from langgraph_mnemon.memory_layers.mnemos.scope import (
     normalize_path,
     scope_tags_for_path,
 )
+from langgraph_mnemon.storage.db import Database
 
 __all__ = [
     "MAX_CONTENT_CHARS",

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from langgraph_mnemon.memory_layers.mnemos.db import Migration
 from langgraph_mnemon.memory_layers.mnemos.schema import JsonText
+from langgraph_mnemon.storage.db import Migration
 
 __all__ = [
     "EDGES",

@@ -17,7 +17,6 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from langgraph_mnemon.errors import AmbiguousMatchError, NotFoundError
-from langgraph_mnemon.memory_layers.mnemos.db import upsert
 from langgraph_mnemon.memory_layers.mnemos.fatigue import ToolCall
 from langgraph_mnemon.memory_layers.mnemos.models import (
     DECAY_EXEMPT_TYPES,
@@ -34,6 +33,7 @@ from langgraph_mnemon.memory_layers.mnemos.schema import (
     NODES,
     SIGNALS,
 )
+from langgraph_mnemon.storage.db import upsert
 
 __all__ = [
     "checkpoint_node_values",

@@ -225,7 +225,7 @@ def _storage(code: str, detail: str, url: URL) -> StorageError:
     if url.get_backend_name() == "sqlite":
         where = f"the SQLite database {url.database or ':memory:'}"
     else:
-        from langgraph_mnemon.memory_layers.mnemos.db import redact_url
+        from langgraph_mnemon.storage.db import redact_url
 
         where = f"the database {redact_url(url)}"
         advice = _SERVER_ADVICE.get(code, advice)

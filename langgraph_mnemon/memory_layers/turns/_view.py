@@ -51,7 +51,9 @@ from langgraph_mnemon.errors import (
     MnemonError,
     NotFoundError,
 )
-from langgraph_mnemon.memory_layers._view_offers import (
+from langgraph_mnemon.memory_layers.kernel import Kernel
+from langgraph_mnemon.memory_layers.runtime import RUNTIME_MEMORY_PROTOCOL, RuntimeSnapshot
+from langgraph_mnemon.memory_layers.turns._offers import (
     SOURCE_LAYERS,
     ActionOffer,
     RouteOffer,
@@ -59,8 +61,6 @@ from langgraph_mnemon.memory_layers._view_offers import (
     Switches,
     build_offers,
 )
-from langgraph_mnemon.memory_layers.kernel import Kernel
-from langgraph_mnemon.memory_layers.runtime import RUNTIME_MEMORY_PROTOCOL, RuntimeSnapshot
 
 __all__ = [
     "AVAILABILITY_HEADER",

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from langgraph_mnemon.memory_layers.kernel import CHANNELS, Channel, Kernel, Layer
 
 if TYPE_CHECKING:
-    from langgraph_mnemon.memory_layers.view import SourceFacts
+    from langgraph_mnemon.memory_layers.turns._view import SourceFacts
 
 __all__ = [
     "DOCUMENT_SEARCH_EVIDENCE",

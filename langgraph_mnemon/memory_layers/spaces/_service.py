@@ -65,22 +65,10 @@ from langgraph_mnemon.errors import (
     ReadOnlyError,
     StorageError,
 )
-from langgraph_mnemon.memory_layers import _space_merge
-from langgraph_mnemon.memory_layers._provider_health import (
-    HEALTH_TIMEOUT_SECONDS,
-    PROBE_BINDING,
-    HealthCache,
-    ProviderHealth,
-    SpaceHealth,
-    SpacesHealth,
-    assess,
-    redact,
-)
-from langgraph_mnemon.memory_layers._space_secrets import SecretStore
 from langgraph_mnemon.memory_layers.kernel import Kernel
-from langgraph_mnemon.memory_layers.mnemos.db import Database
 from langgraph_mnemon.memory_layers.mnemos.spaces_schema import MIGRATIONS, SPACES
-from langgraph_mnemon.memory_layers.recall import (
+from langgraph_mnemon.memory_layers.spaces import _merge as _space_merge
+from langgraph_mnemon.memory_layers.spaces._fusion import (
     Candidate,
     CoveragePlan,
     QualitySettings,
@@ -94,7 +82,17 @@ from langgraph_mnemon.memory_layers.recall import (
     quality_policies,
     quality_stats,
 )
-from langgraph_mnemon.memory_layers.space_models import (
+from langgraph_mnemon.memory_layers.spaces._health import (
+    HEALTH_TIMEOUT_SECONDS,
+    PROBE_BINDING,
+    HealthCache,
+    ProviderHealth,
+    SpaceHealth,
+    SpacesHealth,
+    assess,
+    redact,
+)
+from langgraph_mnemon.memory_layers.spaces._models import (
     CATEGORIES,
     EDGE_TYPES,
     INTENTS,
@@ -115,6 +113,8 @@ from langgraph_mnemon.memory_layers.space_models import (
     is_committed,
     is_pending,
 )
+from langgraph_mnemon.memory_layers.spaces._secrets import SecretStore
+from langgraph_mnemon.storage.db import Database
 
 __all__ = [
     "DEFAULT_SPACE_ID",

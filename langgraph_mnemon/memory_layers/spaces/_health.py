@@ -28,7 +28,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from langgraph_mnemon.config import redact_url
-from langgraph_mnemon.memory_layers.space_models import MemoryProvider, SpaceBinding
+from langgraph_mnemon.memory_layers.spaces._models import MemoryProvider, SpaceBinding
 
 __all__ = [
     "HEALTH_TIMEOUT_SECONDS",

@@ -30,21 +30,23 @@ from pydantic import BaseModel, ConfigDict, Field
 from langgraph_mnemon.contracts import IMPORTANCE_LEVELS, Outcome, StepOutcome, outcome_of
 from langgraph_mnemon.errors import InvalidInputError, MnemonError
 from langgraph_mnemon.memory_layers.kernel import acting
-from langgraph_mnemon.memory_layers.runtime import (
+from langgraph_mnemon.memory_layers.runtime._service import (
     CompactedEntry,
     MaintenancePlan,
     RuntimeEntry,
     RuntimeReceipt,
 )
-from langgraph_mnemon.memory_layers.space_models import MemoryReceipt
-from langgraph_mnemon.memory_layers.spaces import MemorySpaces, SpaceRecord
+from langgraph_mnemon.memory_layers.spaces import (
+    MemorySpaces,
+    SpaceRecord,
+    durable_copy,
+)
 
 __all__ = [
     "LOCAL_ARCHIVE",
     "ArchiveRoute",
     "ArchiveRoutes",
     "ArchiveWrites",
-    "durable_copy",
     "eligible_destinations",
     "fallback_routes",
     "hot_candidates",
@@ -277,22 +279,3 @@ def hot_candidates(plan: MaintenancePlan) -> list[CompactedEntry]:
         CompactedEntry(content=e.content, importance=e.importance, branches=e.branches)
         for e in plan.entries
     ]
-
-
-def durable_copy(
-    spaces: MemorySpaces, space_id: str, content: str, receipt: MemoryReceipt
-) -> str | None:
-    """The memory id proving ``content`` is stored in ``space_id``, or None.
-
-    A committed receipt proves it; a skipped one (the provider saw a duplicate) only when an
-    exact keyword recall in that space returns the very same text.
-    """
-    if receipt.status == "committed" and receipt.id:
-        return receipt.id
-    if receipt.status != "skipped":
-        return None
-    try:
-        found = spaces.search(content[:2000], mode="keyword", space_ids=[space_id], limit=10)
-    except MnemonError:
-        return None
-    return next((row.id for row in found.results if row.content == content), None)

@@ -21,10 +21,9 @@ from __future__ import annotations
 import re
 
 from langgraph_mnemon.errors import MnemonError, ProviderError
-from langgraph_mnemon.memory_layers.archival import durable_copy
-from langgraph_mnemon.memory_layers.documents import ArchivePlan, ColdReference
+from langgraph_mnemon.memory_layers.documents._service import ArchivePlan, ColdReference
 from langgraph_mnemon.memory_layers.kernel import acting
-from langgraph_mnemon.memory_layers.spaces import MemorySpaces
+from langgraph_mnemon.memory_layers.spaces import MemorySpaces, durable_copy
 
 __all__ = ["SUMMARY_CHARS", "extractive_summary", "write_reference"]
 

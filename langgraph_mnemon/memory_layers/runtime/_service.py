@@ -45,7 +45,24 @@ from langgraph_mnemon.errors import (
     NoMatchError,
     StorageError,
 )
-from langgraph_mnemon.memory_layers._files import (
+from langgraph_mnemon.memory_layers.kernel import Kernel
+from langgraph_mnemon.memory_layers.runtime._models import (
+    CompactedEntry,
+    MaintenancePlan,
+    PendingEntry,
+    RuntimeEntry,
+    RuntimeMutation,
+    RuntimeReceipt,
+    RuntimeSnapshot,
+    RuntimeTarget,
+)
+from langgraph_mnemon.memory_layers.runtime._protocol import RUNTIME_MEMORY_PROTOCOL
+from langgraph_mnemon.memory_layers.runtime._search import (
+    RuntimeMatch,
+    check_query,
+    search_entries,
+)
+from langgraph_mnemon.storage.files import (
     append_durable,
     atomic_write,
     checked_path,
@@ -63,23 +80,7 @@ from langgraph_mnemon.memory_layers._files import (
     undo_append,
     write_temp,
 )
-from langgraph_mnemon.memory_layers._runtime_models import (
-    CompactedEntry,
-    MaintenancePlan,
-    PendingEntry,
-    RuntimeEntry,
-    RuntimeMutation,
-    RuntimeReceipt,
-    RuntimeSnapshot,
-    RuntimeTarget,
-)
-from langgraph_mnemon.memory_layers._runtime_protocol import RUNTIME_MEMORY_PROTOCOL
-from langgraph_mnemon.memory_layers._runtime_search import (
-    RuntimeMatch,
-    check_query,
-    search_entries,
-)
-from langgraph_mnemon.memory_layers.kernel import Kernel
+from langgraph_mnemon.storage.git import current_branch
 
 __all__ = [
     "DELIMITER",
@@ -223,35 +224,8 @@ def compaction_budget(limit: int, pending_bytes: int = 0) -> int:
 
 
 def current_git_branch(workspace: Path | str | None) -> str | None:
-    """The checked-out branch of the git work tree containing ``workspace``.
-
-    ``None`` outside git or on a detached HEAD. Reads ``.git/HEAD`` directly (no subprocess).
-    """
-    if workspace is None:
-        return None
-    here = Path(workspace).expanduser().absolute()
-    for folder in (here, *here.parents):
-        dotgit = folder / ".git"
-        if dotgit.is_dir():
-            head = dotgit / "HEAD"
-        elif dotgit.is_file():
-            try:
-                pointer = dotgit.read_text().strip()
-            except OSError:
-                return None
-            if not pointer.startswith("gitdir:"):
-                return None
-            gitdir = Path(pointer.removeprefix("gitdir:").strip())
-            head = (gitdir if gitdir.is_absolute() else folder / gitdir) / "HEAD"
-        else:
-            continue
-        try:
-            text = head.read_text().strip()
-        except OSError:
-            return None
-        prefix = "ref: refs/heads/"
-        return text[len(prefix) :] if text.startswith(prefix) else None
-    return None
+    """The checked-out branch of the git work tree containing ``workspace`` (see storage.git)."""
+    return current_branch(workspace)
 
 
 def _now_iso(moment: datetime) -> str:

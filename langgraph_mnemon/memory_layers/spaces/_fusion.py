@@ -25,7 +25,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from langgraph_mnemon.errors import InvalidInputError
-from langgraph_mnemon.memory_layers.documents import required_coverage, tokenize
+from langgraph_mnemon.memory_layers.text import required_coverage, tokenize
 
 __all__ = [
     "CANDIDATE_CAP",

@@ -20,11 +20,15 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph_mnemon.contracts import StepOutcome, outcome_of
 from langgraph_mnemon.errors import InvalidInputError, MnemonError, ProviderError
-from langgraph_mnemon.memory_layers._provider_health import redact
-from langgraph_mnemon.memory_layers.space_models import is_committed
+from langgraph_mnemon.memory_layers.spaces._health import redact
+from langgraph_mnemon.memory_layers.spaces._models import is_committed
 
 if TYPE_CHECKING:
-    from langgraph_mnemon.memory_layers.spaces import MemorySpaces, SpaceReceipt, SpaceRecord
+    from langgraph_mnemon.memory_layers.spaces._service import (
+        MemorySpaces,
+        SpaceReceipt,
+        SpaceRecord,
+    )
 
 __all__ = ["merge"]
 
@@ -105,7 +109,7 @@ async def _receipt(
     steps: list[StepOutcome],
     totals: dict[str, int],
 ) -> SpaceReceipt:
-    from langgraph_mnemon.memory_layers.spaces import SpaceReceipt
+    from langgraph_mnemon.memory_layers.spaces._service import SpaceReceipt
 
     outcome = outcome_of(steps)
     failed = [s.target for s in steps if s.status != "committed"]

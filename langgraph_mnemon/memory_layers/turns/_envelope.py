@@ -68,14 +68,14 @@ from langgraph_mnemon.errors import (
     ParticipationError,
     ReadOnlyError,
 )
-from langgraph_mnemon.memory_layers._route_budget import RouteBudget
 from langgraph_mnemon.memory_layers.documents import (
     MODEL_MAX_CHARACTERS,
     MODEL_MAX_RECORDS,
     DocumentSearchResult,
     bound_for_model,
 )
-from langgraph_mnemon.memory_layers.space_models import EDGE_TYPES, SEARCH_MODES, Insight
+from langgraph_mnemon.memory_layers.spaces import EDGE_TYPES, SEARCH_MODES, Insight
+from langgraph_mnemon.memory_layers.turns._budget import RouteBudget
 
 __all__ = [
     "ATTEMPTS",

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from langgraph_mnemon.contracts import shown
 from langgraph_mnemon.errors import CapacityError, InvalidInputError
-from langgraph_mnemon.memory_layers.runtime import (
+from langgraph_mnemon.memory_layers.runtime._service import (
     DELIMITER_BYTES,
     CompactedEntry,
     MaintenancePlan,

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from langgraph_mnemon.errors import StorageError
-from langgraph_mnemon.memory_layers._files import atomic_write, ensure_dir, locked, refuse_symlink
+from langgraph_mnemon.storage.files import atomic_write, ensure_dir, locked, refuse_symlink
 
 __all__ = ["SecretStore"]
 

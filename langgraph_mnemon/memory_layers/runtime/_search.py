@@ -21,10 +21,10 @@ from pydantic import BaseModel, ConfigDict
 
 from langgraph_mnemon.contracts import check_text
 from langgraph_mnemon.errors import InvalidInputError
-from langgraph_mnemon.memory_layers.documents import tokenize
+from langgraph_mnemon.memory_layers.text import tokenize
 
 if TYPE_CHECKING:
-    from langgraph_mnemon.memory_layers.runtime import RuntimeEntry
+    from langgraph_mnemon.memory_layers.runtime._service import RuntimeEntry
 
 __all__ = ["MAX_QUERY_CHARS", "MAX_SEARCH_LIMIT", "RuntimeMatch", "check_query", "search_entries"]
 

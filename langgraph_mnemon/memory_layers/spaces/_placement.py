@@ -35,7 +35,7 @@ from typing import Literal
 
 from langgraph_mnemon.config import PersistenceStrategyConfig
 from langgraph_mnemon.errors import InvalidInputError, NotFoundError
-from langgraph_mnemon.memory_layers.space_models import ProviderDescriptor
+from langgraph_mnemon.memory_layers.spaces._models import ProviderDescriptor
 
 __all__ = [
     "Candidate",

@@ -46,8 +46,8 @@ from sqlalchemy.pool import StaticPool
 
 from langgraph_mnemon.config import redact_url as _redact_text
 from langgraph_mnemon.errors import InvalidInputError, StorageError
-from langgraph_mnemon.memory_layers._files import refuse_symlink
-from langgraph_mnemon.memory_layers.mnemos._db_errors import DATABASE_ERRORS, translate
+from langgraph_mnemon.storage._db_errors import DATABASE_ERRORS, translate
+from langgraph_mnemon.storage.files import refuse_symlink
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -39,7 +39,7 @@ def call_key(payload: Mapping[str, Any]) -> str:
     """A digest of a route's input: a ``query`` counts by its lowercased letter / digit runs
     (case and punctuation do not make a new call, as in the recall envelope), lists by their
     sorted items."""
-    from langgraph_mnemon.memory_layers.recall_envelope import query_terms  # it imports us
+    from langgraph_mnemon.memory_layers.turns._envelope import query_terms  # it imports us
 
     def norm(key: str, value: Any) -> Any:
         if key == "query" and isinstance(value, str):

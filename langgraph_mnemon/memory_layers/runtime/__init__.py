@@ -1,0 +1,63 @@
+"""runtime package (restructure in progress)."""
+
+from langgraph_mnemon.memory_layers.runtime._archival import (
+    ArchiveRoutes,
+    eligible_destinations,
+    fallback_routes,
+    hot_candidates,
+    maintenance_receipt,
+    routing_batches,
+    stored_contents,
+    validate_routes,
+    write_entries,
+)
+from langgraph_mnemon.memory_layers.runtime._compaction import (
+    CompactionProposal,
+    heuristic_budget,
+    heuristic_compaction,
+    validate_proposal,
+)
+from langgraph_mnemon.memory_layers.runtime._service import (
+    DELIMITER,
+    MAX_ENTRY_BYTES,
+    RUNTIME_MEMORY_PROTOCOL,
+    CompactedEntry,
+    MaintenancePlan,
+    RuntimeMatch,
+    RuntimeMemory,
+    RuntimeMutation,
+    RuntimeReceipt,
+    RuntimeSnapshot,
+    RuntimeTarget,
+    compaction_budget,
+    current_git_branch,
+)
+
+__all__ = [
+    "DELIMITER",
+    "MAX_ENTRY_BYTES",
+    "RUNTIME_MEMORY_PROTOCOL",
+    "ArchiveRoutes",
+    "CompactedEntry",
+    "CompactionProposal",
+    "MaintenancePlan",
+    "RuntimeMatch",
+    "RuntimeMemory",
+    "RuntimeMutation",
+    "RuntimeReceipt",
+    "RuntimeSnapshot",
+    "RuntimeTarget",
+    "compaction_budget",
+    "current_git_branch",
+    "eligible_destinations",
+    "fallback_routes",
+    "heuristic_budget",
+    "heuristic_compaction",
+    "hot_candidates",
+    "maintenance_receipt",
+    "routing_batches",
+    "stored_contents",
+    "validate_proposal",
+    "validate_routes",
+    "write_entries",
+]

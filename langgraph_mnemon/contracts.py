@@ -6,6 +6,7 @@ rule for values that cross a public boundary (:func:`check_text`, :func:`safe_te
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
@@ -15,6 +16,7 @@ from langgraph_mnemon.errors import InvalidInputError
 __all__ = [
     "IMPORTANCE_LEVELS",
     "CleanStr",
+    "FrozenModel",
     "Importance",
     "Outcome",
     "Receipt",
@@ -24,6 +26,7 @@ __all__ = [
     "check_text",
     "importance_level",
     "importance_word",
+    "iso_utc",
     "outcome_of",
     "safe_text",
     "shown",
@@ -34,6 +37,48 @@ ReceiptStatus = Literal["committed", "skipped", "rejected", "failed"]
 """Only ``committed`` means the write happened; everything else means nothing was stored."""
 
 Importance = Literal["critical", "normal", "low"]
+
+
+class FrozenModel(BaseModel):
+    """The base of every immutable value model: frozen, unknown fields refused.
+
+    >>> class Point(FrozenModel):
+    ...     x: int
+    >>> Point(x=1).x
+    1
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+TimePrecision = Literal["seconds", "milliseconds", "microseconds"]
+
+
+def iso_utc(moment: datetime | float, *, precision: TimePrecision = "seconds") -> str:
+    """``moment`` (a datetime or a POSIX timestamp) as UTC ISO-8601 ending in ``Z``.
+
+    Args:
+        moment: an aware datetime (naive ones are taken as local time) or seconds since epoch.
+        precision: ``seconds`` (``…:05Z``), ``milliseconds`` (``…:05.123Z``) or
+            ``microseconds`` (``…:05.123456Z``).
+
+    >>> iso_utc(0)
+    '1970-01-01T00:00:00Z'
+    >>> iso_utc(1.5, precision="milliseconds")
+    '1970-01-01T00:00:01.500Z'
+    """
+    when = (
+        datetime.fromtimestamp(moment, UTC)
+        if isinstance(moment, int | float)
+        else moment.astimezone(UTC)
+    )
+    base = when.strftime("%Y-%m-%dT%H:%M:%S")
+    if precision == "milliseconds":
+        return f"{base}.{when.microsecond // 1000:03d}Z"
+    if precision == "microseconds":
+        return f"{base}.{when.microsecond:06d}Z"
+    return f"{base}Z"
+
 
 IMPORTANCE_LEVELS: dict[str, int] = {"critical": 5, "normal": 3, "low": 1}
 """Runtime Memory's importance words on the 1-5 scale of Memory Spaces (and back: 4-5 read as

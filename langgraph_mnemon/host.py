@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from langgraph_mnemon.memory_layers.write_worker import WriteCandidate, WriteReceipt
     from langgraph_mnemon.middleware import MnemonMiddleware
     from langgraph_mnemon.server.reviews import ServerReviews
-    from langgraph_mnemon.server.store import MnemonStore
+    from langgraph_mnemon.store import MnemonStore
 
 __all__ = ["DocumentsStatus", "Mnemon", "RuntimeStatus", "SpacesOverview", "Status"]
 
@@ -303,7 +303,7 @@ class Mnemon:
             >>> tools = [create_manage_memory_tool(("memories",), store=model_store)]
         """
         if self._store is None:
-            from langgraph_mnemon.server.store import MnemonStore
+            from langgraph_mnemon.store import MnemonStore
 
             self._store = MnemonStore(self)
         return self._store if trigger is None else self._store.acting_as(trigger)

@@ -25,7 +25,7 @@ from langgraph.store.base import (
 
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.errors import InvalidInputError, ReadOnlyError
-from langgraph_mnemon.server.store import NAMESPACE_PREFIX, MnemonStore
+from langgraph_mnemon.store import NAMESPACE_PREFIX, MnemonStore
 
 CORPUS = {
     "deploy": {"text": "Production deploys need two approvals from the platform team."},

@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 
 from langgraph_mnemon.checkpointers import AsyncMnemosSaver
 from langgraph_mnemon.server._host import shared_host
-from langgraph_mnemon.server.store import MnemonStore
+from langgraph_mnemon.store import MnemonStore
 
 __all__ = ["checkpointer", "store"]
 

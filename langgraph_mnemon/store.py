@@ -105,6 +105,14 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
+from langgraph_mnemon._store_args import (
+    CheckedArguments,
+    NamespaceError,
+    as_namespace,
+    check_filter,
+    check_window,
+)
+from langgraph_mnemon._store_run import run_sync, say_applied
 from langgraph_mnemon.contracts import check_text, safe_text, shown, text_problem
 from langgraph_mnemon.errors import (
     InvalidInputError,
@@ -114,14 +122,6 @@ from langgraph_mnemon.errors import (
 )
 from langgraph_mnemon.memory_layers.kernel import TRIGGERS, Trigger, acting
 from langgraph_mnemon.memory_layers.spaces import SpaceBinding
-from langgraph_mnemon.server._store_args import (
-    CheckedArguments,
-    NamespaceError,
-    as_namespace,
-    check_filter,
-    check_window,
-)
-from langgraph_mnemon.server._store_run import run_sync, say_applied
 
 if TYPE_CHECKING:
     from langgraph_mnemon.host import Mnemon

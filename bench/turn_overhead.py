@@ -196,14 +196,14 @@ def graph_pair(
             if i >= WARMUP:
                 times[name].append(took)
         model.calls.clear()
-    assert mem.views.pinned_turns == []
+    assert mem.turns.live_turns == []
     return times["ours"], times["bare"]
 
 
 def recall(mem: Mnemon, space_id: str, texts: list[str]) -> list[float]:
     out: list[float] = []
     for i, text in enumerate(texts):
-        state = TurnRetrieval([space_id], turn_key=uuid.uuid4().hex, view_id="bench")
+        state = TurnRetrieval([space_id], turn_id=uuid.uuid4().hex, view_id="bench")
         t0 = time.perf_counter()
         evidence = state.recall(mem.spaces, text)
         took = time.perf_counter() - t0

@@ -29,6 +29,7 @@ __all__ = [
     "ProviderError",
     "ReadOnlyError",
     "StorageError",
+    "SyncCallOnLoopError",
 ]
 
 
@@ -206,3 +207,21 @@ _OS_ERRORS: dict[int, tuple[str, str]] = {
     ),
     errno.EIO: ("storage-error", "the device reported an I/O error; check the disk"),
 }
+
+
+class SyncCallOnLoopError(InvalidInputError, RuntimeError):
+    """A sync method was called on the service's own event loop, where waiting would deadlock.
+
+    Await the async twin the message names instead (``await spaces.asearch(...)``), as
+    LangGraph's async savers ask. It is an :class:`InvalidInputError` (the call is a misuse)
+    and a :class:`RuntimeError`, the two types this refusal had before it had its own.
+
+    Example:
+        >>> try:
+        ...     spaces.search("deploys")   # from code running on the service's loop
+        ... except SyncCallOnLoopError as exc:
+        ...     exc.code
+        'sync-call-on-loop'
+    """
+
+    code = "sync-call-on-loop"

@@ -7,10 +7,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field
-
+from langgraph_mnemon._status import DocumentsStatus, RuntimeStatus, SpacesOverview, Status
 from langgraph_mnemon.config import MnemonConfig
-from langgraph_mnemon.contracts import Usage, check_text
+from langgraph_mnemon.contracts import check_text
 from langgraph_mnemon.errors import (
     CapacityError,
     ConflictError,
@@ -23,11 +22,11 @@ from langgraph_mnemon.memory_layers.documents import (
     DocumentReceipt,
     Documents,
 )
-from langgraph_mnemon.memory_layers.health import HealthRecord, HealthReport
+from langgraph_mnemon.memory_layers.health import HealthRecord
 from langgraph_mnemon.memory_layers.kernel import Kernel, Trigger
 from langgraph_mnemon.memory_layers.mnemos import Database, Mnemos
 from langgraph_mnemon.memory_layers.runtime import RuntimeMemory, RuntimeMutation, RuntimeReceipt
-from langgraph_mnemon.memory_layers.spaces import MemorySpaces, ProviderHealth
+from langgraph_mnemon.memory_layers.spaces import MemorySpaces
 from langgraph_mnemon.storage.db import (
     create_engine,
     ensure_sqlite_directory,
@@ -45,79 +44,15 @@ if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
 
     from langgraph_mnemon.checkpointers import AsyncMnemosSaver, MnemosSaver
-    from langgraph_mnemon.graphs.review import BackgroundReviews
     from langgraph_mnemon.memory_layers.activity import ReviewGate
     from langgraph_mnemon.memory_layers.agent_query import QueryAnswer
-    from langgraph_mnemon.memory_layers.turns import TurnRetrievals, ViewComposer, WakeTracker
+    from langgraph_mnemon.memory_layers.turns import Turns
     from langgraph_mnemon.memory_layers.write_worker import WriteCandidate, WriteReceipt
     from langgraph_mnemon.middleware import MnemonMiddleware
-    from langgraph_mnemon.server.reviews import ServerReviews
+    from langgraph_mnemon.reviews import ReviewScheduler
     from langgraph_mnemon.store import MnemonStore
 
 __all__ = ["DocumentsStatus", "Mnemon", "RuntimeStatus", "SpacesOverview", "Status"]
-
-
-class RuntimeStatus(BaseModel):
-    """Runtime Memory at a glance."""
-
-    model_config = ConfigDict(frozen=True)
-
-    revision: str
-    user: Usage
-    memory: Usage
-    user_entries: int
-    memory_entries: int
-    locally_archived: int
-
-
-class DocumentsStatus(BaseModel):
-    """Documents at a glance: counts and the active byte budget (rendered UTF-8 bytes)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    revision: str
-    active: int
-    archived: int
-    active_bytes: Usage
-
-
-class SpacesOverview(BaseModel):
-    """Memory Spaces at a glance: the catalog and each provider's real state.
-
-    ``provider_health`` comes from :meth:`MemorySpaces.health` (one bounded status call per
-    provider, cached a few seconds); ``unreachable`` lists the spaces whose provider is missing
-    or failing.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    total: int
-    active: int
-    providers: list[str]
-    provider_disabled: int
-    provider_health: list[ProviderHealth] = Field(default_factory=list)
-    unreachable: list[str] = Field(default_factory=list)
-
-
-class Status(BaseModel):
-    """What ``mnemon status`` shows: where data lives and how full each tier is."""
-
-    model_config = ConfigDict(frozen=True)
-
-    root: str
-    database_url: str
-    write_enabled: bool
-    strategy: str
-    runtime: RuntimeStatus
-    documents: DocumentsStatus
-    spaces: SpacesOverview | None = None
-    # Where chroma Memory Spaces live: "local <folder>" or "http(s)://host:port" (no token);
-    # None when the chroma provider is disabled.
-    chroma: str | None = None
-    # Memory steps that failed inside agent runs (the runs went on without them).
-    health: HealthReport = Field(default_factory=HealthReport)
-    # False while a memory step is failing, a space is unreachable or the catalog is unread.
-    healthy: bool = True
 
 
 _UNSET = object()
@@ -166,10 +101,8 @@ class Mnemon:
         self._mnemos: Mnemos | None = None
         self._spaces: MemorySpaces | None = None  # built on first use
         self._graphs: dict[str, Any] = {}
-        self._views: ViewComposer | None = None
-        self._wake_tracker: WakeTracker | None = None
-        self._reviews: BackgroundReviews | ServerReviews | None = None
-        self._retrievals: TurnRetrievals | None = None
+        self._turns: Turns | None = None  # the one registry of live turns, built on first use
+        self._reviews: ReviewScheduler | None = None
         self._worker_model: Any = _UNSET
         self._store: MnemonStore | None = None
         # Failed memory steps of agent runs (the guard records; status() shows them).
@@ -187,7 +120,22 @@ class Mnemon:
     def open(cls, root: str | Path | None = None, **settings: Any) -> Self:
         """Open (or create) a storage root with settings from arguments and ``MNEMON_*`` env.
 
-        ``root`` defaults to ``MNEMON_ROOT`` or ``./.mnemon``.
+        Args:
+            root: the storage folder; defaults to ``MNEMON_ROOT`` or ``./.mnemon``.
+            **settings: any :class:`MnemonConfig` field (``strategy="general"``,
+                ``database_url=...``); they override the environment.
+
+        Returns:
+            A host whose layers are ready; Memory Spaces and the database open on first use.
+
+        Raises:
+            InvalidInputError: ``root`` is empty or not a path, or a setting is invalid.
+            StorageError: the root folder cannot be created (or is a symbolic link).
+
+        Example:
+            >>> mem = Mnemon.open("./.mnemon", strategy="layered")
+            >>> mem.runtime.add("user", "Prefers short answers.").status
+            'committed'
         """
         if root is not None:
             if not isinstance(root, (str, Path)) or not str(root).strip():
@@ -202,6 +150,17 @@ class Mnemon:
         is down), ``spaces`` is None and ``health`` names the problem instead of failing.
         ``healthy`` is false then, while any memory step is failing, and while any space is
         unreachable (its provider missing or failing).
+
+        Returns:
+            A frozen :class:`Status` (``model_dump()`` gives what ``mnemon status --json``
+            prints).
+
+        Raises:
+            StorageError: Runtime Memory or the Documents index cannot be read.
+
+        Example:
+            >>> mem.status().runtime.memory.limit
+            10240
         """
         runtime = self.runtime
         spaces = None
@@ -264,7 +223,13 @@ class Mnemon:
 
     @property
     def mnemos(self) -> Mnemos:
-        """Mnemos task memory: nodes, fatigue, consolidation, checkpoints, resume."""
+        """Mnemos task memory: nodes, fatigue, consolidation, checkpoints, resume.
+
+        Opened on first use on :attr:`database`.
+
+        Example:
+            >>> node = mem.mnemos.add_node("task-1", "goal", "Ship the release notes")
+        """
         if self._mnemos is None:
             self._mnemos = Mnemos(
                 self.database,
@@ -277,8 +242,19 @@ class Mnemon:
     def checkpointer(self, *, serde: SerializerProtocol | None = None) -> MnemosSaver:
         """A ready ``MnemosSaver`` on the shared database (schema set up).
 
-        It shares this host's engine: ``close()`` disposes it. Pass ``serde`` for an
-        ``EncryptedSerializer`` or a custom serializer.
+        It shares this host's engine: ``close()`` disposes it.
+
+        Args:
+            serde: a serializer (e.g. LangGraph's ``EncryptedSerializer``); default JSON+.
+
+        Returns:
+            A sync saver; a read-only host gets one that reads and refuses writes.
+
+        Raises:
+            StorageError: the database cannot be opened or migrated.
+
+        Example:
+            >>> graph = builder.compile(checkpointer=mem.checkpointer())
         """
         from langgraph_mnemon.checkpointers import MnemosSaver
 
@@ -294,6 +270,14 @@ class Mnemon:
         ``graph.compile(store=...)``. Its ops ask the kernel like every layer call: by default
         as the caller does (explicit from application code); hand a model's tools (LangMem's
         memory tools) ``mem.store(trigger="automatic")``, so ``manual`` channels refuse them.
+
+        Args:
+            trigger: Run every op as ``"explicit"`` or ``"automatic"``; ``None`` (default)
+                runs each op under the caller's current trigger.
+
+        Returns:
+            The host's :class:`~langgraph_mnemon.store.MnemonStore` (built on first use), or its
+            sibling bound to ``trigger``; the same object on every call with the same trigger.
 
         Raises:
             InvalidInputError: ``trigger`` is not ``"explicit"``, ``"automatic"`` or None.
@@ -322,6 +306,20 @@ class Mnemon:
                 await graph.ainvoke(inputs, config)
 
         ``mem.acheckpointer`` itself fits ``langgraph.json`` ``checkpointer.path``.
+
+        Args:
+            serde: a serializer (e.g. LangGraph's ``EncryptedSerializer``); default JSON+.
+
+        Returns:
+            An async context manager; entering it yields the saver.
+
+        Raises:
+            StorageError: the embedded database file is a symbolic link (on entering: it
+                cannot be opened or migrated).
+
+        Example:
+            >>> async with mem.acheckpointer() as saver:
+            ...     await builder.compile(checkpointer=saver).ainvoke(inputs, config)
         """
         from langgraph_mnemon.checkpointers import AsyncMnemosSaver
 
@@ -344,43 +342,20 @@ class Mnemon:
         its documents: with ``embedding.enabled=false`` it keeps the offline WordLlama embedder
         (loaded on first use), so remember and search work there too. Add any LangGraph
         ``BaseStore`` with ``mem.spaces.register_provider(StoreProvider(store))``.
+
+        Example:
+            >>> mem.spaces.create_space("Team decisions").status
+            'committed'
         """
         if self._spaces is None:
-            from langgraph_mnemon.adapters.embeddings import WordLlamaEmbedder, build_embedder
-            from langgraph_mnemon.adapters.providers.mnemos import MnemosProvider
-
-            cfg = self.config
-            embedder = build_embedder(cfg.embedding)
-            providers: list[Any] = [MnemosProvider(self.database, embedder=embedder)]
-            if cfg.chroma.enabled:
-                try:
-                    from langgraph_mnemon.adapters.providers.chroma import ChromaProvider
-                except ImportError:  # chromadb not installed: the provider is simply absent
-                    pass
-                else:
-                    token = cfg.chroma.token.get_secret_value() if cfg.chroma.token else None
-                    providers.append(
-                        ChromaProvider(
-                            embedder if embedder is not None else WordLlamaEmbedder,
-                            path=cfg.chroma.path or self.root / "chroma",
-                            host=cfg.chroma.host,
-                            port=cfg.chroma.port,
-                            ssl=cfg.chroma.ssl,
-                            token=token,
-                            tenant=cfg.chroma.tenant,
-                            database=cfg.chroma.database,
-                            # <root>/chroma is managed: never through a link; a named path is
-                            # the user's own.
-                            follow_symlinks=cfg.chroma.path is not None,
-                        )
-                    )
-            quality = cfg.recall_quality
             from langgraph_mnemon.memory_layers.spaces import QualitySettings
 
+            cfg = self.config
+            quality = cfg.recall_quality
             self._spaces = MemorySpaces(
                 self.database,
                 root=self.root,
-                providers=providers,
+                providers=self._providers(),
                 quality=QualitySettings(
                     low_score_threshold=quality.low_score_threshold,
                     high_score_threshold=quality.high_score_threshold,
@@ -397,6 +372,37 @@ class Mnemon:
                 lock_timeout=cfg.runtime.lock_timeout_seconds,
             )
         return self._spaces
+
+    def _providers(self) -> list[Any]:
+        """The configured providers: the native one, plus Chroma when enabled and installed."""
+        from langgraph_mnemon.adapters.embeddings import WordLlamaEmbedder, build_embedder
+        from langgraph_mnemon.adapters.providers.mnemos import MnemosProvider
+
+        cfg = self.config
+        embedder = build_embedder(cfg.embedding)
+        providers: list[Any] = [MnemosProvider(self.database, embedder=embedder)]
+        if not cfg.chroma.enabled:
+            return providers
+        try:
+            from langgraph_mnemon.adapters.providers.chroma import ChromaProvider
+        except ImportError:  # chromadb not installed: the provider is simply absent
+            return providers
+        token = cfg.chroma.token.get_secret_value() if cfg.chroma.token else None
+        providers.append(
+            ChromaProvider(
+                embedder if embedder is not None else WordLlamaEmbedder,
+                path=cfg.chroma.path or self.root / "chroma",
+                host=cfg.chroma.host,
+                port=cfg.chroma.port,
+                ssl=cfg.chroma.ssl,
+                token=token,
+                tenant=cfg.chroma.tenant,
+                database=cfg.chroma.database,
+                # <root>/chroma is managed: never through a link; a named path is the user's.
+                follow_symlinks=cfg.chroma.path is not None,
+            )
+        )
+        return providers
 
     def _spaces_overview(self) -> SpacesOverview:
         summary = self.spaces.status(probe=False)
@@ -415,49 +421,44 @@ class Mnemon:
     # --- turns: pinned views, the Wake, activity for idle review -----------------------------
 
     @property
-    def views(self) -> ViewComposer:
-        """Composes and pins the TurnView of each turn (child agents retain their parent's)."""
-        if self._views is None:
-            from langgraph_mnemon.memory_layers.turns import ViewComposer
+    def turns(self) -> Turns:
+        """The turn service: ``begin`` / ``end`` of each agent turn and the one registry of live
+        turns (their pinned views and recall budgets; child agents retain their parent's view).
 
-            self._views = ViewComposer(
+        Example:
+            >>> start = mem.turns.begin(TurnScope(thread_id="t1"))
+            >>> mem.turns.pinned(start.turn_id).strategy
+            'layered'
+        """
+        if self._turns is None:
+            from langgraph_mnemon.memory_layers.turns import Turns
+
+            self._turns = Turns(
                 self.config,
+                kernel=self.kernel,
                 runtime=self.runtime,
                 documents=self.documents,
-                spaces=self.spaces,
-                kernel=self.kernel,
+                spaces=lambda: self.spaces,  # opened on the first composition
+                reviews=lambda: self.reviews,  # the current scheduler (set_reviews swaps it)
             )
-        return self._views
+        return self._turns
 
     @property
-    def retrievals(self) -> TurnRetrievals:
-        """Per-turn recall / Related / Documents-search budgets, keyed by turn id."""
-        if self._retrievals is None:
-            from langgraph_mnemon.memory_layers.turns import TurnRetrievals
-
-            self._retrievals = TurnRetrievals()
-        return self._retrievals
-
-    @property
-    def wake_tracker(self) -> WakeTracker:
-        """Which Wake digest and cue each thread last received."""
-        if self._wake_tracker is None:
-            from langgraph_mnemon.memory_layers.turns import WakeTracker
-
-            self._wake_tracker = WakeTracker()
-        return self._wake_tracker
-
-    @property
-    def reviews(self) -> BackgroundReviews | ServerReviews:
+    def reviews(self) -> ReviewScheduler:
         """Idle reviews of finished turns, run in the background (Layered strategy only).
 
         The review gate keeps each thread's activity, attempts and review times in the shared
         database (while writes are enabled), so a restarted host resumes where it stopped.
+        In process this is a :class:`~langgraph_mnemon.reviews.BackgroundReviews` over the
+        worker model; :meth:`set_reviews` swaps in another scheduler.
+
+        Example:
+            >>> mem.reviews.turn_started("thread-1")  # a new turn cancels the pending review
         """
         if self._reviews is None:
-            from langgraph_mnemon.graphs.review import BackgroundReviews
             from langgraph_mnemon.memory_layers.activity import ReviewGate, ReviewSettings
             from langgraph_mnemon.memory_layers.activity_store import SqlActivityStore
+            from langgraph_mnemon.reviews import BackgroundReviews
 
             # A read-only host runs no review and writes nothing: its gate stays in memory.
             store = SqlActivityStore(self.database) if self.kernel.write_enabled else None
@@ -465,10 +466,16 @@ class Mnemon:
             self._reviews = BackgroundReviews(self, gate, self.worker_model)
         return self._reviews
 
-    def set_reviews(self, reviews: BackgroundReviews | ServerReviews) -> None:
+    def set_reviews(self, reviews: ReviewScheduler) -> None:
         """Replace how idle reviews are scheduled (LangGraph server: as delayed server runs).
 
         The previous scheduler is closed; its pending reviews are dropped.
+
+        Args:
+            reviews: any :class:`~langgraph_mnemon.reviews.ReviewScheduler`.
+
+        Example:
+            >>> mem.set_reviews(ServerReviews(mem.review_gate, os.environ["LANGGRAPH_API_URL"]))
         """
         if self._reviews is not None and self._reviews is not reviews:
             self._reviews.close()
@@ -476,7 +483,12 @@ class Mnemon:
 
     def settings_changed(self) -> None:
         """Apply live switches changed on ``config`` (idle review keeps a copy of its own;
-        everything else, participation included, reads the live config at each operation)."""
+        everything else, participation included, reads the live config at each operation).
+
+        Example:
+            >>> mem.config.idle_review.enabled = False
+            >>> mem.settings_changed()  # the review gate now schedules nothing
+        """
         if self._reviews is not None:
             from langgraph_mnemon.memory_layers.activity import ReviewSettings
 
@@ -487,20 +499,70 @@ class Mnemon:
         """Per-thread activity and idle-review timing (kept in the database across restarts)."""
         return self.reviews.gate
 
+    def review_graph(self, model: BaseChatModel | None = None) -> CompiledStateGraph:
+        """The idle-review graph over this host, bounded by the ``idle_review`` settings.
+
+        The schedulers (:mod:`langgraph_mnemon.reviews`) run it under ``acting("automatic")``.
+
+        Args:
+            model: the review model; None runs the heuristic (it writes only what the user
+                explicitly asked to remember).
+
+        Returns:
+            The compiled ``mnemon_idle_review`` graph: ``{"messages": [...]}`` in, ``outcome``
+            (a ``ReviewOutcome``) out.
+
+        Example:
+            >>> out = mem.review_graph().invoke({"messages": turn_messages})
+            >>> out["outcome"].action
+            'skipped'
+        """
+        from langgraph_mnemon.graphs import build_review_graph
+
+        cfg = self.config.idle_review
+        return build_review_graph(
+            self,
+            model,
+            runtime_memory=cfg.runtime_memory,
+            max_context_chars=cfg.max_context_chars,
+            max_tokens=cfg.max_tokens,
+        )
+
     def turn_graph(self, *, agent_id: str = "main", root: bool = True) -> CompiledStateGraph:
         """The turn-lifecycle subgraph: add it before and after the agent node.
 
         The parent state needs ``messages`` (with ``add_messages``) and ``mnemon_turn``; subclass
         :class:`~langgraph_mnemon.graphs.turn.MnemonTurnState`. ``root=False`` for child agents.
+        Before the agent it begins the turn (pins one view, appends the Wake when it changed);
+        after the agent it ends the turn (releases it, records activity for idle review).
+
+        Args:
+            agent_id: The agent whose turns these are (``"main"`` by default).
+            root: ``False`` marks a child agent: no reminder cue and no idle review.
+
+        Returns:
+            The compiled one-node subgraph ``mnemon_turn`` (no checkpointer of its own).
+
+        Example:
+            >>> builder.add_node("memory_begin", mem.turn_graph())
+            >>> builder.add_node("memory_end", mem.turn_graph())
         """
         from langgraph_mnemon.graphs.turn import build_turn_graph
 
         return build_turn_graph(self, agent_id=agent_id, root=root)
 
     def tools(self) -> list[BaseTool]:
-        """The model-facing memory tools: those whose channel the kernel admits a model to now
-        (``manual`` / ``off`` / disabled / read-only channels offer none); each call runs as
-        an automatic trigger and is admitted again, so a later switch refuses it."""
+        """The model-facing memory tools: those whose channel the kernel admits a model to now.
+
+        ``manual`` / ``off`` / disabled / read-only channels offer none; each call runs as an
+        automatic trigger and is admitted again, so a later switch refuses it.
+
+        Returns:
+            LangChain tools for ``create_agent(tools=...)`` or a ``ToolNode``.
+
+        Example:
+            >>> agent = create_agent(model, tools=mem.tools(), middleware=[mem.middleware()])
+        """
         from langgraph_mnemon.tools import build_tools
 
         return build_tools(self)
@@ -512,15 +574,21 @@ class Mnemon:
         With ``turn_id`` (the state's ``mnemon_turn``) it follows that turn's pinned view,
         otherwise what the kernel admits now. Byte-stable across turns.
 
+        Args:
+            turn_id: A live turn's id; ``None`` (default) uses what the kernel admits now.
+
+        Returns:
+            The Runtime Memory protocol (while Runtime Memory is projected), then the routing
+            guidance (unless ``routing_guidance`` is false), joined by a blank line; empty
+            when neither applies.
+
+        Raises:
+            NotFoundError: ``turn_id`` is not a live turn (it has ended or never began).
+
         Example:
             >>> SystemMessage(mem.system_prompt())
         """
-        from langgraph_mnemon.memory_layers.turns import system_sections
-
-        view = self.views.pinned(turn_id) if turn_id is not None else None
-        return "\n\n".join(
-            text for _, text in system_sections(self.config, view, kernel=self.kernel)
-        )
+        return "\n\n".join(text for _, text in self.turns.sections(turn_id))
 
     def middleware(
         self, *, agent_id: str = "main", root: bool = True, parent_turn: str | None = None
@@ -530,6 +598,22 @@ class Mnemon:
         For a child agent started during a parent turn, pass ``parent_turn`` (the parent
         state's ``mnemon_turn``): the child keeps the parent's view, gets its own budgets and
         no cue or idle review.
+
+        Args:
+            agent_id: The agent whose turns these are (``"main"`` by default).
+            root: ``False`` for a child agent (no cue, no idle review).
+            parent_turn: The parent state's ``mnemon_turn``, for a child started during a
+                parent turn (then the child is never root).
+
+        Returns:
+            A new :class:`~langgraph_mnemon.middleware.MnemonMiddleware`; a child's ``close()``
+            gives back the parent's view when it is done.
+
+        Raises:
+            NotFoundError: ``parent_turn`` is not a live turn of this host.
+
+        Example:
+            >>> agent = create_agent(model, tools=mem.tools(), middleware=[mem.middleware()])
         """
         from langgraph_mnemon.middleware import MnemonMiddleware
 
@@ -539,7 +623,11 @@ class Mnemon:
 
     @property
     def worker_model(self) -> BaseChatModel | None:
-        """The chat model of the worker graphs (``config.worker_model``); None = heuristics."""
+        """The chat model of the worker graphs (``config.worker_model``); None = heuristics.
+
+        Raises:
+            InvalidInputError: ``worker_model`` names a provider whose package is missing.
+        """
         if self._worker_model is _UNSET:
             from langgraph_mnemon.adapters.models import resolve_chat_model
 
@@ -555,6 +643,20 @@ class Mnemon:
         does not (maintenance off, manual for an automatic write, the General strategy) the
         :class:`CapacityError` is raised as is and nothing is written. A maintenance run that
         cannot complete raises :class:`CapacityError` saying why, with every file unchanged.
+
+        Args:
+            request: the mutation (``RuntimeMutation(action="add", target="memory", ...)``).
+
+        Returns:
+            The committed (or skipped) receipt, with the new revision.
+
+        Raises:
+            CapacityError: the write does not fit and no maintenance was admitted or it failed.
+            ParticipationError: the kernel refused Runtime Memory writes.
+            ConflictError: ``expected_revision`` no longer matches.
+
+        Example:
+            >>> mem.write_runtime(RuntimeMutation(action="add", target="memory", content="x"))
         """
         try:
             return self.runtime.apply(request)
@@ -565,8 +667,25 @@ class Mnemon:
             return self._maintain(graph, {"request": request}, exc)
 
     def write_document(self, mutation: DocumentMutation | dict[str, Any]) -> DocumentReceipt:
-        """Create or update a Document, cold-archiving least-recently-used ones on overflow
-        when the kernel admits ``documents`` ``maintenance`` (else the CapacityError stands)."""
+        """Create or update a Document, cold-archiving least-recently-used ones on overflow.
+
+        The cold archive runs when the kernel admits ``documents`` ``maintenance`` (else the
+        :class:`CapacityError` stands and nothing is written).
+
+        Args:
+            mutation: a :class:`DocumentMutation` or the same as a dict.
+
+        Returns:
+            The receipt of the create or update.
+
+        Raises:
+            CapacityError: the body or the active set does not fit even after maintenance.
+            ParticipationError: the kernel refused Documents writes.
+            InvalidInputError: the mutation is malformed.
+
+        Example:
+            >>> mem.write_document({"action": "create", "title": "ADR 1", "body": "Use WAL."})
+        """
         try:
             return self.documents.apply(mutation)
         except CapacityError as exc:
@@ -576,8 +695,22 @@ class Mnemon:
 
     def archive_document(self, document_id: str) -> DocumentReceipt:
         """Archive one Document: cold reference first (when a Memory Space can take it), then
-        the revision-checked move. Raises :class:`ConflictError` / :class:`ProviderError` with
-        the document still active when that fails."""
+        the revision-checked move.
+
+        Args:
+            document_id: the Document's id (a UUID).
+
+        Returns:
+            The receipt of the move to ``documents/archived/``.
+
+        Raises:
+            ConflictError: the archive did not complete; the document is still active.
+            NotFoundError: no such active document.
+
+        Example:
+            >>> mem.archive_document(runbook.document.id).document.status
+            'archived'
+        """
         out = self._graph("document_archive").invoke({"document_id": document_id})
         if out.get("error"):
             raise ConflictError(
@@ -590,6 +723,21 @@ class Mnemon:
 
         The kernel is asked first (Memory Spaces write, the current trigger): a refusal
         reaches no provider.
+
+        Args:
+            candidate: what to store (content, category, importance, optional space).
+
+        Returns:
+            The worker's receipt: where it went, or why it was skipped.
+
+        Raises:
+            InvalidInputError: ``candidate`` is not a :class:`WriteCandidate`.
+            ParticipationError: the kernel refused Memory Spaces writes.
+            ProviderError: the worker could not store it.
+
+        Example:
+            >>> mem.remember(WriteCandidate(content="Deploys freeze on Fridays.")).status
+            'committed'
         """
         from langgraph_mnemon.memory_layers.write_worker import WriteCandidate
 
@@ -603,6 +751,16 @@ class Mnemon:
 
     def query(self, question: str, *, space_ids: list[str] | None = None) -> QueryAnswer:
         """Answer ``question`` from direct-search evidence; citations are real rows only.
+
+        Args:
+            question: what to answer.
+            space_ids: the Memory Spaces to search; omit for the active spaces.
+
+        Returns:
+            A :class:`QueryAnswer`: the answer text and the rows it cites.
+
+        Example:
+            >>> mem.query("When do deploys freeze?").answer
 
         Raises:
             ParticipationError: the kernel refused Memory Spaces recall (asked first: nothing
@@ -643,13 +801,17 @@ class Mnemon:
         return out["receipt"]
 
     def _graph(self, name: str) -> Any:
+        """The worker graph ``name``, built once over this host's services and worker model
+        (each builder gets the services it needs, never the host)."""
         graph = self._graphs.get(name)
         if graph is None:
-            from langgraph_mnemon.graphs.agent_query import build_agent_query_graph
-            from langgraph_mnemon.graphs.document_archive import build_document_archive_graph
-            from langgraph_mnemon.graphs.memory_archival import build_memory_archival_graph
-            from langgraph_mnemon.graphs.user_compaction import build_user_compaction_graph
-            from langgraph_mnemon.graphs.write_worker import build_write_worker_graph
+            from langgraph_mnemon.graphs import (
+                build_agent_query_graph,
+                build_document_archive_graph,
+                build_memory_archival_graph,
+                build_user_compaction_graph,
+                build_write_worker_graph,
+            )
 
             builders = {
                 "write_worker": lambda: build_write_worker_graph(self.spaces, self.worker_model),
@@ -668,7 +830,18 @@ class Mnemon:
         return graph
 
     def close(self) -> None:
-        """Release resources held by the layers (database engines, clients)."""
+        """Release resources held by the layers (database engines, clients, review threads).
+
+        The host is also a context manager: ``with Mnemon.open(root) as mem: ...``. Pending
+        idle reviews are dropped; the database engine stays usable and reconnects on demand.
+
+        Returns:
+            None. Calling it again is harmless.
+
+        Example:
+            >>> with Mnemon.open("./.mnemon") as mem:
+            ...     mem.runtime.add("memory", "Tests run with `pytest -q`.")
+        """
         if self._reviews is not None:
             self._reviews.close()
             self._reviews = None

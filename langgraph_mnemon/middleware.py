@@ -1,8 +1,10 @@
 """``MnemonMiddleware``: the turn lifecycle for ``langchain.agents.create_agent``.
 
-Before the agent: pin the turn's view, append the Wake when it changed and the one cue. Around
-every model call: add the system sections (the Runtime Memory protocol and routing guidance,
-byte-stable across writes). After the agent: release the pin and record the turn's activity.
+Before the agent: begin the turn (``mem.turns``: pin its view, append the Wake when it changed
+and the one cue). Around every model call: add the system sections (the Runtime Memory protocol
+and routing guidance, byte-stable across writes). After the agent: end the turn (record its
+activity, release it). The hooks are the turn subgraph's node functions
+(:mod:`langgraph_mnemon.nodes.turn`).
 
 Memory never ends the agent's run: a failing hook is logged, recorded in ``mem.health`` (shown
 by ``mem.status().health``) and skipped; the agent's messages and model request stay untouched.
@@ -18,19 +20,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, NotRequired
+from typing import Any, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest
 from langchain_core.messages import SystemMessage
 from langgraph.config import get_config
 
-from langgraph_mnemon.graphs.turn import DEGRADED_TURN, begin_update, end_update
 from langgraph_mnemon.memory_layers.kernel import acting
 from langgraph_mnemon.memory_layers.turns import system_sections
-from langgraph_mnemon.nodes._guard import memory_step
-
-if TYPE_CHECKING:
-    from langgraph_mnemon.host import Mnemon
+from langgraph_mnemon.nodes import memory_step
+from langgraph_mnemon.nodes.turn import DEGRADED_TURN, TurnHost, begin_update, end_update
 
 __all__ = ["MnemonAgentState", "MnemonMiddleware"]
 
@@ -42,13 +41,28 @@ class MnemonAgentState(AgentState):
 
 
 class MnemonMiddleware(AgentMiddleware[MnemonAgentState]):
-    """Memory for a ``create_agent`` agent; ``root=False`` for a child agent (no cue, no review)."""
+    """Memory for a ``create_agent`` agent: the turn lifecycle and the system sections.
+
+    Args:
+        mem: the host (``Mnemon``; its ``turns``, ``health``, ``kernel``, ``config``, ``mnemos``).
+        agent_id: the agent whose turns these are.
+        root: ``False`` for a child agent (no cue, no idle review).
+        parent_turn: the parent state's ``mnemon_turn`` for a child started during a parent
+            turn: the child keeps the parent's view (and is not root).
+
+    Raises:
+        NotFoundError: ``parent_turn`` is not a live turn of ``mem``.
+
+    Example:
+        >>> child = mem.middleware(agent_id="child", parent_turn=state["mnemon_turn"])
+        >>> ...; child.close()      # give back the parent's view when the child is done
+    """
 
     state_schema = MnemonAgentState
 
     def __init__(
         self,
-        mem: Mnemon,
+        mem: TurnHost,
         *,
         agent_id: str = "main",
         root: bool = True,
@@ -62,7 +76,7 @@ class MnemonMiddleware(AgentMiddleware[MnemonAgentState]):
         # turn ends; its own turns pin that view with their own budgets. A parent whose begin
         # failed has no view to keep: the child composes its own.
         self.retained = (
-            mem.views.retain(mem.views.pinned(parent_turn))
+            mem.turns.retain(mem.turns.pinned(parent_turn))
             if parent_turn is not None and parent_turn != DEGRADED_TURN
             else None
         )
@@ -70,7 +84,7 @@ class MnemonMiddleware(AgentMiddleware[MnemonAgentState]):
     def close(self) -> None:
         """Give back the retained parent view (a child agent that is done)."""
         if self.retained is not None:
-            self.mem.views.unretain(self.retained)
+            self.mem.turns.unretain(self.retained)
             self.retained = None
 
     @property
@@ -88,8 +102,8 @@ class MnemonMiddleware(AgentMiddleware[MnemonAgentState]):
         )
 
     def after_agent(self, state: MnemonAgentState, runtime: Any) -> dict[str, Any] | None:
-        turn = state.get("mnemon_turn")
-        return end_update(self.mem, get_config(), turn, state.get("messages"), root=self.root)
+        turn_id = state.get("mnemon_turn")
+        return end_update(self.mem, get_config(), turn_id, state.get("messages"), root=self.root)
 
     # The async hooks run the same sync code in a worker thread: it does file and SQL I/O, which
     # must not block an event loop (LangGraph server raises on blocking calls in async code).
@@ -106,8 +120,9 @@ class MnemonMiddleware(AgentMiddleware[MnemonAgentState]):
         return request  # memory failed: the model gets the agent's own request
 
     def _add_sections(self, request: ModelRequest) -> ModelRequest:
-        turn = request.state.get("mnemon_turn") if request.state else None
-        view = self.mem.views.pinned(turn) if turn and turn != DEGRADED_TURN else None
+        turn_id = request.state.get("mnemon_turn") if request.state else None
+        live = turn_id and turn_id != DEGRADED_TURN
+        view = self.mem.turns.pinned(turn_id) if live else None
         found = system_sections(self.mem.config, view, kernel=self.mem.kernel)
         sections = "\n\n".join(text for _, text in found)
         if not sections:

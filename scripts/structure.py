@@ -16,6 +16,7 @@ import argparse
 import ast
 import sys
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 PACKAGE = "langgraph_mnemon"
@@ -102,16 +103,28 @@ def _surface(module: str) -> str:
     return parts[1] if len(parts) > 1 else "<root>"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", default=".", help="repository root")
-    parser.add_argument("--list", action="store_true", help="list every long function")
-    args = parser.parse_args()
-    root = Path(args.root).resolve()
-    files = sorted((root / PACKAGE).rglob("*.py"))
+@dataclass
+class Figures:
+    """What :func:`measure` finds in the package."""
+
+    sizes: dict[str, int]
+    long_functions: list[tuple[int, str]]
+    module_cycles: list[list[str]]
+    layer_cycles: list[list[str]]
+    public: dict[str, int]
+
+    @property
+    def over_limit(self) -> list[tuple[str, int]]:
+        return sorted(
+            ((n, v) for n, v in self.sizes.items() if v > MODULE_LIMIT), key=lambda x: -x[1]
+        )
+
+
+def measure(root: Path) -> Figures:
+    """Parse every module of the package under ``root`` and measure it."""
     trees = {}
     sizes = {}
-    for path in files:
+    for path in sorted((root / PACKAGE).rglob("*.py")):
         name = _module_name(path, root)
         text = path.read_text(encoding="utf-8")
         trees[name] = (ast.parse(text), path.name == "__init__.py")
@@ -131,28 +144,34 @@ def main() -> int:
             continue  # a private module's names are not part of any public face
         public[package] += len(_exported(tree))
     long_functions.sort(reverse=True)
-    module_cycles = _cycles(graph)
     layer_graph: dict[str, set[str]] = defaultdict(set)
     for src, targets in graph.items():
         for dst in targets:
             if _surface(src) != _surface(dst):
                 layer_graph[_surface(src)].add(_surface(dst))
-    layer_cycles = _cycles(layer_graph)
+    return Figures(sizes, long_functions, _cycles(graph), _cycles(layer_graph), dict(public))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", default=".", help="repository root")
+    parser.add_argument("--list", action="store_true", help="list every long function")
+    args = parser.parse_args()
+    figures = measure(Path(args.root).resolve())
+    sizes, long_functions = figures.sizes, figures.long_functions
     largest = max(sizes.items(), key=lambda item: item[1])
+    longest = f"{long_functions[0][1]} ({long_functions[0][0]})" if long_functions else "-"
     rows = [
         ("modules", str(len(sizes))),
         ("largest module", f"{largest[0]} ({largest[1]} lines)"),
-        (f"modules over {MODULE_LIMIT} lines", str(sum(v > MODULE_LIMIT for v in sizes.values()))),
+        (f"modules over {MODULE_LIMIT} lines", str(len(figures.over_limit))),
         (f"functions over {FUNCTION_LIMIT} lines", str(len(long_functions))),
         ("functions over 100 lines", str(sum(n > 100 for n, _ in long_functions))),
-        (
-            "longest function",
-            long_functions[0][1] + f" ({long_functions[0][0]})" if long_functions else "-",
-        ),
-        ("module import circles", str(len(module_cycles))),
-        ("modules inside a circle", str(sum(len(c) for c in module_cycles))),
-        ("circles between top-level parts", str(len(layer_cycles))),
-        ("public names (all packages)", str(sum(public.values()))),
+        ("longest function", longest),
+        ("module import circles", str(len(figures.module_cycles))),
+        ("modules inside a circle", str(sum(len(c) for c in figures.module_cycles))),
+        ("circles between top-level parts", str(len(figures.layer_cycles))),
+        ("public names (public modules)", str(sum(figures.public.values()))),
     ]
     width = max(len(label) for label, _ in rows)
     print(f"| {'figure'.ljust(width)} | value |")
@@ -160,15 +179,14 @@ def main() -> int:
     for label, value in rows:
         print(f"| {label.ljust(width)} | {value} |")
     print()
-    for name, size in sorted(sizes.items(), key=lambda item: -item[1]):
-        if size > MODULE_LIMIT:
-            print(f"over {MODULE_LIMIT}: {name} {size}")
-    for cycle in layer_cycles:
+    for name, size in figures.over_limit:
+        print(f"over {MODULE_LIMIT}: {name} {size}")
+    for cycle in figures.layer_cycles:
         print("circle between parts:", " <-> ".join(cycle))
-    for cycle in module_cycles:
+    for cycle in figures.module_cycles:
         print("module circle:", ", ".join(cycle))
     print("public names per package:")
-    for package, count in sorted(public.items()):
+    for package, count in sorted(figures.public.items()):
         print(f"  {package}: {count}")
     if args.list:
         for length, where in long_functions:

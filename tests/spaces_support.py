@@ -22,7 +22,7 @@ from langgraph_mnemon.adapters.providers.store import StoreProvider
 from langgraph_mnemon.errors import InvalidInputError
 from langgraph_mnemon.memory_layers.spaces import (
     Capabilities,
-    Insight,
+    MemoryRecord,
     MemorySpaces,
     ProviderDescriptor,
     ProviderSearchRequest,
@@ -124,7 +124,7 @@ class ScriptedProvider(BaseProvider):
         self.calls.append(request)
         return ProviderSearchResult(
             results=[
-                Insight(id=f"{self.descriptor.id}-{i}", content=text, score=score)
+                MemoryRecord(id=f"{self.descriptor.id}-{i}", content=text, score=score)
                 for i, (text, score) in enumerate(self.rows)
             ][: request.limit]
         )

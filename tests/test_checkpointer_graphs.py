@@ -436,13 +436,16 @@ async def test_async_graph_does_not_block_the_event_loop(database_url: str) -> N
 
 @pytest.mark.asyncio
 async def test_async_saver_sync_methods(tmp_path: Path) -> None:
-    from langgraph_mnemon.errors import InvalidInputError
+    from langgraph_mnemon.errors import InvalidInputError, SyncCallOnLoopError
 
     async with AsyncMnemosSaver.from_conn_string(str(tmp_path / "a.db")) as s:
         graph = build_graph().compile(checkpointer=s)
         await graph.ainvoke({"messages": [HumanMessage("x")]}, _cfg("t"))
-        with pytest.raises(InvalidInputError, match="own event loop"):
+        with pytest.raises(InvalidInputError, match="own event loop") as caught:
             s.get_tuple(_cfg("t"))
+        # the one sync/async refusal of every service, naming the method to await
+        assert isinstance(caught.value, SyncCallOnLoopError)
+        assert "await saver.aget_tuple(" in str(caught.value)
         # from another thread, the sync twins hand the work to the saver's loop
         found = await asyncio.to_thread(s.get_tuple, _cfg("t"))
         assert found is not None

@@ -10,7 +10,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
 
 from langgraph_mnemon import Mnemon
-from langgraph_mnemon.graphs.turn import MnemonTurnState, plugin_form
+from langgraph_mnemon.adapters.messages import plugin_form
+from langgraph_mnemon.graphs import MnemonTurnState
 from langgraph_mnemon.testing import ScriptedChatModel, tool_call
 
 
@@ -101,5 +102,5 @@ def test_only_the_root_agent_archives_documents(tmp_path: Path) -> None:
     )
     assert "only the root agent archives Documents" in results[0]
     assert mem.documents.get(doc.id).status == "active"
-    assert mem.views.pinned_turns == []
+    assert mem.turns.live_turns == []
     mem.close()

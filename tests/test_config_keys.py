@@ -27,9 +27,9 @@ from pydantic import Field
 from langgraph_mnemon import Mnemon, MnemonConfig
 from langgraph_mnemon.config import PersistenceStrategyConfig
 from langgraph_mnemon.errors import InvalidInputError, NotFoundError
-from langgraph_mnemon.graphs.review import BackgroundReviews
 from langgraph_mnemon.memory_layers.activity import ReviewGate, ReviewSettings, TurnActivity
 from langgraph_mnemon.memory_layers.spaces import PlacementRequest, place
+from langgraph_mnemon.reviews import BackgroundReviews
 from langgraph_mnemon.testing import ScriptedChatModel, tool_call
 
 QUIET = {"embedding": {"enabled": False}}

@@ -34,9 +34,10 @@ from pg_support import private_postgres
 from server_support import free_port
 
 from langgraph_mnemon import Mnemon
+from langgraph_mnemon.adapters.messages import plugin_form
 from langgraph_mnemon.adapters.mnemos_callbacks import MnemosSignalHandler
 from langgraph_mnemon.contracts import text_problem
-from langgraph_mnemon.graphs.turn import MnemonTurnState, plugin_form
+from langgraph_mnemon.graphs import MnemonTurnState
 from langgraph_mnemon.memory_layers.mnemos.schema import SIGNALS
 from langgraph_mnemon.testing import ScriptedChatModel
 
@@ -167,7 +168,7 @@ def _check_hostile_turn(mem: Mnemon, messages: list[BaseMessage], calls: list[di
         if code:
             assert result["error"] == code, (name, result)
         assert text_problem(json.dumps(result, ensure_ascii=False)) is None  # storable text
-    assert mem.views.pinned_turns == []
+    assert mem.turns.live_turns == []
     # The end of the turn was recorded (the tool-call digests no longer fail on surrogates).
     turns = mem.review_gate.activity("t").turns
     assert turns
@@ -180,7 +181,7 @@ def _check_next_turn(mem: Mnemon, before: list[BaseMessage], after: list[BaseMes
     new = after[len(before) :]
     assert [plugin_form(m) or m.type for m in new][-1] == "ai"
     assert new[-1].content == "fine"
-    assert mem.views.pinned_turns == []
+    assert mem.turns.live_turns == []
 
 
 @pytest.mark.parametrize("shape", ["create_agent", "turn_graph"])
@@ -283,12 +284,12 @@ def test_item03_failing_layer_degrades_and_clears(
     )
     agent = _agent(mem, model, _app_tool(calls), mem.checkpointer())
     cfg = {"configurable": {"thread_id": "t"}}
-    real_begin, real_observe = mem.retrievals.begin, mem.mnemos.observe_messages
+    real_begin, real_observe = mem.turns.budgets.begin, mem.mnemos.observe_messages
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("layer exploded; secret=hunter2")
 
-    mem.retrievals.begin = broken  # type: ignore[method-assign]
+    mem.turns.budgets.begin = broken  # type: ignore[method-assign]
     mem.mnemos.observe_messages = broken  # type: ignore[method-assign]
     with caplog.at_level(logging.WARNING, logger="langgraph_mnemon.health"):
         first = agent.invoke({"messages": [HumanMessage("hi")]}, cfg)["messages"]
@@ -309,16 +310,16 @@ def test_item03_failing_layer_degrades_and_clears(
     assert report["healthy"] is False
     assert report["degraded"] == ["begin: internal"]
     assert agent.get_state(cfg).values["mnemon_turn"] is None
-    assert mem.views.pinned_turns == []
+    assert mem.turns.live_turns == []
 
     # Begin works again, end still fails: the begin problem clears, the end one appears; the
     # pin is released all the same.
-    mem.retrievals.begin = real_begin  # type: ignore[method-assign]
+    mem.turns.budgets.begin = real_begin  # type: ignore[method-assign]
     second = agent.invoke({"messages": [HumanMessage("again")]}, cfg)["messages"]
     assert second[-1].content == "second answer"
     assert any(plugin_form(m) == "recall" for m in second[len(first) :])  # the Wake is back
     assert [p.step for p in mem.status().health.problems] == ["end"]
-    assert mem.views.pinned_turns == []
+    assert mem.turns.live_turns == []
 
     mem.mnemos.observe_messages = real_observe  # type: ignore[method-assign]
     model.responses.append("third answer")
@@ -354,7 +355,7 @@ def test_item03_child_agent_of_a_degraded_turn(tmp_path: Path) -> None:
     builder.add_edge("agent", "end")
     builder.add_edge("end", END)
     parent = builder.compile(checkpointer=InMemorySaver())
-    real_pin = mem.views.pin
+    real_pin = mem.turns.composer.pin
     calls = {"n": 0}
 
     def pin_fails_once(*args: Any, **kwargs: Any) -> Any:
@@ -363,12 +364,12 @@ def test_item03_child_agent_of_a_degraded_turn(tmp_path: Path) -> None:
             raise OSError(5, "Input/output error")
         return real_pin(*args, **kwargs)
 
-    mem.views.pin = pin_fails_once  # type: ignore[method-assign]
+    mem.turns.composer.pin = pin_fails_once  # type: ignore[method-assign]
     out = parent.invoke({"messages": [HumanMessage("go")]}, {"configurable": {"thread_id": "p"}})
     assert out["messages"][-1].content == "child done"
     assert seen == ["mnemon:degraded"]
     assert mem.status().health.degraded is False  # the child's own begin worked: cleared
-    assert mem.views.pinned_turns == []
+    assert mem.turns.live_turns == []
     mem.close()
 
 
@@ -434,7 +435,7 @@ def test_item03_interrupts_still_propagate(tmp_path: Path) -> None:
     done = agent.invoke(Command(resume="yes"), cfg)["messages"]
     assert done[-1].content == "ok"
     assert mem.status().health.degraded is False
-    assert mem.views.pinned_turns == []
+    assert mem.turns.live_turns == []
     mem.close()
 
 
@@ -526,7 +527,7 @@ def test_item03_postgresql_stopped_in_the_middle_of_a_run(
         assert status.spaces is None  # the catalog is in the database; status still answers
         assert all(p.code != "internal" for p in status.health.problems)  # typed errors
         assert any("memory step end degraded" in r.getMessage() for r in caplog.records)
-        assert mem.views.pinned_turns == []
+        assert mem.turns.live_turns == []
 
         pg.start()
         second = agent.invoke({"messages": [HumanMessage("and now?")]}, cfg)["messages"]
@@ -659,7 +660,7 @@ def test_item03_locked_sqlite_database(tmp_path: Path) -> None:
     problems = mem.status().health.problems
     assert [p.step for p in problems] == ["end"]
     assert problems[0].code != "internal"  # a typed storage error, with what to do
-    assert mem.views.pinned_turns == []
+    assert mem.turns.live_turns == []
     second = agent.invoke({"messages": [HumanMessage("again")]}, cfg)["messages"]
     assert second[-1].content == "second"
     assert mem.status().health.degraded is False
@@ -699,7 +700,7 @@ def test_item03_guard_passes_control_flow_and_stays_bounded() -> None:
     from langgraph.errors import GraphInterrupt
 
     from langgraph_mnemon.memory_layers.health import HealthRecord
-    from langgraph_mnemon.nodes._guard import memory_step
+    from langgraph_mnemon.nodes import memory_step
 
     health = HealthRecord()
     for exc in (asyncio.CancelledError(), KeyboardInterrupt(), GraphInterrupt(())):

@@ -34,7 +34,7 @@ from langgraph_mnemon.config import redact_url
 from langgraph_mnemon.errors import InvalidInputError
 from langgraph_mnemon.memory_layers import documents as documents_layer
 from langgraph_mnemon.memory_layers import spaces as spaces_layer
-from langgraph_mnemon.memory_layers.mnemos.service import MAX_TASK_ID_CHARS
+from langgraph_mnemon.memory_layers.mnemos import MAX_TASK_ID_CHARS
 from langgraph_mnemon.server.http import create_app
 from langgraph_mnemon.storage.db import parse_database_url
 from langgraph_mnemon.storage.db import redact_url as redact_db_url

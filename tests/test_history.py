@@ -18,7 +18,7 @@ from langchain_core.messages import (
 from langgraph.graph.message import add_messages
 
 from langgraph_mnemon.errors import InvalidInputError
-from langgraph_mnemon.nodes.history import compact_history, safe_cut, valid_tool_sequence
+from langgraph_mnemon.nodes import compact_history, safe_cut, valid_tool_sequence
 
 
 def conversation(turns: list[int], rng: random.Random) -> list[BaseMessage]:

@@ -2,41 +2,16 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage
-from langchain_core.tools import tool
+from review_support import edit, grep, read, shell, wait_for
 
 from langgraph_mnemon import Mnemon
-from langgraph_mnemon.graphs.review import BackgroundReviews
 from langgraph_mnemon.memory_layers.activity import ReviewGate, ReviewSettings
+from langgraph_mnemon.reviews import BackgroundReviews
 from langgraph_mnemon.testing import ScriptedChatModel, tool_call
-
-
-@tool
-def shell(cmd: str) -> str:
-    """Run a command."""
-    return "ok"
-
-
-@tool
-def read(path: str) -> str:
-    """Read a file."""
-    return "text"
-
-
-@tool
-def grep(pattern: str) -> str:
-    """Search files."""
-    return "hits"
-
-
-@tool
-def edit(path: str) -> str:
-    """Edit a file."""
-    return "edited"
 
 
 def _fast_reviews(mem: Mnemon) -> BackgroundReviews:
@@ -55,15 +30,6 @@ def _busy_turn() -> list:
     ]
 
 
-def _wait_for(predicate, timeout: float = 5.0) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return False
-
-
 def test_a_busy_turn_is_reviewed_in_the_background(tmp_path: Path) -> None:
     mem = Mnemon.open(tmp_path / "root", workspace=tmp_path)
     reviews = _fast_reviews(mem)
@@ -76,7 +42,7 @@ def test_a_busy_turn_is_reviewed_in_the_background(tmp_path: Path) -> None:
     )
     text = "Please remember that releases are cut on Tuesdays. " + "Context. " * 20
     agent.invoke({"messages": [HumanMessage(text)]}, {"configurable": {"thread_id": "t"}})
-    assert _wait_for(lambda: reviews.outcomes)
+    assert wait_for(lambda: reviews.outcomes)
     thread, outcome = reviews.outcomes[0]
     assert (thread, outcome.action) == ("t", "changed")
     assert [e.content for e in mem.runtime.entries("memory")] == ["Releases are cut on Tuesdays."]
@@ -98,7 +64,7 @@ def test_a_new_turn_cancels_the_pending_review(tmp_path: Path) -> None:
     cfg = {"configurable": {"thread_id": "t"}}
     agent.invoke({"messages": [HumanMessage("remember: tabs, not spaces " * 15)]}, cfg)
     agent.invoke({"messages": [HumanMessage("thanks")]}, cfg)  # within the debounce
-    assert _wait_for(lambda: mem.reviews.outcomes, timeout=3)
+    assert wait_for(lambda: mem.reviews.outcomes, timeout=3)
     assert len(mem.reviews.outcomes) == 1  # one review, after the last turn
     assert gate.attempts("t") == 1
     mem.close()

@@ -1138,7 +1138,7 @@ WAKE_MARKERS = {
 
 
 def _wake(messages: list[BaseMessage]) -> str:
-    from langgraph_mnemon.graphs.turn import plugin_form
+    from langgraph_mnemon.adapters.messages import plugin_form
 
     wakes = [m.text for m in messages if plugin_form(m) == "recall"]
     assert len(wakes) <= 1, wakes

@@ -39,9 +39,10 @@ from langgraph.store.memory import InMemoryStore
 
 import langgraph_mnemon.middleware as middleware
 from langgraph_mnemon import Mnemon
+from langgraph_mnemon.adapters.messages import plugin_form
 from langgraph_mnemon.adapters.providers.store import StoreProvider
+from langgraph_mnemon.graphs import MnemonTurnState
 from langgraph_mnemon.graphs.recall import build_recall_graph
-from langgraph_mnemon.graphs.turn import MnemonTurnState, plugin_form
 from langgraph_mnemon.memory_layers.kernel import current_trigger
 from langgraph_mnemon.memory_layers.runtime import RuntimeMutation
 from langgraph_mnemon.testing import ScriptedChatModel, tool_call
@@ -499,7 +500,7 @@ def test_item1_the_turn_lifecycle_runs_as_an_automatic_trigger(
 ) -> None:
     mem = opener()
     seen: list[tuple[str, str]] = []
-    pin, finished = mem.views.pin, mem.reviews.turn_finished
+    pin, finished = mem.turns.composer.pin, mem.reviews.turn_finished
     sections = middleware.system_sections
 
     def spy(step: str, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -509,7 +510,7 @@ def test_item1_the_turn_lifecycle_runs_as_an_automatic_trigger(
 
         return wrapped
 
-    monkeypatch.setattr(mem.views, "pin", spy("begin", pin))
+    monkeypatch.setattr(mem.turns.composer, "pin", spy("begin", pin))
     monkeypatch.setattr(mem.reviews, "turn_finished", spy("end", finished))
     monkeypatch.setattr(middleware, "system_sections", spy("model-call", sections))
     agent = create_agent(ScriptedChatModel(responses=["ok"]), middleware=[mem.middleware()])
@@ -540,7 +541,7 @@ def test_item1_recall_graph_refuses_a_model_under_manual_recall(
     real = mem.spaces.search
     mem.spaces.search = lambda *a, **k: searched.append(a) or real(*a, **k)  # type: ignore[method-assign]
     graph = build_recall_graph(mem.spaces)
-    out = graph.invoke({"query": "database port", "turn_key": "k", "granted_space_ids": [SPACE_ID]})
+    out = graph.invoke({"query": "database port", "turn_id": "k", "granted_space_ids": [SPACE_ID]})
     assert out["output"]["error"] == "channel-manual"
     decision_matches(
         out["output"]["decision"],
@@ -553,6 +554,6 @@ def test_item1_recall_graph_refuses_a_model_under_manual_recall(
     assert searched == []
     mem.config.layers.memory_spaces.participation.recall = "automatic"
     again = graph.invoke(
-        {"query": "database port", "turn_key": "k2", "granted_space_ids": [SPACE_ID]}
+        {"query": "database port", "turn_id": "k2", "granted_space_ids": [SPACE_ID]}
     )
     assert again["output"]["results"]

@@ -9,7 +9,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_core.tools import tool
 
 from langgraph_mnemon import Mnemon
-from langgraph_mnemon.graphs.turn import plugin_form
+from langgraph_mnemon.adapters.messages import plugin_form
 from langgraph_mnemon.memory_layers.runtime import RUNTIME_MEMORY_PROTOCOL
 from langgraph_mnemon.testing import ScriptedChatModel, tool_call
 
@@ -53,7 +53,7 @@ def test_create_agent_with_memory(tmp_path: Path) -> None:
     activity = mem.review_gate.activity("t")
     assert len(activity.turns) == 3
     assert activity.turns[0].tool_calls == ("lookup",)
-    assert mem.views.pinned_turns == []
+    assert mem.turns.live_turns == []
     assert agent.get_state(cfg).values["mnemon_turn"] is None
     mem.close()
 

@@ -13,16 +13,18 @@ from typer.testing import CliRunner
 from langgraph_mnemon.cli import app
 from langgraph_mnemon.config import MnemosConfig
 from langgraph_mnemon.errors import InvalidInputError, NotFoundError
-from langgraph_mnemon.memory_layers.mnemos import Database, Mnemos, create_engine
-from langgraph_mnemon.memory_layers.mnemos.git import collect_git_state
-from langgraph_mnemon.memory_layers.mnemos.models import (
+from langgraph_mnemon.memory_layers.mnemos import (
     CheckpointRecord,
+    Database,
     GitState,
+    Mnemos,
     NodeSummary,
     RecentFile,
     TaskSummary,
+    create_engine,
 )
-from langgraph_mnemon.memory_layers.mnemos.resume import compress_summary, render_resume
+from langgraph_mnemon.memory_layers.mnemos._git import collect_git_state
+from langgraph_mnemon.memory_layers.mnemos._resume import compress_summary, render_resume
 
 
 class Clock:

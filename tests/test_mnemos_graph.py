@@ -11,14 +11,14 @@ import sqlalchemy as sa
 from langgraph_mnemon.config import MnemosConfig
 from langgraph_mnemon.errors import AmbiguousMatchError, InvalidInputError, NotFoundError
 from langgraph_mnemon.memory_layers.mnemos import Database, Mnemos, create_engine
-from langgraph_mnemon.memory_layers.mnemos.schema import NODES
-from langgraph_mnemon.memory_layers.mnemos.scope import (
+from langgraph_mnemon.memory_layers.mnemos._scope import (
     dir_key,
     extract_paths,
     jaccard,
     merge_tags,
     scope_tags_for_path,
 )
+from langgraph_mnemon.memory_layers.mnemos.schema import NODES
 
 
 class Clock:

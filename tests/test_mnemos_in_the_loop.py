@@ -9,8 +9,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langgraph.graph import END, START, StateGraph
 
 from langgraph_mnemon import Mnemon
-from langgraph_mnemon.graphs.turn import MnemonTurnState, plugin_form
-from langgraph_mnemon.nodes.history import valid_tool_sequence
+from langgraph_mnemon.adapters.messages import plugin_form
+from langgraph_mnemon.graphs import MnemonTurnState
+from langgraph_mnemon.nodes import valid_tool_sequence
 
 
 def _heavy_turn(reread_every: int, error_every: int = 1) -> list[BaseMessage]:

@@ -20,7 +20,7 @@ from langgraph_mnemon.adapters.providers.store import StoreProvider
 from langgraph_mnemon.errors import ConflictError, InvalidInputError, NotFoundError
 from langgraph_mnemon.memory_layers.documents import tokenize
 from langgraph_mnemon.memory_layers.spaces import (
-    Insight,
+    MemoryRecord,
     ProviderSearchRequest,
     ProviderSearchResult,
     SpaceBinding,
@@ -168,8 +168,8 @@ def test_digests_ignore_case_punctuation_and_whitespace() -> None:
     assert content_digest("  one\n two  ") == content_digest("one two")
 
 
-def row(rid: str, content: str, tier: str | None, space: str = "s") -> Insight:
-    return Insight(id=rid, content=content, relevance_tier=tier, space_id=space)  # type: ignore[arg-type]
+def row(rid: str, content: str, tier: str | None, space: str = "s") -> MemoryRecord:
+    return MemoryRecord(id=rid, content=content, relevance_tier=tier, space_id=space)  # type: ignore[arg-type]
 
 
 def test_admit_slots_duplicates_and_budgets() -> None:

@@ -41,7 +41,7 @@ def test_tool_mode_one_attempt_per_call_and_shared_turn_budget(setup: Any) -> No
     mem, provider, sid = setup
     turns = TurnRetrievals()
     graph = build_recall_graph(mem.spaces, turns=turns)
-    base = {"turn_key": "thread-1:1", "granted_space_ids": [sid], "view_id": "v1"}
+    base = {"turn_id": "thread-1:1", "granted_space_ids": [sid], "view_id": "v1"}
 
     first = graph.invoke({**base, "query": "staging deploys", "category": "fact"})
     assert [a.status for a in first["attempts"]] == ["searched"]
@@ -50,7 +50,7 @@ def test_tool_mode_one_attempt_per_call_and_shared_turn_budget(setup: Any) -> No
     assert out["results"][0]["content"] == "Deploys go through the staging cluster first."
     assert out["evidence"]["view_id"] == "v1"
 
-    replay = graph.invoke({"turn_key": "thread-1:1", "query": "STAGING, deploys?"})
+    replay = graph.invoke({"turn_id": "thread-1:1", "query": "STAGING, deploys?"})
     assert replay["attempts"][0].status == "replayed"
     assert replay["output"]["evidence"] == out["evidence"]
     assert provider.searches == 1
@@ -64,7 +64,7 @@ def test_tool_mode_one_attempt_per_call_and_shared_turn_budget(setup: Any) -> No
     # The same turn state is what the tools would use.
     assert len(turns.get("thread-1:1").attempts) == 2
     # A new turn starts with a fresh budget.
-    fresh = graph.invoke({**base, "turn_key": "thread-1:2", "query": "cafeteria"})
+    fresh = graph.invoke({**base, "turn_id": "thread-1:2", "query": "cafeteria"})
     assert fresh["attempts"][0].attempt == 1
     assert provider.searches == 3
 
@@ -76,7 +76,7 @@ def test_ungranted_space_is_an_error_output_without_provider_call(setup: Any) ->
         {
             "query": "staging",
             "space_ids": ["elsewhere"],
-            "turn_key": "t",
+            "turn_id": "t",
             "granted_space_ids": [sid],
         }
     )
@@ -84,10 +84,10 @@ def test_ungranted_space_is_an_error_output_without_provider_call(setup: Any) ->
     assert out["output"]["error"] == "recall-rejected"
     assert provider.searches == 0
     missing = graph.invoke({"query": "staging"})
-    assert "turn_key" in missing["error"]
-    unknown = graph.invoke({"query": "staging", "turn_key": "never-begun"})
+    assert "turn_id" in missing["error"]
+    unknown = graph.invoke({"query": "staging", "turn_id": "never-begun"})
     assert unknown["output"]["error"] == "not-found"
-    conflict = graph.invoke({"query": "x", "turn_key": "t", "granted_space_ids": [sid, "other"]})
+    conflict = graph.invoke({"query": "x", "turn_id": "t", "granted_space_ids": [sid, "other"]})
     assert conflict["output"]["error"] == "revision-conflict"
     assert provider.searches == 0
 
@@ -142,7 +142,7 @@ def test_judge_without_a_valid_refinement_keeps_one_attempt(
 ) -> None:
     mem, provider, sid = setup
     graph = build_recall_graph(mem.spaces, ScriptedChatModel(responses=[reply]))
-    out = graph.invoke({"query": "staging deploys", "turn_key": "t", "granted_space_ids": [sid]})
+    out = graph.invoke({"query": "staging deploys", "turn_id": "t", "granted_space_ids": [sid]})
     assert [a.attempt for a in out["attempts"]] == [1]
     assert note in out["judge_note"]
     assert "refined_query" not in out["output"]
@@ -158,7 +158,7 @@ def test_async_invocation_joins_concurrent_identical_calls(setup: Any) -> None:
     turns = TurnRetrievals()
     tool_graph = build_recall_graph(mem.spaces, turns=turns)
     standalone = build_recall_graph(mem.spaces, judge, turns=turns)
-    state = {"turn_key": "t", "granted_space_ids": [sid]}
+    state = {"turn_id": "t", "granted_space_ids": [sid]}
 
     async def scenario() -> list[Any]:
         return await asyncio.gather(
@@ -170,18 +170,18 @@ def test_async_invocation_joins_concurrent_identical_calls(setup: Any) -> None:
     assert sorted([a["attempts"][0].status, b["attempts"][0].status]) == ["joined", "searched"]
     assert provider.searches == 1
     # A joined first attempt is not judged again; a fresh turn is.
-    out = asyncio.run(standalone.ainvoke({**state, "turn_key": "t2", "query": "staging"}))
+    out = asyncio.run(standalone.ainvoke({**state, "turn_id": "t2", "query": "staging"}))
     assert [x.attempt for x in out["attempts"]] == [1, 2]
     assert out["output"]["refined_query"] == "cafeteria hours"
     assert provider.searches == 3
 
 
-def test_runs_as_a_checkpointed_subgraph_with_a_turn_key(setup: Any) -> None:
+def test_runs_as_a_checkpointed_subgraph_with_a_turn_id(setup: Any) -> None:
     mem, provider, sid = setup
 
     class Parent(TypedDict, total=False):
         query: str
-        turn_key: str
+        turn_id: str
         granted_space_ids: list[str]
         output: dict[str, Any]
 
@@ -193,10 +193,10 @@ def test_runs_as_a_checkpointed_subgraph_with_a_turn_key(setup: Any) -> None:
     app = parent.compile(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "thread-1"}}
     out = app.invoke(
-        {"query": "staging deploys", "turn_key": "k", "granted_space_ids": [sid]}, config
+        {"query": "staging deploys", "turn_id": "k", "granted_space_ids": [sid]}, config
     )
     assert out["output"]["results"][0]["content"].startswith("Deploys go through")
-    again = app.invoke({"query": "staging deploys!", "turn_key": "k"}, config)
+    again = app.invoke({"query": "staging deploys!", "turn_id": "k"}, config)
     assert again["output"]["hint"] == HINT_REPLAY
     assert again["output"]["evidence"] == out["output"]["evidence"]
     assert provider.searches == 1

@@ -9,9 +9,10 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langgraph_mnemon import Mnemon
-from langgraph_mnemon.graphs.review import IdleReviewScheduler, build_review_graph
+from langgraph_mnemon.graphs import build_review_graph
 from langgraph_mnemon.memory_layers.activity import ReviewGate, ReviewSettings, TurnActivity
 from langgraph_mnemon.memory_layers.review import ReviewGuard, explicit_assertions
+from langgraph_mnemon.reviews import IdleReviewScheduler
 from langgraph_mnemon.testing import ScriptedChatModel, tool_call
 
 

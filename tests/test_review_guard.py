@@ -11,7 +11,6 @@ SQLite and PostgreSQL for the persisted activity.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +18,11 @@ import pytest
 import sqlalchemy as sa
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, messages_to_dict
-from langchain_core.tools import tool
+from review_support import grep, read, shell, wait_for
 
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.errors import StorageError
-from langgraph_mnemon.graphs.review import BackgroundReviews, build_review_graph
+from langgraph_mnemon.graphs import build_review_graph
 from langgraph_mnemon.memory_layers.activity import (
     ReviewGate,
     ReviewSettings,
@@ -32,6 +31,7 @@ from langgraph_mnemon.memory_layers.activity import (
 )
 from langgraph_mnemon.memory_layers.activity_store import SqlActivityStore
 from langgraph_mnemon.memory_layers.kernel import acting
+from langgraph_mnemon.reviews import BackgroundReviews
 from langgraph_mnemon.testing import ScriptedChatModel, tool_call
 
 QUIET = {"chroma": {"enabled": False}, "embedding": {"enabled": False}}
@@ -182,24 +182,6 @@ def test_item6_the_heuristic_path_goes_through_the_same_gate(mem: Mnemon) -> Non
 # --- the review runs as an automatic trigger --------------------------------------------------
 
 
-@tool
-def shell(cmd: str) -> str:
-    """Run a command."""
-    return "ok"
-
-
-@tool
-def read(path: str) -> str:
-    """Read a file."""
-    return "text"
-
-
-@tool
-def grep(pattern: str) -> str:
-    """Search files."""
-    return "hits"
-
-
 def _busy_turn() -> list[Any]:
     return [
         tool_call("shell", {"cmd": "make"}, "a"),
@@ -207,15 +189,6 @@ def _busy_turn() -> list[Any]:
         tool_call("grep", {"pattern": "y"}, "c"),
         "Done.",
     ]
-
-
-def _wait_for(predicate: Any, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def _agent(mem: Mnemon) -> Any:
@@ -230,7 +203,7 @@ def test_item6_the_background_review_is_refused_by_manual_channels(tmp_path: Pat
         reviews = mem._reviews = BackgroundReviews(mem, gate)  # a short debounce for the test
         text = REMEMBER + " " + "Context. " * 20
         _agent(mem).invoke({"messages": [HumanMessage(text)]}, {"configurable": {"thread_id": "t"}})
-        assert _wait_for(lambda: reviews.outcomes)
+        assert wait_for(lambda: reviews.outcomes)
         _thread, outcome = reviews.outcomes[0]
         assert outcome.action == "skipped"
         assert [r["error"] for r in outcome.refused] == ["channel-manual"]
@@ -250,7 +223,7 @@ def test_item6_a_review_is_automatic_whoever_schedules_it(tmp_path: Path) -> Non
         messages = [HumanMessage(REMEMBER + " " + "Context. " * 20), AIMessage("Noted.")]
         busy = TurnActivity(user_text=messages[0].content, tool_calls=("shell", "read", "grep"))
         assert reviews.turn_finished("t", messages, busy) is not None
-        assert _wait_for(lambda: reviews.outcomes)
+        assert wait_for(lambda: reviews.outcomes)
         outcome = reviews.outcomes[0][1]
         assert [r["error"] for r in outcome.refused] == ["channel-manual"]
         assert mem.runtime.entries() == []
@@ -260,8 +233,8 @@ def test_item6_a_review_is_automatic_whoever_schedules_it(tmp_path: Path) -> Non
 
 @pytest.mark.asyncio
 async def test_item6_the_served_review_graph_runs_automatic(tmp_path: Path) -> None:
+    from langgraph_mnemon.reviews import ServerReviews
     from langgraph_mnemon.server import set_shared_host
-    from langgraph_mnemon.server.reviews import ServerReviews
 
     mem = _open(tmp_path / "root", layers={"runtime": {"participation": {"write": "manual"}}})
     try:
@@ -345,9 +318,9 @@ def test_item6_a_completed_review_clears_the_saved_activity(tmp_path: Path) -> N
         reviews = mem._reviews = BackgroundReviews(mem, gate)
         text = REMEMBER + " " + "Context. " * 20
         _agent(mem).invoke({"messages": [HumanMessage(text)]}, {"configurable": {"thread_id": "t"}})
-        assert _wait_for(lambda: reviews.outcomes)
+        assert wait_for(lambda: reviews.outcomes)
         assert reviews.outcomes[0][1].action == "changed"
-        assert _wait_for(lambda: gate.last_review_at("t") is not None)
+        assert wait_for(lambda: gate.last_review_at("t") is not None)
     finally:
         mem.close()
     mem = _open(root)

@@ -20,8 +20,8 @@ from langgraph_sdk import get_sync_client
 from server_support import Served, non_loopback_address, serve
 
 from langgraph_mnemon import Mnemon
+from langgraph_mnemon.reviews import review_thread_id
 from langgraph_mnemon.server.demo import DEMO_LABEL
-from langgraph_mnemon.server.reviews import review_thread_id
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -9,7 +9,7 @@ from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage
 
 from langgraph_mnemon import Mnemon
-from langgraph_mnemon.graphs.turn import plugin_form
+from langgraph_mnemon.adapters.messages import plugin_form
 from langgraph_mnemon.testing import ScriptedChatModel, tool_call
 
 

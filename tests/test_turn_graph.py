@@ -9,7 +9,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
 
 from langgraph_mnemon import Mnemon
-from langgraph_mnemon.graphs.turn import MnemonTurnState, plugin_form
+from langgraph_mnemon.adapters.messages import plugin_form
+from langgraph_mnemon.graphs import MnemonTurnState
 from langgraph_mnemon.memory_layers.runtime import RUNTIME_MEMORY_PROTOCOL
 from langgraph_mnemon.testing import ScriptedChatModel
 
@@ -63,7 +64,7 @@ def test_wake_once_then_again_after_a_write(tmp_path: Path) -> None:
     assert _forms(new) == ["human", "recall", "ai"]
     assert "Release on Tuesdays." in new[1].content
     assert searches == []  # a turn without recall asks no provider anything
-    assert mem.views.pinned_turns == []  # every pin was released
+    assert mem.turns.live_turns == []  # every pin was released
     assert len(mem.review_gate.activity("t1").turns) == 3
     state = graph.get_state(cfg)
     assert state.values["mnemon_turn"] is None

@@ -525,6 +525,21 @@ def copy_thread(conn: Connection, dialect: str, source: str, target: str) -> int
     kept. Raises :class:`ConflictError` when ``target`` already has checkpoints.
     """
     _lock_threads(conn, [source, target])
+    _refuse_existing_target(conn, source, target)
+    count = conn.execute(
+        sa.select(sa.func.count()).where(LG_CHECKPOINTS.c.thread_id == source)
+    ).scalar_one()
+    if not count:
+        return 0
+    _copy_plain_rows(conn, source, target)
+    _copy_list_blobs(conn, source, target)
+    _copy_checkpoint_rows(conn, source, target)
+    _copy_checkpoint_nodes(conn, source, target)
+    _copy_task_memory(conn, source, target)
+    return int(count)
+
+
+def _refuse_existing_target(conn: Connection, source: str, target: str) -> None:
     exists = conn.execute(
         sa.select(LG_CHECKPOINTS.c.checkpoint_id)
         .where(LG_CHECKPOINTS.c.thread_id == target)
@@ -535,11 +550,10 @@ def copy_thread(conn: Connection, dialect: str, source: str, target: str) -> int
             f"cannot copy thread {source!r} to {target!r}: the target already has checkpoints; "
             "delete it first or pick a new thread id"
         )
-    count = conn.execute(
-        sa.select(sa.func.count()).where(LG_CHECKPOINTS.c.thread_id == source)
-    ).scalar_one()
-    if not count:
-        return 0
+
+
+def _copy_plain_rows(conn: Connection, source: str, target: str) -> None:
+    """Writes, list elements (with new ids) and non-list blobs, copied server-side."""
     target_literal = sa.literal(target, sa.Text)
     for table, skip in (
         (LG_WRITES, ()),
@@ -551,7 +565,10 @@ def copy_thread(conn: Connection, dialect: str, source: str, target: str) -> int
         if table is LG_BLOBS:
             query = query.where(table.c.type != ITEMS_TYPE)
         conn.execute(sa.insert(table).from_select(["thread_id", *(c.name for c in columns)], query))
-    # List blobs name element ids: map them to the ids of the copied elements.
+
+
+def _copy_list_blobs(conn: Connection, source: str, target: str) -> None:
+    """List blobs name element ids: rewrite them to the ids of the copied elements."""
     new_ids = dict(
         conn.execute(
             sa.select(LG_ITEMS.c.digest, LG_ITEMS.c.id).where(LG_ITEMS.c.thread_id == target)
@@ -576,6 +593,11 @@ def copy_thread(conn: Connection, dialect: str, source: str, target: str) -> int
                 for row in lists
             ],
         )
+
+
+def _copy_checkpoint_rows(conn: Connection, source: str, target: str) -> None:
+    """The checkpoints; those of task ``source`` move to task ``target``."""
+    target_literal = sa.literal(target, sa.Text)
     cp = LG_CHECKPOINTS.c
     others = [c for c in LG_CHECKPOINTS.columns if c.name not in ("thread_id", "task_id")]
     task = sa.case((cp.task_id == source, target_literal), else_=cp.task_id)
@@ -585,6 +607,10 @@ def copy_thread(conn: Connection, dialect: str, source: str, target: str) -> int
             sa.select(target_literal, task, *others).where(cp.thread_id == source),
         )
     )
+
+
+def _copy_checkpoint_nodes(conn: Connection, source: str, target: str) -> None:
+    """The CheckpointNodes of ``source`` under new ids, in their original order."""
     nodes = conn.execute(
         sa.select(CHECKPOINT_NODES)
         .where(CHECKPOINT_NODES.c.thread_id == source)
@@ -602,6 +628,11 @@ def copy_thread(conn: Connection, dialect: str, source: str, target: str) -> int
         copies.append(data)
     if copies:
         conn.execute(sa.insert(CHECKPOINT_NODES), copies)
+
+
+def _copy_task_memory(conn: Connection, source: str, target: str) -> None:
+    """When ``source`` owned its task: copy the task's nodes, unless ``target`` has some."""
+    cp = LG_CHECKPOINTS.c
     owns_task = conn.execute(
         sa.select(cp.checkpoint_id).where(cp.thread_id == source, cp.task_id == source).limit(1)
     ).first()
@@ -611,7 +642,6 @@ def copy_thread(conn: Connection, dialect: str, source: str, target: str) -> int
         ).first()
         if has_nodes is None:
             store.copy_task(conn, source, target)
-    return int(count)
 
 
 def _refuse_delta(conn: Connection, thread_ids: Sequence[str]) -> None:

@@ -153,93 +153,89 @@ class Statements:
         )
 
 
+_CHECKPOINT_WRITE_COLUMNS = (
+    "thread_id",
+    "checkpoint_ns",
+    "checkpoint_id",
+    "parent_checkpoint_id",
+    "task_id",
+    "run_id",
+    "uses_delta",
+    "checkpoint",
+    "metadata",
+    "created_at",
+)
+_WRITE_COLUMNS = (
+    "thread_id",
+    "checkpoint_ns",
+    "checkpoint_id",
+    "task_id",
+    "task_path",
+    "idx",
+    "channel",
+    "type",
+    "value",
+)
+_WRITE_KEYS = ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx")
+
+
+def _write_sql(dialect: str) -> dict[str, str]:
+    """The upserts and inserts of ``put`` / ``put_writes``, with ``?`` placeholders."""
+    return {
+        "upsert_checkpoint": _upsert(
+            LG_CHECKPOINTS,
+            _CHECKPOINT_WRITE_COLUMNS,
+            ("thread_id", "checkpoint_ns", "checkpoint_id"),
+            True,
+            # JSONB on PostgreSQL: the metadata arrives as JSON text and is cast.
+            marks={"metadata": "CAST(? AS JSONB)"} if dialect == "postgresql" else None,
+        ),
+        "upsert_blob": _upsert(
+            LG_BLOBS,
+            ("thread_id", "checkpoint_ns", "channel", "version", "type", "blob"),
+            ("thread_id", "checkpoint_ns", "channel", "version"),
+            True,
+        ),
+        "insert_item": _upsert(
+            LG_ITEMS, ("thread_id", "digest", "type", "data"), ("thread_id", "digest"), False
+        )
+        + " RETURNING id",
+        "select_item_id": "SELECT id FROM mnemos_lg_items WHERE thread_id = ? AND digest = ?",
+        "insert_write": _upsert(LG_WRITES, _WRITE_COLUMNS, _WRITE_KEYS, False),
+        "upsert_write": _upsert(LG_WRITES, _WRITE_COLUMNS, _WRITE_KEYS, True),
+        "upsert_node": _upsert(
+            CHECKPOINT_NODES,
+            _NODE_COLUMNS,
+            ("thread_id", "checkpoint_ns", "checkpoint_id"),
+            True,
+            keep=("id",),
+        ),
+    }
+
+
+def _read_sql() -> dict[str, str]:
+    """The selects of ``get_tuple`` / ``list``, with ``?`` placeholders."""
+    return {
+        "select_latest": f"{_CHECKPOINT_SELECT} WHERE thread_id = ? AND checkpoint_ns = ? "
+        "ORDER BY checkpoint_id DESC LIMIT 1",
+        "select_one": f"{_CHECKPOINT_SELECT} WHERE thread_id = ? AND checkpoint_ns = ? "
+        "AND checkpoint_id = ?",
+        "select_base_items": "SELECT blob FROM mnemos_lg_blobs WHERE thread_id = ? "
+        "AND checkpoint_ns = ? AND channel = ? AND type = ? ORDER BY version DESC LIMIT 1",
+        "select_writes_one": "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, "
+        "task_path, idx, channel, type, value FROM mnemos_lg_writes "
+        "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+    }
+
+
 @cache
 def statements(dialect: str) -> Statements:
     """The statements for ``dialect`` (``sqlite`` or ``postgresql``)."""
     placeholder = "?" if dialect == "sqlite" else "%s"
-
-    def fmt(sql: str) -> str:
-        return sql if placeholder == "?" else sql.replace("?", placeholder)
-
-    checkpoint_columns = (
-        "thread_id",
-        "checkpoint_ns",
-        "checkpoint_id",
-        "parent_checkpoint_id",
-        "task_id",
-        "run_id",
-        "uses_delta",
-        "checkpoint",
-        "metadata",
-        "created_at",
-    )
-    upsert_checkpoint = _upsert(
-        LG_CHECKPOINTS,
-        checkpoint_columns,
-        ("thread_id", "checkpoint_ns", "checkpoint_id"),
-        True,
-        # JSONB on PostgreSQL: the metadata arrives as JSON text and is cast.
-        marks={"metadata": "CAST(? AS JSONB)"} if dialect == "postgresql" else None,
-    )
-    write_columns = (
-        "thread_id",
-        "checkpoint_ns",
-        "checkpoint_id",
-        "task_id",
-        "task_path",
-        "idx",
-        "channel",
-        "type",
-        "value",
-    )
-    write_keys = ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx")
-    return Statements(
-        dialect=dialect,
-        placeholder=placeholder,
-        upsert_checkpoint=fmt(upsert_checkpoint),
-        upsert_blob=fmt(
-            _upsert(
-                LG_BLOBS,
-                ("thread_id", "checkpoint_ns", "channel", "version", "type", "blob"),
-                ("thread_id", "checkpoint_ns", "channel", "version"),
-                True,
-            )
-        ),
-        insert_item=fmt(
-            _upsert(
-                LG_ITEMS, ("thread_id", "digest", "type", "data"), ("thread_id", "digest"), False
-            )
-            + " RETURNING id"
-        ),
-        select_item_id=fmt("SELECT id FROM mnemos_lg_items WHERE thread_id = ? AND digest = ?"),
-        insert_write=fmt(_upsert(LG_WRITES, write_columns, write_keys, False)),
-        upsert_write=fmt(_upsert(LG_WRITES, write_columns, write_keys, True)),
-        upsert_node=fmt(
-            _upsert(
-                CHECKPOINT_NODES,
-                _NODE_COLUMNS,
-                ("thread_id", "checkpoint_ns", "checkpoint_id"),
-                True,
-                keep=("id",),
-            )
-        ),
-        select_latest=fmt(
-            f"{_CHECKPOINT_SELECT} WHERE thread_id = ? AND checkpoint_ns = ? "
-            "ORDER BY checkpoint_id DESC LIMIT 1"
-        ),
-        select_one=fmt(
-            f"{_CHECKPOINT_SELECT} WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
-        ),
-        select_base_items=fmt(
-            "SELECT blob FROM mnemos_lg_blobs WHERE thread_id = ? AND checkpoint_ns = ? "
-            "AND channel = ? AND type = ? ORDER BY version DESC LIMIT 1"
-        ),
-        select_writes_one=fmt(
-            "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, "
-            "type, value FROM mnemos_lg_writes "
-            "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
-        ),
-    )
+    sql = {**_write_sql(dialect), **_read_sql()}
+    if placeholder != "?":
+        sql = {name: text.replace("?", placeholder) for name, text in sql.items()}
+    return Statements(dialect=dialect, placeholder=placeholder, **sql)
 
 
 # PostgreSQL reads a checkpoint with its blobs, list elements and writes in one statement (one

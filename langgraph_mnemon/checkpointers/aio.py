@@ -18,12 +18,12 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from langgraph_mnemon.checkpointers import _ops
+import langgraph_mnemon.checkpointers._ops as _ops
 from langgraph_mnemon.checkpointers._sql import statements
 from langgraph_mnemon.checkpointers.base import LIST_PAGE_SIZE, MnemosSaverBase
 from langgraph_mnemon.config import MnemosConfig
-from langgraph_mnemon.errors import InvalidInputError
-from langgraph_mnemon.memory_layers.mnemos.schema import MIGRATIONS
+from langgraph_mnemon.errors import InvalidInputError, SyncCallOnLoopError
+from langgraph_mnemon.memory_layers.mnemos import MIGRATIONS
 from langgraph_mnemon.storage.db import (
     AsyncDatabase,
     Database,
@@ -50,6 +50,17 @@ class AsyncMnemosSaver(MnemosSaverBase):
     on the loop itself raises :class:`InvalidInputError`.
 
     Create it inside the event loop that uses it, preferably with :meth:`from_conn_string`.
+
+    Args:
+        conn: an ``AsyncEngine``, an ``AsyncDatabase`` / ``ThreadedAsyncDatabase``, a sync
+            :class:`Database` (run on worker threads), or a URL / SQLite path (the saver then
+            owns the engine and ``aclose()`` disposes it).
+        serde: the serializer (``JsonPlusSerializer`` by default).
+        config: ``MnemosConfig`` (state key, task id key, SQLite tuning).
+
+    Raises:
+        InvalidInputError: ``conn`` is none of the accepted types, or ``config`` is not a
+            ``MnemosConfig``.
 
     Example:
         >>> async with AsyncMnemosSaver.from_conn_string("sqlite:///checkpoints.db") as saver:
@@ -107,7 +118,32 @@ class AsyncMnemosSaver(MnemosSaverBase):
         config: MnemosConfig | None = None,
     ) -> AsyncIterator[Self]:
         """An async saver on ``conn_string`` with its schema set up; the engine is disposed
-        on exit. Enter it inside the event loop that will use it."""
+        on exit. Enter it inside the event loop that will use it.
+
+        On PostgreSQL the engine is psycopg's async driver; on SQLite (``sqlite:///file.db``,
+        a path, ``:memory:``) each transaction runs on a worker thread. The folder of a SQLite
+        file is created when missing.
+
+        Args:
+            conn_string: The database URL or SQLite path.
+            serde: The serializer (``JsonPlusSerializer`` by default; an
+                ``EncryptedSerializer`` encrypts channel values and writes).
+            config: ``MnemosConfig`` (state key, task id key, SQLite tuning).
+
+        Returns:
+            An async context manager; entering it yields the ready saver, leaving it disposes
+            the engine.
+
+        Raises:
+            InvalidInputError: ``conn_string`` cannot be parsed or names a database other than
+                SQLite or PostgreSQL, or ``config`` is not a ``MnemosConfig``.
+            StorageError: the SQLite folder cannot be created, the database cannot be reached
+                or migrated, or its schema is newer than this release.
+
+        Example:
+            >>> async with AsyncMnemosSaver.from_conn_string("sqlite:///checkpoints.db") as s:
+            ...     await builder.compile(checkpointer=s).ainvoke(inputs, config)
+        """
         await asyncio.to_thread(ensure_sqlite_directory, conn_string)
         saver = cls(conn_string, serde=serde, config=config)
         try:
@@ -117,7 +153,23 @@ class AsyncMnemosSaver(MnemosSaverBase):
             await saver.aclose()
 
     async def setup(self) -> None:
-        """Create or migrate the schema (idempotent; run lazily by the first call too)."""
+        """Create or migrate the schema (idempotent; run lazily by the first call too).
+
+        Binds the saver to the running event loop when it was created outside one (its sync
+        methods hand their work to that loop). Safe across processes; the Mnemos task-memory
+        tables come with it (one schema).
+
+        Returns:
+            None; the schema is current afterwards.
+
+        Raises:
+            StorageError: the database cannot be reached or refused the write, or its schema
+                is newer than this release (upgrade langgraph-mnemon).
+
+        Example:
+            >>> saver = AsyncMnemosSaver("postgresql+psycopg://mnemon@localhost/mnemon")
+            >>> await saver.setup()
+        """
         self._bind_loop()
         await self.db.setup(MIGRATIONS)
 
@@ -258,10 +310,12 @@ class AsyncMnemosSaver(MnemosSaverBase):
         except RuntimeError:
             running = None
         if running is loop:
+            name = coro.__name__  # the async method, e.g. "aget_tuple"
             coro.close()
-            raise InvalidInputError(
-                "a sync method of AsyncMnemosSaver was called on its own event loop; use the "
-                "async method (graph.ainvoke / await saver.aget_tuple) or MnemosSaver"
+            raise SyncCallOnLoopError(
+                f"saver.{name[1:]}() of AsyncMnemosSaver was called on its own event loop, "
+                f"where it would wait for itself forever; use the async method there "
+                f"(await saver.{name}(...), graph.ainvoke) or MnemosSaver"
             )
         return asyncio.run_coroutine_threadsafe(coro, loop).result()
 

@@ -37,8 +37,7 @@ from langgraph_mnemon.checkpointers._ops import ListQuery, PutRequest, RawTuple,
 from langgraph_mnemon.config import MnemosConfig
 from langgraph_mnemon.contracts import check_text, shown
 from langgraph_mnemon.errors import InvalidInputError
-from langgraph_mnemon.memory_layers.mnemos import store
-from langgraph_mnemon.memory_layers.mnemos.service import summary_from_state
+from langgraph_mnemon.memory_layers.mnemos import store, summary_from_state
 
 __all__ = ["LIST_PAGE_SIZE", "MnemosSaverBase"]
 
@@ -144,23 +143,9 @@ class MnemosSaverBase(BaseCheckpointSaver[str]):
             for channel, version in versions.items()
         ]
         task_id = self._task_id(config, thread_id)
-        state_key = self.mnemos_config.state_key
-        summary = (
-            summary_from_state(values[state_key], state_key=state_key)
-            if state_key in values
-            else None
-        )
         moment = time.time()
-        step = stored_metadata.get("step")
-        node = store.checkpoint_node_values(
-            task_id=task_id,
-            source="langgraph",
-            created_at=moment,
-            summary=summary,
-            thread_id=thread_id,
-            checkpoint_ns=ns,
-            checkpoint_id=checkpoint_id,
-            step=step if isinstance(step, int) and not isinstance(step, bool) else None,
+        node = self._checkpoint_node(
+            values, stored_metadata, task_id, (thread_id, ns, checkpoint_id), moment
         )
         run_id = stored_metadata.get("run_id")
         request = PutRequest(
@@ -185,6 +170,34 @@ class MnemosSaverBase(BaseCheckpointSaver[str]):
             }
         }
         return request, next_config
+
+    def _checkpoint_node(
+        self,
+        values: Mapping[str, Any],
+        stored_metadata: Mapping[str, Any],
+        task_id: str,
+        address: tuple[str, str, str],
+        moment: float,
+    ) -> dict[str, Any]:
+        """The CheckpointNode row of one put (its summary read from the Mnemos state key)."""
+        thread_id, ns, checkpoint_id = address
+        state_key = self.mnemos_config.state_key
+        summary = (
+            summary_from_state(values[state_key], state_key=state_key)
+            if state_key in values
+            else None
+        )
+        step = stored_metadata.get("step")
+        return store.checkpoint_node_values(
+            task_id=task_id,
+            source="langgraph",
+            created_at=moment,
+            summary=summary,
+            thread_id=thread_id,
+            checkpoint_ns=ns,
+            checkpoint_id=checkpoint_id,
+            step=step if isinstance(step, int) and not isinstance(step, bool) else None,
+        )
 
     def _stored(self, request: PutRequest) -> None:
         """After a committed put: remember its lists' digests for the next put."""

@@ -19,12 +19,12 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from sqlalchemy.engine import Engine
 
-from langgraph_mnemon.checkpointers import _ops
+import langgraph_mnemon.checkpointers._ops as _ops
 from langgraph_mnemon.checkpointers._sql import statements
 from langgraph_mnemon.checkpointers.base import LIST_PAGE_SIZE, MnemosSaverBase
 from langgraph_mnemon.config import MnemosConfig
 from langgraph_mnemon.errors import InvalidInputError
-from langgraph_mnemon.memory_layers.mnemos.schema import MIGRATIONS
+from langgraph_mnemon.memory_layers.mnemos import MIGRATIONS
 from langgraph_mnemon.storage.db import (
     Database,
     create_engine,
@@ -60,6 +60,10 @@ class MnemosSaver(MnemosSaverBase):
         serde: the serializer (``JsonPlusSerializer`` by default; an ``EncryptedSerializer``
             works too).
         config: ``MnemosConfig`` (state key, task id key, SQLite tuning).
+
+    Raises:
+        InvalidInputError: ``conn`` is none of the accepted types, or ``config`` is not a
+            ``MnemosConfig``.
 
     Example:
         >>> with MnemosSaver.from_conn_string("sqlite:///checkpoints.db") as saver:
@@ -105,7 +109,31 @@ class MnemosSaver(MnemosSaverBase):
         config: MnemosConfig | None = None,
     ) -> Iterator[Self]:
         """A saver on ``conn_string`` (``sqlite:///file.db``, a path, ``:memory:`` or
-        ``postgresql+psycopg://...``) with its schema set up; the engine is disposed on exit."""
+        ``postgresql+psycopg://...``) with its schema set up; the engine is disposed on exit.
+
+        The folder of a SQLite file is created when missing. ``postgres://`` and
+        ``postgresql://`` URLs get the psycopg 3 driver.
+
+        Args:
+            conn_string: The database URL or SQLite path.
+            serde: The serializer (``JsonPlusSerializer`` by default; an
+                ``EncryptedSerializer`` encrypts channel values and writes).
+            config: ``MnemosConfig`` (state key, task id key, SQLite tuning).
+
+        Returns:
+            A context manager; entering it yields the ready saver, leaving it disposes the
+            engine.
+
+        Raises:
+            InvalidInputError: ``conn_string`` cannot be parsed or names a database other than
+                SQLite or PostgreSQL, or ``config`` is not a ``MnemosConfig``.
+            StorageError: the SQLite folder cannot be created, the database cannot be reached
+                or migrated, or its schema is newer than this release.
+
+        Example:
+            >>> with MnemosSaver.from_conn_string("sqlite:///checkpoints.db") as saver:
+            ...     graph = builder.compile(checkpointer=saver)
+        """
         saver = cls(conn_string, serde=serde, config=config)
         try:
             saver.setup()
@@ -114,7 +142,22 @@ class MnemosSaver(MnemosSaverBase):
             saver.close()
 
     def setup(self) -> None:
-        """Create or migrate the schema (idempotent; run lazily by the first call too)."""
+        """Create or migrate the schema (idempotent; run lazily by the first call too).
+
+        Safe across processes; the Mnemos task-memory tables come with it (one schema),
+        since checkpoints are also CheckpointNodes of their thread's task.
+
+        Returns:
+            None; the schema is current afterwards.
+
+        Raises:
+            StorageError: the database cannot be reached or refused the write, or its schema
+                is newer than this release (upgrade langgraph-mnemon).
+
+        Example:
+            >>> saver = MnemosSaver(engine)
+            >>> saver.setup()
+        """
         self.db.setup(MIGRATIONS)
 
     def _ready(self) -> None:

@@ -16,10 +16,18 @@ from __future__ import annotations
 
 import importlib
 
-from langgraph_mnemon.cli._common import app, error_line, main
+from langgraph_mnemon.cli._common import app, error_line, main, use_host_class
 from langgraph_mnemon.host import Mnemon  # the host class commands open (replaceable here)
 
 __all__ = ["Mnemon", "app", "error_line", "main"]
+
+
+def _host_class() -> type[Mnemon]:
+    # Read at call time: a subclass assigned to ``langgraph_mnemon.cli.Mnemon`` is honoured.
+    return Mnemon
+
+
+use_host_class(_host_class)
 
 # Commands register on ``app`` when their module is imported, in --help's order.
 for _group in ("status", "ingest", "workers", "serve", "runtime", "docs", "mnemos", "spaces"):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -42,6 +42,7 @@ __all__ = [
     "print_json",
     "root_of",
     "task_of",
+    "use_host_class",
 ]
 
 
@@ -82,15 +83,25 @@ def root_of(ctx: typer.Context) -> Path | None:
     return (ctx.find_root().obj or {}).get("root")
 
 
+# Where :func:`open_host` finds the host class. The package registers (on import, before any
+# command can run) a resolver that reads its own ``Mnemon`` attribute at call time, so a subclass
+# put there (``langgraph_mnemon.cli.Mnemon``) is the one opened; this module never imports the
+# package (no import circle).
+_host_class: list[Callable[[], type[Mnemon]]] = []
+
+
+def use_host_class(resolver: Callable[[], type[Mnemon]]) -> None:
+    """Make ``resolver()`` the host class every command opens (the package calls this once)."""
+    _host_class[:] = [resolver]
+
+
 def open_host(ctx: typer.Context, **settings: Any) -> Mnemon:
     """Open the storage root of this invocation.
 
     The host class is looked up on the package, so a test or an embedding program can put a
     subclass there (``langgraph_mnemon.cli.Mnemon``).
     """
-    import langgraph_mnemon.cli as package
-
-    return package.Mnemon.open(root_of(ctx), **settings)
+    return _host_class[0]().open(root_of(ctx), **settings)
 
 
 def print_json(value: BaseModel | dict[str, Any] | list[Any]) -> None:
@@ -149,7 +160,18 @@ def task_of(positional: str | None, option: str | None, default: str | None) -> 
 
 
 def error_line(exc: MnemonError) -> str:
-    """The stderr line for a library error; a kernel refusal also names its setting and env."""
+    """The stderr line for a library error; a kernel refusal also names its setting and env.
+
+    Args:
+        exc: the library error.
+
+    Returns:
+        One line starting ``mnemon: error:`` (whitespace collapsed).
+
+    Example:
+        >>> error_line(InvalidInputError("limit must be positive"))
+        'mnemon: error: limit must be positive'
+    """
     line = f"mnemon: error: {exc}"
     decision = exc.decision or {}
     if decision.get("env") and decision["env"] not in line:
@@ -178,8 +200,13 @@ def _usage_line(exc: Any) -> str:
 def main(args: Sequence[str] | None = None) -> None:
     """Console-script entry point: ``mnemon ARGS``.
 
-    Exit codes: 0 done, 1 a library error (one line on stderr), 2 a usage error (one line),
-    3 ``mnemon remember`` skipped (an identical memory exists).
+    Args:
+        args: the arguments after ``mnemon`` (``sys.argv[1:]`` when None).
+
+    Raises:
+        SystemExit: always, with the exit code: 0 done, 1 a library error (one line on
+            stderr), 2 a usage error (one line), 3 ``mnemon remember`` skipped (an identical
+            memory exists), 130 aborted.
 
     Example:
         >>> main(["status", "--json"])  # doctest: +SKIP

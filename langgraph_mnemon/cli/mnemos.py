@@ -145,7 +145,7 @@ def mnemos_fatigue(
     for name, weight, value, source in rows:
         out.print(f"  {name:<18} {value:.4f} (x{weight:.2f})  {source}", markup=False)
     out.print(f"  composite          {reading.composite:.4f} over {reading.tool_calls} tool calls")
-    from langgraph_mnemon.memory_layers.mnemos.fatigue import actions_for
+    from langgraph_mnemon.memory_layers.mnemos import actions_for
 
     actions = actions_for(reading.state)
     out.print(f"actions: {', '.join(actions) if actions else 'none'}", markup=False)

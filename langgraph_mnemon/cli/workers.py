@@ -38,7 +38,7 @@ def remember(
 
     try:
         candidate = WriteCandidate(
-            content=content, category=category, importance=importance, memory_body_id=space
+            content=content, category=category, importance=importance, space_id=space
         )
     except ValidationError as exc:
         raise InvalidInputError(f"invalid memory: {exc.errors()[0]['msg']}") from None
@@ -67,4 +67,4 @@ def query(
         return
     typer.echo(answer.answer)
     for c in answer.citations:
-        typer.echo(f"  [{c.memory_body_id}/{c.id}]")
+        typer.echo(f"  [{c.space_id}/{c.id}]")

@@ -12,7 +12,7 @@ archived some documents and then failed is ``partial``, never a success.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from functools import partial
 from typing import TypedDict
 
 from langchain_core.language_models import BaseChatModel
@@ -27,7 +27,8 @@ from langgraph_mnemon.memory_layers.documents import (
     Documents,
 )
 from langgraph_mnemon.memory_layers.spaces import MemorySpaces, SpaceRecord
-from langgraph_mnemon.nodes import cold_archive as nodes
+from langgraph_mnemon.nodes import document_archive as nodes
+from langgraph_mnemon.nodes import unless_error
 
 __all__ = ["DocumentArchiveState", "build_document_archive_graph"]
 
@@ -67,13 +68,6 @@ def _after_destinations(state: DocumentArchiveState) -> str:
     return "summarise" if state["destinations"] else "move_unindexed"
 
 
-def _unless_error(target: str) -> Callable[[DocumentArchiveState], str]:
-    def route(state: DocumentArchiveState) -> str:
-        return "finish" if state.get("error") else target
-
-    return route
-
-
 def build_document_archive_graph(
     documents: Documents,
     spaces: MemorySpaces,
@@ -83,19 +77,33 @@ def build_document_archive_graph(
 ) -> CompiledStateGraph:
     """Compile the Document cold-archive graph; ``model=None`` writes an extractive summary.
 
+    Args:
+        documents: the Documents service (capacity plan, archive, the pending mutation).
+        spaces: the Memory Spaces that may hold a cold reference.
+        model: the archive worker (summary and space); None writes an extractive summary.
+        max_rounds: documents one run may archive at most.
+
+    Returns:
+        The compiled graph: ``receipt`` (the mutation's) or ``archived`` receipts, or
+        ``error``; always ``outcome`` and ``steps``.
+
+    Raises:
+        ParticipationError: (from ``invoke``) the kernel refused a step, before its I/O.
+
     Example:
         >>> graph = build_document_archive_graph(mem.documents, mem.spaces)
         >>> graph.invoke({"mutation": DocumentMutation(action="create", title="ADR 7",
         ...                                            content=long_text)})
     """
+    docs = {"documents": documents}
     graph = StateGraph(DocumentArchiveState)
-    graph.add_node("check", nodes.check_capacity(documents, max_rounds))
-    graph.add_node("destinations", nodes.find_destinations(spaces))
-    graph.add_node("summarise", nodes.summarise(model))
-    graph.add_node("reference", nodes.store_reference(documents, spaces))
-    graph.add_node("move", nodes.move(documents, indexed=True))
-    graph.add_node("move_unindexed", nodes.move(documents, indexed=False))
-    graph.add_node("apply", nodes.apply_mutation(documents))
+    graph.add_node("check", partial(nodes.check_capacity, **docs, max_rounds=max_rounds))
+    graph.add_node("destinations", partial(nodes.find_destinations, spaces=spaces))
+    graph.add_node("summarise", partial(nodes.summarise, model=model))
+    graph.add_node("reference", partial(nodes.store_reference, **docs, spaces=spaces))
+    graph.add_node("move", partial(nodes.move, **docs, indexed=True))
+    graph.add_node("move_unindexed", partial(nodes.move, **docs, indexed=False))
+    graph.add_node("apply", partial(nodes.apply_mutation, **docs))
     graph.add_node("finish", nodes.finish)
     graph.add_edge(START, "check")
     graph.add_conditional_edges("check", _after_check, ["apply", "destinations", "finish"])
@@ -108,7 +116,7 @@ def build_document_archive_graph(
         ("move", "check"),
         ("move_unindexed", "check"),
     ):
-        graph.add_conditional_edges(node, _unless_error(then), [then, "finish"])
+        graph.add_conditional_edges(node, unless_error(then, "finish"), [then, "finish"])
     graph.add_edge("apply", "finish")
     graph.add_edge("finish", END)
     return graph.compile(name="mnemon_document_archive")

@@ -12,6 +12,7 @@ stay as safe duplicates.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TypedDict
 
 from langchain_core.language_models import BaseChatModel
@@ -27,8 +28,7 @@ from langgraph_mnemon.memory_layers.runtime import (
     RuntimeReceipt,
 )
 from langgraph_mnemon.memory_layers.spaces import MemorySpaces, SpaceRecord
-from langgraph_mnemon.nodes import archival, compaction
-from langgraph_mnemon.nodes._results import unless_error
+from langgraph_mnemon.nodes import memory_archival, unless_error, user_compaction
 
 __all__ = ["ArchivalState", "build_memory_archival_graph"]
 
@@ -66,18 +66,28 @@ def build_memory_archival_graph(
 ) -> CompiledStateGraph:
     """Compile the MEMORY archival graph; ``model=None`` routes deterministically.
 
+    Args:
+        runtime: Runtime Memory (planned, committed under the plan's revision).
+        spaces: the Memory Spaces that may take durable copies of archived entries.
+        model: the archive planner, asked only when several spaces are eligible.
+
+    Returns:
+        The compiled graph: ``receipt`` (``outcome`` ``partial`` when a destination failed)
+        or ``error`` with Runtime Memory as it was.
+
     Example:
         >>> graph = build_memory_archival_graph(mem.runtime, mem.spaces)
         >>> graph.invoke({"request": RuntimeMutation(action="add", target="memory",
         ...                                          content="CI runs on every push.")})
     """
+    memory = {"runtime_memory": runtime}
     graph = StateGraph(ArchivalState)
-    graph.add_node("plan", compaction.plan_maintenance(runtime))
-    graph.add_node("apply", compaction.apply_directly(runtime))
-    graph.add_node("destinations", archival.find_destinations(spaces))
-    graph.add_node("route", archival.plan_routes(model))
-    graph.add_node("write", archival.write_copies(spaces))
-    graph.add_node("commit", compaction.commit(runtime))
+    graph.add_node("plan", partial(user_compaction.plan_maintenance, **memory))
+    graph.add_node("apply", partial(user_compaction.apply_directly, **memory))
+    graph.add_node("destinations", partial(memory_archival.find_destinations, spaces=spaces))
+    graph.add_node("route", partial(memory_archival.plan_routes, model=model))
+    graph.add_node("write", partial(memory_archival.write_copies, spaces=spaces))
+    graph.add_node("commit", partial(user_compaction.commit, **memory))
     graph.add_edge(START, "plan")
     graph.add_conditional_edges("plan", _after_plan, ["destinations", "apply", END])
     graph.add_conditional_edges("destinations", _after_destinations, ["route", "commit", END])

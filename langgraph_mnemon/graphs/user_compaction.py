@@ -10,7 +10,8 @@ tools but its result tool.
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from functools import partial
+from typing import TypedDict
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
@@ -24,7 +25,8 @@ from langgraph_mnemon.memory_layers.runtime import (
     RuntimeMutation,
     RuntimeReceipt,
 )
-from langgraph_mnemon.nodes import compaction as nodes
+from langgraph_mnemon.nodes import unless_error
+from langgraph_mnemon.nodes import user_compaction as nodes
 
 __all__ = ["CompactionState", "build_user_compaction_graph"]
 
@@ -42,21 +44,24 @@ class CompactionState(TypedDict, total=False):
     error: str
 
 
-def _next(after: str) -> Any:
-    def route(state: CompactionState) -> str:
-        if state.get("error"):
-            return END
-        if after == "plan":
-            return "propose" if state["plan"].requires_maintenance else "apply"
-        return after
-
-    return route
+def _after_plan(state: CompactionState) -> str:
+    if state.get("error"):
+        return END
+    return "propose" if state["plan"].requires_maintenance else "apply"
 
 
 def build_user_compaction_graph(
     runtime: RuntimeMemory, model: BaseChatModel | None = None
 ) -> CompiledStateGraph:
     """Compile the USER compaction graph over ``runtime``; ``model=None`` uses the heuristic.
+
+    Args:
+        runtime: Runtime Memory (planned, committed under the plan's revision).
+        model: the compactor (sees USER content, has no tool but its result tool); None
+            merges duplicates and near-duplicates only.
+
+    Returns:
+        The compiled graph: ``receipt``, or ``error`` with every file as it was.
 
     Example:
         >>> graph = build_user_compaction_graph(mem.runtime)
@@ -65,16 +70,17 @@ def build_user_compaction_graph(
         >>> out["receipt"].status
         'committed'
     """
+    memory = {"runtime_memory": runtime}
     graph = StateGraph(CompactionState)
-    graph.add_node("plan", nodes.plan_maintenance(runtime))
-    graph.add_node("apply", nodes.apply_directly(runtime))
-    graph.add_node("propose", nodes.propose(model))
+    graph.add_node("plan", partial(nodes.plan_maintenance, **memory))
+    graph.add_node("apply", partial(nodes.apply_directly, **memory))
+    graph.add_node("propose", partial(nodes.propose, model=model))
     graph.add_node("validate", nodes.validate)
-    graph.add_node("commit", nodes.commit(runtime))
+    graph.add_node("commit", partial(nodes.commit, **memory))
     graph.add_edge(START, "plan")
-    graph.add_conditional_edges("plan", _next("plan"), ["propose", "apply", END])
-    graph.add_conditional_edges("propose", _next("validate"), ["validate", END])
-    graph.add_conditional_edges("validate", _next("commit"), ["commit", END])
+    graph.add_conditional_edges("plan", _after_plan, ["propose", "apply", END])
+    graph.add_conditional_edges("propose", unless_error("validate"), ["validate", END])
+    graph.add_conditional_edges("validate", unless_error("commit"), ["commit", END])
     graph.add_edge("apply", END)
     graph.add_edge("commit", END)
     return graph.compile(name="mnemon_user_compaction")

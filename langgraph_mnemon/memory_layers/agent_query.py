@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from langgraph_mnemon.memory_layers.spaces import Insight
+from langgraph_mnemon.memory_layers.spaces import MemoryRecord
 
 __all__ = ["Citation", "QueryAnswer", "evidence_answer", "filter_citations"]
 
@@ -22,8 +22,14 @@ __all__ = ["Citation", "QueryAnswer", "evidence_answer", "filter_citations"]
 class Citation(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    # The worker's answer tool: the model fills the seed's wire name, Python reads space_id.
     memory_body_id: str = Field(description="The Memory Space id of the cited row.")
     id: str = Field(description="The memory id of the cited row.")
+
+    @property
+    def space_id(self) -> str:
+        """The Memory Space of the cited row."""
+        return self.memory_body_id
 
 
 class QueryAnswer(BaseModel):
@@ -35,18 +41,18 @@ class QueryAnswer(BaseModel):
     citations: list[Citation] = Field(default_factory=list)
 
 
-def filter_citations(answer: QueryAnswer, evidence: Sequence[Insight]) -> QueryAnswer:
+def filter_citations(answer: QueryAnswer, evidence: Sequence[MemoryRecord]) -> QueryAnswer:
     """Keep only citations of rows that were in the evidence, once each, in order."""
     real = {(row.space_id, row.id) for row in evidence}
     kept: list[Citation] = []
     for citation in answer.citations:
-        key = (citation.memory_body_id, citation.id)
+        key = (citation.space_id, citation.id)
         if key in real and citation not in kept:
             kept.append(citation)
     return QueryAnswer(answer=answer.answer, citations=kept)
 
 
-def evidence_answer(evidence: Sequence[Insight], max_rows: int = 5) -> QueryAnswer:
+def evidence_answer(evidence: Sequence[MemoryRecord], max_rows: int = 5) -> QueryAnswer:
     """The no-model answer: the best rows verbatim, each cited."""
     rows = list(evidence)[:max_rows]
     if not rows:

@@ -64,6 +64,7 @@ def normalize_text(text: str) -> str:
 
 
 def is_han(char: str) -> bool:
+    """Whether ``char`` is a Han character (a Han token is indexed as uni/bigrams)."""
     return _HAN_CHAR.match(char) is not None
 
 

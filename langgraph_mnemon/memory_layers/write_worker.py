@@ -20,7 +20,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from langgraph_mnemon.contracts import Receipt
 from langgraph_mnemon.memory_layers.spaces import MemoryReceipt, MemorySpaces, SpaceRecord
@@ -52,15 +52,22 @@ _FORGET_REQUEST = re.compile(
 class WriteCandidate(BaseModel):
     """A durable memory the root agent wants kept."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, serialize_by_alias=True
+    )
 
     content: str = Field(min_length=1, max_length=20_000)
     category: Literal["preference", "decision", "fact", "insight", "context", "general"] = "general"
     importance: int = Field(3, ge=1, le=5)
     tags: tuple[str, ...] = ()
     entities: tuple[str, ...] = ()
-    memory_body_id: str | None = Field(
-        default=None, description="A Memory Space the caller insists on."
+    # ``memory_body_id`` is the seed's wire name (served graph input, JSON): accepted and
+    # dumped under it, ``space_id`` in Python.
+    space_id: str | None = Field(
+        default=None,
+        description="A Memory Space the caller insists on.",
+        validation_alias=AliasChoices("space_id", "memory_body_id"),
+        serialization_alias="memory_body_id",
     )
     intent: Literal["remember", "supersede", "forget"] | None = Field(
         default=None,

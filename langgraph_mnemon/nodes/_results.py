@@ -6,7 +6,10 @@ import json
 from typing import Any, TypeVar
 
 from langchain_core.messages import AIMessage
+from langgraph.graph import END
 from pydantic import BaseModel
+
+__all__ = ["parse_result", "tool_schema", "unless_error"]
 
 _M = TypeVar("_M", bound=BaseModel)
 
@@ -38,11 +41,11 @@ def parse_result(reply: Any, tool: str, model: type[_M]) -> _M:
     raise ValueError(f"the worker did not call {tool}")
 
 
-def unless_error(target: str) -> Any:
-    """A conditional edge: stop the graph at ``END`` once a node has set ``error``."""
-    from langgraph.graph import END
+def unless_error(target: str, otherwise: str = END) -> Any:
+    """A conditional edge: go on to ``target``, or to ``otherwise`` (``END``) once a node has
+    set ``error``."""
 
     def route(state: dict[str, Any]) -> str:
-        return END if state.get("error") else target
+        return otherwise if state.get("error") else target
 
     return route

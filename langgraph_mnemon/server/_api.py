@@ -18,7 +18,7 @@ from langgraph_mnemon.contracts import safe_text
 from langgraph_mnemon.errors import NotFoundError
 from langgraph_mnemon.memory_layers.agent_query import QueryAnswer
 from langgraph_mnemon.memory_layers.documents import DocumentReceipt, DocumentSearchResult
-from langgraph_mnemon.memory_layers.mnemos.service import validate_task_id
+from langgraph_mnemon.memory_layers.mnemos import validate_task_id
 from langgraph_mnemon.memory_layers.runtime import (
     MAX_ENTRY_BYTES,
     RuntimeMutation,

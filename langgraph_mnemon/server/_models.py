@@ -35,7 +35,7 @@ from langgraph_mnemon.memory_layers.spaces import (
     CATEGORIES,
     SEARCH_MODES,
     EntityCount,
-    Insight,
+    MemoryRecord,
     SpaceRecord,
 )
 
@@ -291,7 +291,7 @@ class SpaceList(BaseModel):
 class InsightList(BaseModel):
     """Stored memories of a space."""
 
-    items: list[Insight]
+    items: list[MemoryRecord]
 
 
 class EntityList(BaseModel):

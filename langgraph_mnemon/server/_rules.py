@@ -14,7 +14,7 @@ from typing import Any
 from langgraph_mnemon.config import DocumentsConfig
 from langgraph_mnemon.memory_layers import documents as _documents
 from langgraph_mnemon.memory_layers import spaces as _spaces
-from langgraph_mnemon.memory_layers.mnemos.service import MAX_TASK_ID_CHARS
+from langgraph_mnemon.memory_layers.mnemos import MAX_TASK_ID_CHARS
 from langgraph_mnemon.memory_layers.runtime import MAX_ENTRY_BYTES
 
 MAX_SOURCE_PATHS = _documents.MAX_SOURCE_PATHS

@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from langgraph_mnemon.adapters.messages import plugin_form
 from langgraph_mnemon.adapters.providers.text import analyze, query_terms
-from langgraph_mnemon.graphs.turn import plugin_form
 from langgraph_mnemon.memory_layers.runtime import DELIMITER
 from langgraph_mnemon.memory_layers.turns import TOOLS_HEADER
 from langgraph_mnemon.testing import ScriptedChatModel

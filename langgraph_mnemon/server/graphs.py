@@ -37,9 +37,9 @@ from langgraph_mnemon.graphs.write_worker import build_write_worker_graph
 from langgraph_mnemon.host import Mnemon
 from langgraph_mnemon.memory_layers.kernel import acting
 from langgraph_mnemon.memory_layers.write_worker import WriteCandidate
+from langgraph_mnemon.reviews import REVIEW_GRAPH, ServerReviews
 from langgraph_mnemon.server._host import shared_host
 from langgraph_mnemon.server.demo import demo_model
-from langgraph_mnemon.server.reviews import REVIEW_GRAPH, ServerReviews
 
 __all__ = ["build_server_graphs"]
 
@@ -97,7 +97,7 @@ def _write_worker(mem: Mnemon) -> CompiledStateGraph:
 
 
 def _recall(mem: Mnemon) -> CompiledStateGraph:
-    inner = build_recall_graph(mem.spaces, mem.worker_model, turns=mem.retrievals)
+    inner = build_recall_graph(mem.spaces, mem.worker_model, turns=mem.turns.budgets)
 
     async def recall(state: _RecallIO, config: RunnableConfig) -> dict[str, Any]:
         # Each run is one turn with its own envelope over the active spaces.
@@ -105,7 +105,7 @@ def _recall(mem: Mnemon) -> CompiledStateGraph:
         spaces = await mem.spaces.alist_spaces(active=True)
         inputs: dict[str, Any] = {
             "query": state.get("query"),
-            "turn_key": key,
+            "turn_id": key,
             "granted_space_ids": [s.id for s in spaces],
         }
         inputs.update({k: state[k] for k in ("space_ids", "limit", "mode") if k in state})
@@ -114,7 +114,7 @@ def _recall(mem: Mnemon) -> CompiledStateGraph:
         except _KERNEL_REFUSALS as exc:
             return _refused(exc)
         finally:
-            mem.retrievals.end(key)
+            mem.turns.budgets.end(key)
         return {"output": out.get("output"), "error": out.get("error")}
 
     return _single("mnemon_recall", _RecallIO, recall)

@@ -25,6 +25,7 @@ from sqlalchemy.engine import URL
 
 from langgraph_mnemon.contracts import safe_text
 from langgraph_mnemon.errors import InvalidInputError, MnemonError, StorageError
+from langgraph_mnemon.storage._urls import redact_url
 
 __all__ = ["DATABASE_ERRORS", "DamagedValue", "translate"]
 
@@ -225,8 +226,6 @@ def _storage(code: str, detail: str, url: URL) -> StorageError:
     if url.get_backend_name() == "sqlite":
         where = f"the SQLite database {url.database or ':memory:'}"
     else:
-        from langgraph_mnemon.storage.db import redact_url
-
         where = f"the database {redact_url(url)}"
         advice = _SERVER_ADVICE.get(code, advice)
     return StorageError(f"{where} failed: {detail}; {advice}; nothing was changed.", code=code)

@@ -44,9 +44,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlalchemy.ext.asyncio import create_async_engine as _sa_create_async_engine
 from sqlalchemy.pool import StaticPool
 
-from langgraph_mnemon.config import redact_url as _redact_text
 from langgraph_mnemon.errors import InvalidInputError, StorageError
 from langgraph_mnemon.storage._db_errors import DATABASE_ERRORS, translate
+from langgraph_mnemon.storage._urls import redact_url
 from langgraph_mnemon.storage.files import refuse_symlink
 
 __all__ = [
@@ -137,25 +137,6 @@ def parse_database_url(url: str | Path | URL, *, use_async: bool = False) -> URL
         f"unsupported database {backend!r}: use SQLite (sqlite:///path) or PostgreSQL "
         "(postgresql+psycopg://user:password@host:port/dbname)"
     )
-
-
-def redact_url(url: str | URL) -> str:
-    """The URL as text with every credential masked (for messages, logs and status output):
-    the userinfo password and secret-named query parameters (``password``, ``token``,
-    ``api_key``, ...; see :func:`langgraph_mnemon.config.redact_url`). A URL with nothing to
-    hide comes back exactly as given."""
-    if isinstance(url, URL):
-        return _redact_text(url.render_as_string(hide_password=False))
-    text = str(url)
-    shown = _redact_text(text)
-    try:
-        password = make_url(text).password
-    except (ArgumentError, ValueError):
-        return shown
-    if password and str(password) in shown:
-        # SQLAlchemy reads a password where the text did not show one (e.g. an unescaped "#").
-        return _redact_text(make_url(text).render_as_string(hide_password=True))
-    return shown
 
 
 def _is_memory(url: URL) -> bool:

@@ -26,9 +26,9 @@ from langgraph_mnemon.memory_layers.spaces import (
     Capabilities,
     DiscoveredSpace,
     GraphProjection,
-    Insight,
     LinkRequest,
     MemoryProvider,
+    MemoryRecord,
     ProviderDescriptor,
     ProviderSearchRequest,
     ProviderSearchResult,
@@ -112,7 +112,7 @@ class BaseProvider:
             result = ProviderSearchResult(results=result.results[: request.limit], hint=result.hint)
         return result
 
-    async def browse(self, space: SpaceBinding, request: BrowseRequest) -> list[Insight]:
+    async def browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
         """Stored rows, newest first."""
         self._require("browse")
         if not isinstance(request, BrowseRequest):
@@ -154,7 +154,7 @@ class BaseProvider:
             return receipts
         return [await self._remember(space, item) for item in items]
 
-    async def related(self, space: SpaceBinding, request: RelatedRequest) -> list[Insight]:
+    async def related(self, space: SpaceBinding, request: RelatedRequest) -> list[MemoryRecord]:
         """Rows reachable from ``request.id`` within ``request.depth`` edges."""
         self._require("related")
         if not isinstance(request, RelatedRequest):
@@ -200,7 +200,7 @@ class BaseProvider:
     ) -> ProviderSearchResult:
         raise unsupported(self.descriptor.id, "search")
 
-    async def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[Insight]:
+    async def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
         raise unsupported(self.descriptor.id, "browse")
 
     async def _graph(self, space: SpaceBinding, limit: int) -> GraphProjection:
@@ -214,7 +214,7 @@ class BaseProvider:
     ) -> list[dict[str, Any]]:
         return [await self._remember(space, item) for item in items]
 
-    async def _related(self, space: SpaceBinding, request: RelatedRequest) -> list[Insight]:
+    async def _related(self, space: SpaceBinding, request: RelatedRequest) -> list[MemoryRecord]:
         raise unsupported(self.descriptor.id, "related")
 
     async def _link(self, space: SpaceBinding, request: LinkRequest) -> dict[str, Any]:

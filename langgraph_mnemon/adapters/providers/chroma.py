@@ -43,7 +43,7 @@ from langgraph_mnemon.memory_layers.spaces import (
     Capabilities,
     DiscoveredSpace,
     Embedder,
-    Insight,
+    MemoryRecord,
     ProviderDescriptor,
     ProviderSearchRequest,
     ProviderSearchResult,
@@ -401,7 +401,7 @@ class ChromaProvider(BaseProvider):
             )
         return ProviderSearchResult(results=results)
 
-    def _browse_sync(self, space: SpaceBinding, request: BrowseRequest) -> list[Insight]:
+    def _browse_sync(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
         collection = self._collection(space, create=False)
         if collection is None:
             return []
@@ -475,7 +475,7 @@ class ChromaProvider(BaseProvider):
     ) -> ProviderSearchResult:
         return await asyncio.to_thread(self._search_sync, space, request)
 
-    async def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[Insight]:
+    async def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
         return await asyncio.to_thread(self._browse_sync, space, request)
 
     async def _forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
@@ -531,11 +531,11 @@ def _insight(
     *,
     score: float | None = None,
     via: str | None = None,
-) -> Insight:
+) -> MemoryRecord:
     meta = dict(meta or {})
     importance = meta.get("importance")
     created = meta.get("created_at")
-    return Insight(
+    return MemoryRecord(
         id=rid,
         content=doc or "",
         category=str(meta.get("category", "general")),

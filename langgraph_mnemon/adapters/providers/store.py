@@ -30,7 +30,7 @@ from langgraph_mnemon.memory_layers.spaces import (
     BrowseRequest,
     Capabilities,
     DiscoveredSpace,
-    Insight,
+    MemoryRecord,
     ProviderDescriptor,
     ProviderSearchRequest,
     ProviderSearchResult,
@@ -183,7 +183,7 @@ class StoreProvider(BaseProvider):
             ]
         )
 
-    async def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[Insight]:
+    async def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
         filters = {"category": request.category} if request.category else None
         items = await self.store.asearch(
             self._ns(space), filter=filters, limit=request.limit, offset=request.offset
@@ -224,13 +224,13 @@ class StoreProvider(BaseProvider):
 
     def _insight(
         self, item: Any, space: SpaceBinding, *, via: str | None = None, score: Any = "item"
-    ) -> Insight:
+    ) -> MemoryRecord:
         value = item.value if isinstance(item.value, Mapping) else {}
         raw_score = getattr(item, "score", None) if score == "item" else score
         importance = value.get("importance")
         created = value.get("created_at")
         meta = value.get("metadata")
-        return Insight(
+        return MemoryRecord(
             id=item.key,
             content=_text(value),
             category=str(value.get("category", "general")),

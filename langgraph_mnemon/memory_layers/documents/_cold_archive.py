@@ -8,7 +8,7 @@ take the reference, the document moves without one. A failure or conflict keeps 
 The reference is a side write of maintenance: it is checked as an *automatic* Memory Spaces
 write whatever asked for the archive (a person's explicit archive included). When the kernel
 does not admit that (Memory Spaces write off or manual, the layer disabled, read-only),
-:func:`~langgraph_mnemon.memory_layers.archival.eligible_destinations` is empty and the seed's
+:func:`~langgraph_mnemon.memory_layers.runtime.eligible_destinations` is empty and the seed's
 local path runs: the document moves without an index.
 
 Example:
@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 
 from langgraph_mnemon.errors import MnemonError, ProviderError
-from langgraph_mnemon.memory_layers.documents._service import ArchivePlan, ColdReference
+from langgraph_mnemon.memory_layers.documents._models import ArchivePlan, ColdReference
 from langgraph_mnemon.memory_layers.kernel import acting
 from langgraph_mnemon.memory_layers.spaces import MemorySpaces, durable_copy
 
@@ -33,7 +33,20 @@ _MARKUP = re.compile(r"[#>*_`\[\]]+")
 
 
 def extractive_summary(plan: ArchivePlan, max_chars: int = SUMMARY_CHARS) -> str:
-    """A summary with no model: the description, else the first sentences of the body."""
+    """A summary with no model: the description, else the first sentences of the body.
+
+    Args:
+        plan: the archive plan (its description and body are read).
+        max_chars: the longest summary.
+
+    Returns:
+        Whole sentences up to ``max_chars`` (the title for an empty document, a cut with
+        ``…`` when the first sentence alone is too long).
+
+    Example:
+        >>> extractive_summary(plan, 80)
+        'How releases are tagged and published.'
+    """
     source = plan.description.strip() or _MARKUP.sub(" ", plan.content)
     text = " ".join(source.split())
     if not text:
@@ -51,8 +64,21 @@ def write_reference(spaces: MemorySpaces, reference: ColdReference, space_id: st
     """Store the reference in ``space_id``; return the memory id of a committed copy.
 
     A provider that skipped the write as a duplicate counts only when an exact keyword recall
-    finds the same text. Raises :class:`ProviderError` otherwise. The write runs as an
-    automatic one (see the module docstring).
+    finds the same text. The write runs as an automatic one (see the module docstring).
+
+    Args:
+        spaces: the Memory Spaces service.
+        reference: what :meth:`Documents.cold_reference` built.
+        space_id: the Memory Space to hold it.
+
+    Returns:
+        The memory id of the committed copy.
+
+    Raises:
+        ProviderError: the write failed or nothing was committed (the document stays active).
+
+    Example:
+        >>> memory_id = write_reference(mem.spaces, docs.cold_reference(plan, summary), space)
     """
     try:
         with acting("automatic"):

@@ -1,6 +1,6 @@
 """The fatigue model: four dimensions a LangGraph run shows, their composite and the state.
 
-All functions here are pure; :class:`~.service.Mnemos` feeds them the stored signals.
+All functions here are pure; :func:`._maintenance.measure` feeds them the stored signals.
 
 * **token utilisation** (weight 0.40) — tokens of the last model call (its ``usage_metadata``)
   over the configured context window; a character estimate when the model reports no usage.
@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from langgraph_mnemon.memory_layers.mnemos.models import FatigueState
+from langgraph_mnemon.memory_layers.mnemos._models import FatigueState
 
 __all__ = [
     "ACTIONS",
@@ -146,7 +146,18 @@ def composite_score(token_util: float, scatter: float, reread: float, errors: fl
 
 
 def state_for(score: float) -> FatigueState:
-    """The fatigue state of a composite score (boundaries belong to the higher state)."""
+    """The fatigue state of a composite score (boundaries belong to the higher state).
+
+    Args:
+        score: the composite in [0, 1] (rounded to 4 decimals before comparing).
+
+    Returns:
+        FLOW, COMPRESS, PRE_SLEEP, REM or EMERGENCY.
+
+    Example:
+        >>> state_for(0.39), state_for(0.4), state_for(0.9)
+        ('FLOW', 'COMPRESS', 'EMERGENCY')
+    """
     value = round(score, 4)
     for threshold, state in THRESHOLDS:
         if value >= threshold:
@@ -155,5 +166,13 @@ def state_for(score: float) -> FatigueState:
 
 
 def actions_for(state: FatigueState) -> tuple[str, ...]:
-    """The actions ``Mnemos.maintain()`` takes in ``state``."""
+    """The actions ``Mnemos.maintain()`` takes in ``state``.
+
+    Raises:
+        KeyError: ``state`` is not a fatigue state.
+
+    Example:
+        >>> actions_for("PRE_SLEEP")
+        ('checkpoint', 'consolidate')
+    """
     return ACTIONS[state]

@@ -1,6 +1,6 @@
 """SQL operations of the Mnemos store, as functions over an open connection.
 
-:class:`~.service.Mnemos` calls them inside its transactions; the checkpointer calls the
+:class:`~._service.Mnemos` calls them inside its transactions; the checkpointer calls the
 CheckpointNode and task functions inside its own, so a LangGraph checkpoint and its
 CheckpointNode commit together. Nothing here validates caller input (the service does).
 """
@@ -17,8 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from langgraph_mnemon.errors import AmbiguousMatchError, NotFoundError
-from langgraph_mnemon.memory_layers.mnemos.fatigue import ToolCall
-from langgraph_mnemon.memory_layers.mnemos.models import (
+from langgraph_mnemon.memory_layers.mnemos._models import (
     DECAY_EXEMPT_TYPES,
     CheckpointRecord,
     FatigueReading,
@@ -26,6 +25,7 @@ from langgraph_mnemon.memory_layers.mnemos.models import (
     NodeSummary,
     TaskSummary,
 )
+from langgraph_mnemon.memory_layers.mnemos.fatigue import ToolCall
 from langgraph_mnemon.memory_layers.mnemos.schema import (
     CHECKPOINT_NODES,
     FATIGUE_LOG,

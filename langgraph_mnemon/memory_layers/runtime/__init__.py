@@ -1,4 +1,22 @@
-"""runtime package (restructure in progress)."""
+"""Runtime Memory: USER.md and MEMORY.md, the hot memory the model sees every turn.
+
+:class:`RuntimeMemory` is the service (``Mnemon.runtime``); the maintenance helpers
+(compaction proposals and the heuristic, archival into Memory Spaces) are what the
+compaction and archival graphs call around its primitives. Importance is
+``critical | normal | low`` (:data:`langgraph_mnemon.contracts.Importance`), placed on the
+Memory Space 1-5 scale by :data:`langgraph_mnemon.contracts.IMPORTANCE_LEVELS`.
+
+Modules, bottom to top: ``_models`` (models), ``_entries`` (entry / branch / request
+validation, sizes), ``_file_store`` (``memories.json`` + projections, lock, repair),
+``_maintenance`` (budget, packing, archive lines), ``_mutations`` (add / replace / remove,
+plans), ``_snapshot``, ``_search``, ``_service`` (:class:`RuntimeMemory`), then
+``_compaction`` and ``_archival``.
+
+Example:
+    >>> rm = RuntimeMemory("./.mnemon")
+    >>> rm.add("user", "Prefers answers in British English.").message
+    'Entry added.'
+"""
 
 from langgraph_mnemon.memory_layers.runtime._archival import (
     ArchiveRoutes,
@@ -17,21 +35,20 @@ from langgraph_mnemon.memory_layers.runtime._compaction import (
     heuristic_compaction,
     validate_proposal,
 )
-from langgraph_mnemon.memory_layers.runtime._service import (
-    DELIMITER,
-    MAX_ENTRY_BYTES,
-    RUNTIME_MEMORY_PROTOCOL,
+from langgraph_mnemon.memory_layers.runtime._entries import DELIMITER, MAX_ENTRY_BYTES
+from langgraph_mnemon.memory_layers.runtime._maintenance import compaction_budget
+from langgraph_mnemon.memory_layers.runtime._models import (
     CompactedEntry,
     MaintenancePlan,
     RuntimeMatch,
-    RuntimeMemory,
     RuntimeMutation,
     RuntimeReceipt,
     RuntimeSnapshot,
     RuntimeTarget,
-    compaction_budget,
-    current_git_branch,
 )
+from langgraph_mnemon.memory_layers.runtime._protocol import RUNTIME_MEMORY_PROTOCOL
+from langgraph_mnemon.memory_layers.runtime._service import RuntimeMemory
+from langgraph_mnemon.memory_layers.runtime._snapshot import current_git_branch
 
 __all__ = [
     "DELIMITER",

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from langgraph_mnemon.contracts import IMPORTANCE_LEVELS, Outcome, StepOutcome, outcome_of
 from langgraph_mnemon.errors import InvalidInputError, MnemonError
 from langgraph_mnemon.memory_layers.kernel import acting
-from langgraph_mnemon.memory_layers.runtime._service import (
+from langgraph_mnemon.memory_layers.runtime._models import (
     CompactedEntry,
     MaintenancePlan,
     RuntimeEntry,
@@ -65,10 +65,15 @@ LOCAL_ARCHIVE = "runtime/archived"  # the step target of the local archive
 
 
 class ArchiveRoute(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # The planner model sees the seed's wire name ``memory_body_id``; Python says ``space_id``.
+    model_config = ConfigDict(extra="forbid", validate_by_name=True, serialize_by_alias=True)
 
     source_indexes: list[int] = Field(description="One-based plan entry indexes.")
-    memory_body_id: str = Field(description="The destination Memory Space id.")
+    space_id: str = Field(
+        alias="memory_body_id",
+        title="Memory Body Id",
+        description="The destination Memory Space id.",
+    )
 
 
 class ArchiveRoutes(BaseModel):
@@ -97,8 +102,17 @@ class ArchiveWrites(BaseModel):
 def eligible_destinations(spaces: MemorySpaces) -> list[SpaceRecord]:
     """Active spaces whose provider writes exactly and can forget safely, in catalog order.
 
-    Empty unless the kernel admits an AUTOMATIC ``memory_spaces`` write (maintenance writes
-    into a space count as automatic whoever set them off): the caller then keeps its data local.
+    Args:
+        spaces: the Memory Spaces service (``Mnemon.spaces``).
+
+    Returns:
+        The eligible :class:`SpaceRecord` rows; empty unless the kernel admits an AUTOMATIC
+        ``memory_spaces`` write (maintenance writes into a space count as automatic whoever
+        set them off): the caller then keeps its data local.
+
+    Example:
+        >>> [s.id for s in eligible_destinations(mem.spaces)]
+        ['default']
     """
     if not spaces.kernel.admits("memory_spaces", "write", "automatic"):
         return []
@@ -128,7 +142,18 @@ def routing_excerpt(text: str) -> str:
 
 
 def routing_batches(entries: Sequence[RuntimeEntry]) -> list[str]:
-    """Numbered excerpt lines, chunked into batches of at most 1,024 characters."""
+    """Numbered excerpt lines, chunked into batches of at most 1,024 characters.
+
+    Args:
+        entries: the plan entries (line ``i`` is plan index ``i``, one-based).
+
+    Returns:
+        The batches a planner model reads, each entry clipped by :func:`routing_excerpt`.
+
+    Example:
+        >>> routing_batches(plan.entries)[0].splitlines()[0]
+        '1. [importance=normal; branches=all] Deploys go through CI.'
+    """
     batches: list[str] = []
     current: list[str] = []
     size = 0
@@ -149,7 +174,18 @@ def routing_batches(entries: Sequence[RuntimeEntry]) -> list[str]:
 
 
 def fallback_routes(plan: MaintenancePlan, destinations: Sequence[SpaceRecord]) -> dict[int, str]:
-    """Every entry to the first eligible destination (the default native space sorts first)."""
+    """Every entry to the first eligible destination (the default native space sorts first).
+
+    Returns:
+        ``{plan index: space id}`` for every plan entry.
+
+    Raises:
+        InvalidInputError: ``destinations`` is empty.
+
+    Example:
+        >>> fallback_routes(plan, eligible_destinations(mem.spaces))
+        {1: 'default', 2: 'default'}
+    """
     if not destinations:
         raise InvalidInputError("no eligible Memory Space to archive into")
     return {i: destinations[0].id for i in range(1, len(plan.entries) + 1)}
@@ -158,23 +194,40 @@ def fallback_routes(plan: MaintenancePlan, destinations: Sequence[SpaceRecord]) 
 def validate_routes(
     plan: MaintenancePlan, answer: ArchiveRoutes, destinations: Sequence[SpaceRecord]
 ) -> dict[int, str]:
-    """Check that every entry is routed exactly once to an eligible space."""
+    """Check that every entry is routed exactly once to an eligible space.
+
+    Args:
+        plan: the :class:`MaintenancePlan`. answer: the planner's :class:`ArchiveRoutes`.
+        destinations: the eligible spaces (:func:`eligible_destinations`).
+
+    Returns:
+        ``{plan index: space id}`` for every plan entry.
+
+    Raises:
+        InvalidInputError: a failed answer, a space that is not eligible, an index out of
+            range, routed twice or not routed.
+
+    Example:
+        >>> validate_routes(plan, ArchiveRoutes(action="planned", routes=[
+        ...     {"source_indexes": [1], "memory_body_id": "default"}]), spaces_ok)
+        {1: 'default'}
+    """
     if answer.action != "planned":
         raise InvalidInputError(f"the planner reported failure: {answer.summary or 'no reason'}")
     allowed = {d.id for d in destinations}
     count = len(plan.entries)
     mapping: dict[int, str] = {}
     for route in answer.routes:
-        if route.memory_body_id not in allowed:
+        if route.space_id not in allowed:
             raise InvalidInputError(
-                f"route names {route.memory_body_id!r}, which is not an eligible Memory Space"
+                f"route names {route.space_id!r}, which is not an eligible Memory Space"
             )
         for index in route.source_indexes:
             if not 1 <= index <= count:
                 raise InvalidInputError(f"route cites source index {index}, outside 1..{count}")
             if index in mapping:
                 raise InvalidInputError(f"source index {index} is routed twice")
-            mapping[index] = route.memory_body_id
+            mapping[index] = route.space_id
     missing = sorted(set(range(1, count + 1)) - set(mapping))
     if missing:
         raise InvalidInputError(f"source indexes {missing} have no route")
@@ -190,6 +243,13 @@ def write_entries(
     the same space confirms) or a failing provider makes that space's step ``failed``; its
     entries get no copy, so the commit keeps them locally (``runtime/archived/``) when they leave
     hot memory. Nothing raises: the steps say what happened.
+
+    Returns:
+        :class:`ArchiveWrites`: the durable copies by plan index and one step per space.
+
+    Example:
+        >>> write_entries(mem.spaces, plan, {1: "default"}).outcome
+        'succeeded'
     """
     by_space: dict[str, list[int]] = {}
     for index, space_id in sorted(routes.items()):
@@ -240,7 +300,12 @@ def _write_space(
 
 
 def stored_contents(plan: MaintenancePlan, copies: Mapping[int, str]) -> set[str]:
-    """The texts of plan entries that have a durable copy in a Memory Space."""
+    """The texts of plan entries that have a durable copy in a Memory Space.
+
+    Example:
+        >>> stored_contents(plan, writes.copies)  # pass as stored_elsewhere=
+        {'Deploys go through CI.'}
+    """
     return {plan.entries[i - 1].content for i in copies}
 
 
@@ -248,7 +313,15 @@ def maintenance_receipt(
     receipt: RuntimeReceipt, steps: Sequence[StepOutcome] = ()
 ) -> RuntimeReceipt:
     """``receipt`` with the destination ``steps``, a step for the local archive (when it took
-    entries) and the ``outcome`` they make; a partial outcome is said in the message too."""
+    entries) and the ``outcome`` they make; a partial outcome is said in the message too.
+
+    Returns:
+        A copy of ``receipt`` (``receipt`` itself when there is no step at all).
+
+    Example:
+        >>> maintenance_receipt(receipt, writes.steps).outcome
+        'succeeded'
+    """
     all_steps = list(steps)
     if receipt.archived_locally:
         all_steps.append(
@@ -274,7 +347,12 @@ def maintenance_receipt(
 
 
 def hot_candidates(plan: MaintenancePlan) -> list[CompactedEntry]:
-    """The original entries, verbatim, for importance-first packing into the budget."""
+    """The original entries, verbatim, for importance-first packing into the budget.
+
+    Example:
+        >>> rm.compact_and_mutate(plan.revision, request, hot_candidates(plan)).committed
+        True
+    """
     return [
         CompactedEntry(content=e.content, importance=e.importance, branches=e.branches)
         for e in plan.entries

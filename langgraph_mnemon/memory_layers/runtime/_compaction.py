@@ -22,17 +22,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from langgraph_mnemon.contracts import shown
+from langgraph_mnemon.contracts import IMPORTANCE_LEVELS, Importance, shown
 from langgraph_mnemon.errors import CapacityError, InvalidInputError
-from langgraph_mnemon.memory_layers.runtime._service import (
+from langgraph_mnemon.memory_layers.runtime._entries import (
     DELIMITER_BYTES,
-    CompactedEntry,
-    MaintenancePlan,
     entry_bytes,
     joined_bytes,
     normalize_content,
     validate_branches,
 )
+from langgraph_mnemon.memory_layers.runtime._models import CompactedEntry, MaintenancePlan
 
 __all__ = [
     "CompactionProposal",
@@ -42,7 +41,7 @@ __all__ = [
     "validate_proposal",
 ]
 
-_RANK = {"low": 0, "normal": 1, "critical": 2}
+_RANK = IMPORTANCE_LEVELS  # importance order: a compacted entry never ranks below its sources
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
 _LISTED = 6  # entries quoted in a refusal
 
@@ -53,7 +52,7 @@ class ProposedEntry(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     content: str = Field(description="The compacted entry text (no § characters).")
-    importance: Literal["critical", "normal", "low"] = "normal"
+    importance: Importance = "normal"
     source_indexes: list[int] = Field(
         description="One-based indexes of the plan entries this entry replaces."
     )
@@ -80,9 +79,22 @@ def validate_proposal(
     ``budget`` defaults to the plan's (a model's proposal); the heuristic's proposal is held to
     :func:`heuristic_budget`.
 
-    Raises :class:`InvalidInputError` naming the first rule broken: a failed action, a missing,
-    repeated or out-of-range source index, a lowered importance, invalid content, or a result
-    larger than the byte budget.
+    Args:
+        plan: the :class:`MaintenancePlan` the proposal answers.
+        proposal: the compactor's :class:`CompactionProposal`.
+        budget: the byte budget the result must fit (default ``plan.budget``).
+
+    Returns:
+        The :class:`CompactedEntry` list to pass to ``compact_and_mutate``.
+
+    Raises:
+        InvalidInputError: names the first rule broken: a failed action, a missing, repeated
+            or out-of-range source index, a lowered importance, invalid content, or a result
+            larger than the byte budget.
+
+    Example:
+        >>> compacted = validate_proposal(plan, heuristic_compaction(plan),
+        ...                               budget=heuristic_budget(plan))
     """
     _check_plan(plan)
     if not isinstance(proposal, CompactionProposal):
@@ -92,29 +104,11 @@ def validate_proposal(
             f"the compactor reported failure: {proposal.summary or 'no reason'}"
         )
     count = len(plan.entries)
-    seen: dict[int, int] = {}
+    seen: dict[int, int] = {}  # plan index -> the compacted entry that covers it
     result: list[CompactedEntry] = []
     for position, item in enumerate(proposal.compacted_entries, start=1):
-        if not item.source_indexes:
-            raise InvalidInputError(f"compacted entry {position} names no source_indexes")
-        for index in item.source_indexes:
-            if not 1 <= index <= count:
-                raise InvalidInputError(
-                    f"compacted entry {position} cites source index {index}, outside 1..{count}"
-                )
-            if index in seen:
-                raise InvalidInputError(
-                    f"source index {index} is used by compacted entries {seen[index]} and "
-                    f"{position}; each entry must be covered exactly once"
-                )
-            seen[index] = position
-        sources = [plan.entries[i - 1] for i in item.source_indexes]
-        floor = max(_RANK[s.importance] for s in sources)
-        if _RANK[item.importance] < floor:
-            raise InvalidInputError(
-                f"compacted entry {position} lowers importance to {item.importance} below its "
-                "sources"
-            )
+        _cover(seen, item, position, count)
+        _check_importance(plan, item, position)
         result.append(_compacted(plan, item, position))
     missing = sorted(set(range(1, count + 1)) - set(seen))
     if missing:
@@ -128,6 +122,33 @@ def validate_proposal(
             f"the compacted entries take {size} bytes, over the budget of {limit}"
         )
     return result
+
+
+def _cover(seen: dict[int, int], item: ProposedEntry, position: int, count: int) -> None:
+    """Record the plan entries ``item`` covers; each must be in range and covered once."""
+    if not item.source_indexes:
+        raise InvalidInputError(f"compacted entry {position} names no source_indexes")
+    for index in item.source_indexes:
+        if not 1 <= index <= count:
+            raise InvalidInputError(
+                f"compacted entry {position} cites source index {index}, outside 1..{count}"
+            )
+        if index in seen:
+            raise InvalidInputError(
+                f"source index {index} is used by compacted entries {seen[index]} and "
+                f"{position}; each entry must be covered exactly once"
+            )
+        seen[index] = position
+
+
+def _check_importance(plan: MaintenancePlan, item: ProposedEntry, position: int) -> None:
+    """A compacted entry never ranks below the most important of its sources."""
+    sources = [plan.entries[i - 1] for i in item.source_indexes]
+    floor = max(_RANK[s.importance] for s in sources)
+    if _RANK[item.importance] < floor:
+        raise InvalidInputError(
+            f"compacted entry {position} lowers importance to {item.importance} below its sources"
+        )
 
 
 def _compacted(plan: MaintenancePlan, item: ProposedEntry, position: int) -> CompactedEntry:
@@ -147,6 +168,13 @@ def heuristic_budget(plan: MaintenancePlan) -> int:
 
     The heuristic only merges duplicates, so it needs no headroom below the limit; what does not
     fit is refused rather than moved out of hot memory.
+
+    Raises:
+        InvalidInputError: ``plan`` is not a :class:`MaintenancePlan`.
+
+    Example:
+        >>> heuristic_budget(plan) == plan.limit - len(plan.pending.content.encode()) - 4
+        True
     """
     _check_plan(plan)
     pending = entry_bytes(plan.pending.content) + DELIMITER_BYTES if plan.pending else 0
@@ -163,9 +191,17 @@ def heuristic_compaction(plan: MaintenancePlan) -> CompactionProposal:
     pending one still exceed the limit, nothing is proposed: no fact leaves hot memory without
     a model deciding it.
 
+    Returns:
+        A :class:`CompactionProposal` (``action="compacted"``) covering every plan entry.
+
     Raises:
         CapacityError: the merged entries do not leave room for the pending one; the message
             lists the entries to shorten or remove (largest first).
+        InvalidInputError: ``plan`` is not a :class:`MaintenancePlan`.
+
+    Example:
+        >>> heuristic_compaction(plan).action
+        'compacted'
     """
     _check_plan(plan)
     groups = _near_duplicate_groups(plan)

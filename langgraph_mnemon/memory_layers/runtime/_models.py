@@ -1,4 +1,8 @@
-"""Runtime Memory models: entries, mutations, maintenance plans, receipts, snapshots."""
+"""Runtime Memory models: entries, mutations, maintenance plans, receipts, snapshots, matches.
+
+Importance is :data:`langgraph_mnemon.contracts.Importance` (``critical | normal | low``); its
+place on the 1-5 scale of Memory Spaces is :data:`langgraph_mnemon.contracts.IMPORTANCE_LEVELS`.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +10,22 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from langgraph_mnemon.contracts import Importance, Outcome, Receipt, StepOutcome, Usage
+from langgraph_mnemon.contracts import (
+    FrozenModel,
+    Importance,
+    Outcome,
+    Receipt,
+    StepOutcome,
+    Usage,
+)
 
 __all__ = [
     "CompactedEntry",
     "MaintenancePlan",
+    "MutationAction",
     "PendingEntry",
     "RuntimeEntry",
+    "RuntimeMatch",
     "RuntimeMutation",
     "RuntimeReceipt",
     "RuntimeSnapshot",
@@ -20,12 +33,11 @@ __all__ = [
 ]
 
 RuntimeTarget = Literal["user", "memory"]
+MutationAction = Literal["add", "replace", "remove"]
 
 
-class RuntimeEntry(BaseModel):
+class RuntimeEntry(FrozenModel):
     """One stored entry. ``branches`` (MEMORY only) scopes it to git branches."""
-
-    model_config = ConfigDict(frozen=True)
 
     content: str
     created_at: str
@@ -47,12 +59,15 @@ class RuntimeEntry(BaseModel):
         return data
 
 
-class RuntimeMutation(BaseModel):
-    """A requested add / replace / remove, as the maintenance primitives take it."""
+class RuntimeMutation(FrozenModel):
+    """A requested add / replace / remove, as the maintenance primitives take it.
 
-    model_config = ConfigDict(frozen=True)
+    Example:
+        >>> RuntimeMutation(action="add", target="user", content="Prefers tea.").action
+        'add'
+    """
 
-    action: Literal["add", "replace", "remove"]
+    action: MutationAction
     target: RuntimeTarget
     content: str | None = None
     old_text: str | None = None
@@ -60,17 +75,15 @@ class RuntimeMutation(BaseModel):
     branches: tuple[str, ...] | None = None
 
 
-class PendingEntry(BaseModel):
+class PendingEntry(FrozenModel):
     """The new content a pending add / replace would write."""
-
-    model_config = ConfigDict(frozen=True)
 
     content: str
     importance: Importance
     branches: tuple[str, ...] | None = None
 
 
-class MaintenancePlan(BaseModel):
+class MaintenancePlan(FrozenModel):
     """What capacity maintenance needs: the revision, the compactable entries, the pending write.
 
     ``entries`` excludes the entry being replaced or removed (``excluded``) and the pending
@@ -78,10 +91,8 @@ class MaintenancePlan(BaseModel):
     (:func:`compaction_budget`).
     """
 
-    model_config = ConfigDict(frozen=True)
-
     revision: str
-    action: Literal["add", "replace", "remove"]
+    action: MutationAction
     target: RuntimeTarget
     entries: tuple[RuntimeEntry, ...]
     pending: PendingEntry | None
@@ -96,6 +107,8 @@ class MaintenancePlan(BaseModel):
 class CompactedEntry(BaseModel):
     """One entry proposed by a compactor. ``source_indexes`` are one-based plan entry indexes."""
 
+    # Not FrozenModel: compaction accepts plain dicts from callers and has always ignored keys
+    # it does not know (``compact_and_mutate(..., [{"content": ..., "note": ...}])``).
     model_config = ConfigDict(frozen=True)
 
     content: str
@@ -130,12 +143,25 @@ class RuntimeReceipt(Receipt):
     )
 
 
-class RuntimeSnapshot(BaseModel):
+class RuntimeSnapshot(FrozenModel):
     """The model-facing snapshot text and what it was rendered from."""
-
-    model_config = ConfigDict(frozen=True)
 
     text: str
     revision: str
     branch: str | None
     hidden: int
+
+
+class RuntimeMatch(FrozenModel):
+    """One Runtime Memory entry that matched a search.
+
+    ``archived`` is true for an entry that is no longer in USER.md / MEMORY.md (it sits in
+    ``runtime/archived/`` since ``archived_at``); ``score`` is the share of the query's words
+    it contains (0 < score <= 1).
+    """
+
+    target: RuntimeTarget
+    content: str
+    archived: bool
+    score: float
+    archived_at: str | None = None

@@ -15,39 +15,18 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
-
-from pydantic import BaseModel, ConfigDict
+from typing import Any
 
 from langgraph_mnemon.contracts import check_text
 from langgraph_mnemon.errors import InvalidInputError
+from langgraph_mnemon.memory_layers.runtime._models import RuntimeEntry, RuntimeMatch
 from langgraph_mnemon.memory_layers.text import tokenize
 
-if TYPE_CHECKING:
-    from langgraph_mnemon.memory_layers.runtime._service import RuntimeEntry
-
-__all__ = ["MAX_QUERY_CHARS", "MAX_SEARCH_LIMIT", "RuntimeMatch", "check_query", "search_entries"]
+__all__ = ["MAX_QUERY_CHARS", "MAX_SEARCH_LIMIT", "check_query", "search_entries"]
 
 MAX_QUERY_CHARS = 2000
 MAX_SEARCH_LIMIT = 50
 _ENTRY_TOKENS = 4096  # an entry is at most 8 KiB: this never cuts one short in practice
-
-
-class RuntimeMatch(BaseModel):
-    """One Runtime Memory entry that matched a search.
-
-    ``archived`` is true for an entry that is no longer in USER.md / MEMORY.md (it sits in
-    ``runtime/archived/`` since ``archived_at``); ``score`` is the share of the query's words
-    it contains (0 < score <= 1).
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    target: Literal["user", "memory"]
-    content: str
-    archived: bool
-    score: float
-    archived_at: str | None = None
 
 
 def check_query(query: Any, limit: Any = 10) -> tuple[frozenset[str], int]:

@@ -1,5 +1,16 @@
-"""spaces package (restructure in progress)."""
+"""Memory Spaces (tier 3): named, provider-backed stores with one catalog and federated recall.
 
+``MemorySpaces`` (``mem.spaces``) is the service; the provider contract (``MemoryProvider``,
+its request and result models, :func:`is_committed`) is what adapters implement; the recall
+machinery (quality policies, fusion, anchors) and provider placement are pure functions.
+
+Example:
+    >>> from langgraph_mnemon.memory_layers.spaces import MemorySpaces
+    >>> mem.spaces.remember("Deploys go through CI.").status
+    'committed'
+"""
+
+from langgraph_mnemon.errors import SyncCallOnLoopError
 from langgraph_mnemon.memory_layers.spaces._durable import durable_copy
 from langgraph_mnemon.memory_layers.spaces._fusion import (
     Candidate,
@@ -13,6 +24,7 @@ from langgraph_mnemon.memory_layers.spaces._fusion import (
     normalize_anchor_text,
     register_quality_policy,
 )
+from langgraph_mnemon.memory_layers.spaces._health import ProviderHealth, SpaceHealth, SpacesHealth
 from langgraph_mnemon.memory_layers.spaces._models import (
     CATEGORIES,
     EDGE_TYPES,
@@ -28,6 +40,7 @@ from langgraph_mnemon.memory_layers.spaces._models import (
     LinkRequest,
     MemoryProvider,
     MemoryReceipt,
+    MemoryRecord,
     ProviderDescriptor,
     ProviderSearchRequest,
     ProviderSearchResult,
@@ -43,7 +56,19 @@ from langgraph_mnemon.memory_layers.spaces._placement import (
     PlacementRequest,
     place,
 )
-from langgraph_mnemon.memory_layers.spaces._service import (
+from langgraph_mnemon.memory_layers.spaces._records import (
+    EntityCount,
+    RecallResult,
+    RecoveryReport,
+    RelatedResult,
+    SourceReport,
+    SpaceReceipt,
+    SpaceRecord,
+    SpacesStatus,
+    SpaceStatus,
+)
+from langgraph_mnemon.memory_layers.spaces._service import MemorySpaces
+from langgraph_mnemon.memory_layers.spaces._validation import (
     DEFAULT_SPACE_ID,
     MAX_BROWSE_OFFSET,
     MAX_CONTENT_CHARS,
@@ -56,12 +81,6 @@ from langgraph_mnemon.memory_layers.spaces._service import (
     MAX_TAG_CHARS,
     MAX_TAGS,
     SPACE_ID_PATTERN,
-    EntityCount,
-    MemorySpaces,
-    ProviderHealth,
-    RecallResult,
-    SpaceReceipt,
-    SpaceRecord,
 )
 
 __all__ = [
@@ -94,6 +113,7 @@ __all__ = [
     "LinkRequest",
     "MemoryProvider",
     "MemoryReceipt",
+    "MemoryRecord",
     "MemorySpaces",
     "PlacementRequest",
     "ProviderDescriptor",
@@ -103,11 +123,19 @@ __all__ = [
     "ProviderStatus",
     "QualitySettings",
     "RecallResult",
+    "RecoveryReport",
     "RelatedRequest",
+    "RelatedResult",
     "RememberItem",
+    "SourceReport",
     "SpaceBinding",
+    "SpaceHealth",
     "SpaceReceipt",
     "SpaceRecord",
+    "SpaceStatus",
+    "SpacesHealth",
+    "SpacesStatus",
+    "SyncCallOnLoopError",
     "apply_quality",
     "candidate_limit",
     "classify_score",

@@ -22,8 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict
-
+from langgraph_mnemon.contracts import FrozenModel
 from langgraph_mnemon.errors import InvalidInputError
 from langgraph_mnemon.memory_layers.text import required_coverage, tokenize
 
@@ -128,10 +127,8 @@ def fuse(candidates: Sequence[Candidate]) -> list[Candidate]:
 # Quality
 
 
-class QualitySettings(BaseModel):
+class QualitySettings(FrozenModel):
     """Thresholds and caps of the quality policies (``recall_quality.*`` in the config)."""
-
-    model_config = ConfigDict(frozen=True)
 
     low_score_threshold: float = 0.25
     high_score_threshold: float = 0.6
@@ -165,10 +162,8 @@ def classify_score(
     return ("high", float(score), "scored")
 
 
-class QualityStats(BaseModel):
+class QualityStats(FrozenModel):
     """How one source's rows fared under the quality policy (never shown to the model)."""
-
-    model_config = ConfigDict(frozen=True)
 
     policy_id: str
     fallback_from: str | None = None

@@ -1,5 +1,8 @@
 """Provider health that tells the truth: one bounded, briefly cached status call per provider.
 
+(:meth:`MemorySpaces.status` is the other read here: catalog counts plus, with ``probe``,
+every space's own provider status, asked concurrently and bounded by ``timeout_ms``.)
+
 :meth:`MemorySpaces.health` asks every registered provider for its status (at most
 ``min(timeout_ms, 2 s)`` each, all at once) and marks each catalog space ``reachable`` only
 when its provider is registered and answered healthy. A provider named by a space but not
@@ -25,10 +28,16 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import Field, computed_field
 
 from langgraph_mnemon.config import redact_url
-from langgraph_mnemon.memory_layers.spaces._models import MemoryProvider, SpaceBinding
+from langgraph_mnemon.contracts import FrozenModel
+from langgraph_mnemon.memory_layers.spaces._models import (
+    MemoryProvider,
+    ProviderStatus,
+    SpaceBinding,
+)
+from langgraph_mnemon.memory_layers.spaces._records import SpaceRecord, SpacesStatus, SpaceStatus
 
 __all__ = [
     "HEALTH_TIMEOUT_SECONDS",
@@ -40,6 +49,7 @@ __all__ = [
     "SpacesHealth",
     "assess",
     "redact",
+    "status_report",
 ]
 
 HEALTH_TIMEOUT_SECONDS = 2.0
@@ -54,11 +64,7 @@ _WINDOWS_PATH = re.compile(r"\b[A-Za-z]:\\[^\s'\"(),;]*")
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"]+")
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-
-class ProviderHealth(_Frozen):
+class ProviderHealth(FrozenModel):
     """One provider's state: ``healthy``, ``failing`` (its status call raised, timed out or
     reported unhealthy) or ``missing`` (a space names it but it is not registered here)."""
 
@@ -67,7 +73,7 @@ class ProviderHealth(_Frozen):
     message: str
 
 
-class SpaceHealth(_Frozen):
+class SpaceHealth(FrozenModel):
     """Whether one catalog space can be reached now, and why not (``reason``)."""
 
     space_id: str
@@ -76,7 +82,7 @@ class SpaceHealth(_Frozen):
     reason: str | None = None
 
 
-class SpacesHealth(_Frozen):
+class SpacesHealth(FrozenModel):
     """Every provider's state and every catalog space's reachability.
 
     ``catalog_error`` is set when the catalog itself could not be read (the database is down);
@@ -268,3 +274,48 @@ def _provider_secrets(provider: MemoryProvider) -> tuple[str, ...]:
         return tuple(v for v in values() if isinstance(v, str)) if callable(values) else ()
     except Exception:  # a provider's own bookkeeping never breaks health
         return ()
+
+
+async def status_report(
+    records: Sequence[SpaceRecord],
+    providers: Mapping[str, MemoryProvider],
+    binding: Callable[[SpaceRecord], Awaitable[SpaceBinding]],
+    *,
+    probe: bool,
+    timeout: float,
+    places: Sequence[str] = (),
+) -> SpacesStatus:
+    """Catalog counts and, with ``probe``, each space's provider status (concurrently).
+
+    A provider that is not registered, raises or times out gives an unhealthy status with a
+    redacted message; this never raises for a provider.
+    """
+    active = sum(1 for s in records if s.active)
+    disabled = sum(1 for s in records if not s.provider_registered)
+    if not probe:
+        return SpacesStatus(total=len(records), active=active, provider_disabled=disabled)
+
+    async def one(record: SpaceRecord) -> SpaceStatus:
+        provider = providers.get(record.provider_id)
+        if provider is None:
+            status = ProviderStatus(healthy=False, error="provider is not registered")
+        else:
+            try:
+                status = await asyncio.wait_for(
+                    provider.status(await binding(record)), timeout=timeout
+                )
+            except Exception as exc:
+                message = redact(str(exc), places=places) or "error"
+                status = ProviderStatus(healthy=False, error=message)
+        return SpaceStatus(space=record, status=status)
+
+    health = list(await asyncio.gather(*(one(s) for s in records)))
+    return SpacesStatus(
+        total=len(records),
+        active=active,
+        healthy=sum(1 for h in health if h.status.healthy),
+        unhealthy=sum(1 for h in health if not h.status.healthy),
+        provider_disabled=disabled,
+        total_insights=sum(h.status.total_insights or 0 for h in health),
+        spaces=health,
+    )

@@ -16,25 +16,39 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langgraph_mnemon.contracts import StepOutcome, outcome_of
 from langgraph_mnemon.errors import InvalidInputError, MnemonError, ProviderError
+from langgraph_mnemon.memory_layers.spaces._catalog import SpaceCatalog
 from langgraph_mnemon.memory_layers.spaces._health import redact
 from langgraph_mnemon.memory_layers.spaces._models import is_committed
-
-if TYPE_CHECKING:
-    from langgraph_mnemon.memory_layers.spaces._service import (
-        MemorySpaces,
-        SpaceReceipt,
-        SpaceRecord,
-    )
+from langgraph_mnemon.memory_layers.spaces._records import SpaceReceipt, SpaceRecord
+from langgraph_mnemon.memory_layers.spaces._registry import ProviderRegistry
 
 __all__ = ["merge"]
 
 
+async def _checked_spaces(
+    catalog: SpaceCatalog, target_space_id: str, source_ids: Sequence[str], native_id: str
+) -> tuple[SpaceRecord, list[SpaceRecord]]:
+    target = await asyncio.to_thread(catalog.get_space, target_space_id)
+    sources = [await asyncio.to_thread(catalog.get_space, s) for s in dict.fromkeys(source_ids)]
+    if any(s.id == target.id for s in sources):
+        raise InvalidInputError("a space cannot be merged into itself")
+    for record in (target, *sources):
+        if record.provider_id != native_id:
+            raise ProviderError(
+                f"merge works only between native ({native_id}) spaces; "
+                f"{record.id!r} uses {record.provider_id!r}",
+                code="unsupported",
+            )
+    return target, sources
+
+
 async def merge(
-    spaces: MemorySpaces,
+    catalog: SpaceCatalog,
+    registry: ProviderRegistry,
     target_space_id: str,
     source_ids: Sequence[str],
     *,
@@ -46,32 +60,22 @@ async def merge(
     The caller has asked the kernel and validated the arguments. Raises for what is wrong
     before any copy (unknown ids, a non-native space, merging a space into itself).
     """
-    target = await spaces.aget_space(target_space_id)
-    sources = [await spaces.aget_space(s) for s in dict.fromkeys(source_ids)]
-    if any(s.id == target.id for s in sources):
-        raise InvalidInputError("a space cannot be merged into itself")
-    for record in (target, *sources):
-        if record.provider_id != native_id:
-            raise ProviderError(
-                f"merge works only between native ({native_id}) spaces; "
-                f"{record.id!r} uses {record.provider_id!r}",
-                code="unsupported",
-            )
-    copy = getattr(spaces.provider(native_id), "merge", None)
+    target, sources = await _checked_spaces(catalog, target_space_id, source_ids, native_id)
+    copy = getattr(registry.require(native_id), "merge", None)
     if copy is None:
         raise ProviderError("the registered native provider cannot merge", code="unsupported")
-    bound = await spaces._abinding(target)
+    bound = await catalog.abinding(target)
     steps: list[StepOutcome] = []
     totals = {"imported": 0, "skipped_duplicates": 0}
     for source in sources:
-        steps.append(await _copy(copy, bound, await spaces._abinding(source), totals))
+        steps.append(await _copy(copy, bound, await catalog.abinding(source), totals))
     if totals["imported"]:
-        await asyncio.to_thread(spaces._activate_sync, target.id)
+        await asyncio.to_thread(catalog.activate, target.id)
     if deactivate_sources:
         for source, step in zip(sources, list(steps), strict=True):
             if step.status == "committed":
-                steps.append(await _deactivate(spaces, source))
-    return await _receipt(spaces, target, sources, steps, totals)
+                steps.append(await _deactivate(catalog, source))
+    return await _receipt(catalog, target, sources, steps, totals)
 
 
 async def _copy(copy: Any, target: Any, source: Any, totals: dict[str, int]) -> StepOutcome:
@@ -93,45 +97,45 @@ async def _copy(copy: Any, target: Any, source: Any, totals: dict[str, int]) -> 
     )
 
 
-async def _deactivate(spaces: MemorySpaces, source: SpaceRecord) -> StepOutcome:
+async def _deactivate(catalog: SpaceCatalog, source: SpaceRecord) -> StepOutcome:
     name = f"deactivate:{source.id}"
     try:
-        await asyncio.to_thread(spaces._update_sync, source.id, None, None, False)
+        await asyncio.to_thread(catalog.update_space, source.id, None, None, False)
     except MnemonError as exc:
         return StepOutcome(target=name, status="failed", message=redact(exc.message))
     return StepOutcome(target=name, status="committed", ids=(source.id,))
 
 
-async def _receipt(
-    spaces: MemorySpaces,
-    target: SpaceRecord,
-    sources: list[SpaceRecord],
-    steps: list[StepOutcome],
-    totals: dict[str, int],
-) -> SpaceReceipt:
-    from langgraph_mnemon.memory_layers.spaces._service import SpaceReceipt
-
-    outcome = outcome_of(steps)
-    failed = [s.target for s in steps if s.status != "committed"]
-    final = await spaces.aget_space(target.id)
+def _message(outcome: str, target: SpaceRecord, failed: list[str], totals: dict[str, int]) -> str:
     done = (
         f"Imported {totals['imported']} memories into {target.id!r} "
         f"({totals['skipped_duplicates']} duplicates skipped); sources kept."
     )
     if outcome == "failed":
-        message = "The merge was not committed; nothing changed. Failed: " + ", ".join(failed)
-    elif outcome == "partial":
-        message = f"Partly merged: {done} Failed steps: {', '.join(failed)}; retry them."
-    else:
-        message = done
+        return "The merge was not committed; nothing changed. Failed: " + ", ".join(failed)
+    if outcome == "partial":
+        return f"Partly merged: {done} Failed steps: {', '.join(failed)}; retry them."
+    return done
+
+
+async def _receipt(
+    catalog: SpaceCatalog,
+    target: SpaceRecord,
+    sources: list[SpaceRecord],
+    steps: list[StepOutcome],
+    totals: dict[str, int],
+) -> SpaceReceipt:
+    outcome = outcome_of(steps)
+    failed = [s.target for s in steps if s.status != "committed"]
+    final = await asyncio.to_thread(catalog.get_space, target.id)
     return SpaceReceipt(
         status="failed" if outcome == "failed" else "committed",
-        message=message,
+        message=_message(outcome, target, failed, totals),
         changed=totals["imported"] > 0
         or any(s.target.startswith("deactivate:") for s in steps if s.status == "committed"),
         revision=str(final.revision),
         space=final,
-        spaces=[await spaces.aget_space(s.id) for s in sources],
+        spaces=[await asyncio.to_thread(catalog.get_space, s.id) for s in sources],
         provider_receipt={"status": "merged", "id": target.id, **totals},
         outcome=outcome,
         steps=tuple(steps),

@@ -22,7 +22,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from langgraph_mnemon.contracts import Receipt
+from langgraph_mnemon.contracts import FrozenModel, Receipt
 
 __all__ = [
     "CATEGORIES",
@@ -41,11 +41,12 @@ __all__ = [
     "GraphNode",
     "GraphProjection",
     "Insight",
-    "InsightSource",
     "Intent",
     "LinkRequest",
     "MemoryProvider",
     "MemoryReceipt",
+    "MemoryRecord",
+    "MemorySource",
     "ProviderDescriptor",
     "ProviderSearchRequest",
     "ProviderSearchResult",
@@ -62,7 +63,7 @@ __all__ = [
 
 SearchMode = Literal["smart", "keyword", "basic"]
 Category = Literal["preference", "decision", "fact", "insight", "context", "general"]
-InsightSource = Literal["user", "agent", "external"]
+MemorySource = Literal["user", "agent", "external"]
 EdgeType = Literal["temporal", "semantic", "causal", "entity"]
 Intent = Literal["WHY", "WHEN", "ENTITY", "GENERAL"]
 ScoreSemantics = Literal["normalized", "unknown"]
@@ -80,11 +81,7 @@ INTENTS: tuple[str, ...] = ("WHY", "WHEN", "ENTITY", "GENERAL")
 MetadataValue = str | int | float | bool
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Capabilities(_Frozen):
+class Capabilities(FrozenModel):
     """What a provider can do. The host hides and rejects everything that is ``False``."""
 
     search: bool = True
@@ -103,7 +100,7 @@ class Capabilities(_Frozen):
         return [name for name, on in self.model_dump().items() if on]
 
 
-class ProviderDescriptor(_Frozen):
+class ProviderDescriptor(FrozenModel):
     """A provider's identity and declared semantics."""
 
     id: str = Field(pattern=r"^[a-z][a-z0-9-]{0,63}$")
@@ -118,7 +115,7 @@ class ProviderDescriptor(_Frozen):
     """Configuration keys that hold credentials; they go to ``secrets``, never to ``config``."""
 
 
-class SpaceBinding(_Frozen):
+class SpaceBinding(FrozenModel):
     """What a provider receives about the Memory Space it serves in one call.
 
     ``secrets`` are host-side only: they are excluded from ``repr`` and from serialisation.
@@ -131,7 +128,7 @@ class SpaceBinding(_Frozen):
     secrets: dict[str, str] = Field(default_factory=dict, repr=False, exclude=True)
 
 
-class Insight(BaseModel):
+class MemoryRecord(BaseModel):
     """One memory row as a provider returns it and as federated recall reports it.
 
     ``score`` is the provider's raw score, never rewritten. Recall adds ``normalized_score``
@@ -139,6 +136,8 @@ class Insight(BaseModel):
     provider kind was queried, ``federated_score`` (reciprocal-rank fusion).
     """
 
+    # Mutable, unlike the request models: it always was, and providers or callers may adjust
+    # a row they hold; unknown fields are still refused.
     model_config = ConfigDict(extra="forbid")
 
     id: str
@@ -166,7 +165,12 @@ class Insight(BaseModel):
     external_uri: str | None = None
 
 
-class ProviderSearchRequest(_Frozen):
+Insight = MemoryRecord
+"""The former name of :class:`MemoryRecord` (``insight`` is also a category value, so the row
+type was renamed); kept so provider code written against it still imports."""
+
+
+class ProviderSearchRequest(FrozenModel):
     """A validated search request for one space."""
 
     query: str
@@ -177,14 +181,14 @@ class ProviderSearchRequest(_Frozen):
     intent: str | None = None
 
 
-class ProviderSearchResult(_Frozen):
+class ProviderSearchResult(FrozenModel):
     """Ranked rows (best first) and an optional hint from the provider."""
 
-    results: list[Insight] = Field(default_factory=list)
+    results: list[MemoryRecord] = Field(default_factory=list)
     hint: str | None = None
 
 
-class BrowseRequest(_Frozen):
+class BrowseRequest(FrozenModel):
     """List stored rows, newest first."""
 
     limit: int = Field(50, ge=1, le=500)
@@ -192,7 +196,7 @@ class BrowseRequest(_Frozen):
     category: str | None = None
 
 
-class RememberItem(_Frozen):
+class RememberItem(FrozenModel):
     """One validated write."""
 
     content: str
@@ -200,11 +204,11 @@ class RememberItem(_Frozen):
     importance: int = Field(3, ge=1, le=5)
     tags: tuple[str, ...] = ()
     entities: tuple[str, ...] = ()
-    source: InsightSource = "agent"
+    source: MemorySource = "agent"
     metadata: dict[str, MetadataValue] = Field(default_factory=dict)
 
 
-class RelatedRequest(_Frozen):
+class RelatedRequest(FrozenModel):
     """Graph traversal from one row."""
 
     id: str
@@ -213,7 +217,7 @@ class RelatedRequest(_Frozen):
     limit: int = Field(20, ge=1, le=100)
 
 
-class LinkRequest(_Frozen):
+class LinkRequest(FrozenModel):
     """A typed, weighted edge between two rows of one space."""
 
     source_id: str
@@ -223,7 +227,7 @@ class LinkRequest(_Frozen):
     reason: str | None = None
 
 
-class GraphNode(_Frozen):
+class GraphNode(FrozenModel):
     """One row in a graph projection."""
 
     id: str
@@ -232,7 +236,7 @@ class GraphNode(_Frozen):
     entities: list[str] = Field(default_factory=list)
 
 
-class GraphEdge(_Frozen):
+class GraphEdge(FrozenModel):
     """A typed edge between two rows of a graph projection."""
 
     source: str
@@ -241,14 +245,14 @@ class GraphEdge(_Frozen):
     weight: float | None = None
 
 
-class GraphProjection(_Frozen):
+class GraphProjection(FrozenModel):
     """Nodes and typed edges of a space (bounded)."""
 
     nodes: list[GraphNode] = Field(default_factory=list)
     edges: list[GraphEdge] = Field(default_factory=list)
 
 
-class ProviderStatus(_Frozen):
+class ProviderStatus(FrozenModel):
     """Health and optional statistics of one space on its provider."""
 
     healthy: bool
@@ -261,7 +265,7 @@ class ProviderStatus(_Frozen):
     top_entities: list[tuple[str, int]] = Field(default_factory=list)
 
 
-class DiscoveredSpace(_Frozen):
+class DiscoveredSpace(FrozenModel):
     """A namespace the provider already holds (for mapping into a Memory Space)."""
 
     external_id: str
@@ -341,7 +345,7 @@ class MemoryProvider(Protocol):
         """Ranked rows (best first, at most ``request.limit``)."""
         ...
 
-    async def browse(self, space: SpaceBinding, request: BrowseRequest) -> list[Insight]:
+    async def browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
         """Stored rows of the space."""
         ...
 
@@ -359,7 +363,7 @@ class MemoryProvider(Protocol):
         """Store several rows; one raw receipt per item, in order."""
         ...
 
-    async def related(self, space: SpaceBinding, request: RelatedRequest) -> list[Insight]:
+    async def related(self, space: SpaceBinding, request: RelatedRequest) -> list[MemoryRecord]:
         """Rows reachable from ``request.id`` through typed edges."""
         ...
 

@@ -2,18 +2,26 @@
 
 Provider credentials (API keys, tokens) never enter the catalog table or any read API; each
 call hands them to the provider, and a space reports only which keys are configured.
+:func:`split_config` keeps them apart at the door: a configuration key that looks like a
+credential is refused (it belongs in ``secrets=``).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from langgraph_mnemon.errors import StorageError
+from langgraph_mnemon.contracts import check_text
+from langgraph_mnemon.errors import InvalidInputError, MnemonError, StorageError
+from langgraph_mnemon.memory_layers.spaces._models import MemoryProvider
 from langgraph_mnemon.storage.files import atomic_write, ensure_dir, locked, refuse_symlink
 
-__all__ = ["SecretStore"]
+__all__ = ["SecretStore", "split_config"]
+
+_SECRET_HINT = re.compile(r"(api[_-]?key|token|secret|password|authorization|credential)", re.I)
 
 
 class SecretStore:
@@ -50,12 +58,15 @@ class SecretStore:
         return {str(k): dict(v) for k, v in data.items() if isinstance(v, dict)}
 
     def get(self, space_id: str) -> dict[str, str]:
+        """The secrets of one space (empty when it has none)."""
         return dict(self._read().get(space_id, {}))
 
     def keys(self) -> dict[str, list[str]]:
+        """Which secret keys each space has (never the values)."""
         return {k: sorted(v) for k, v in self._read().items()}
 
     def put(self, space_id: str, secrets: Mapping[str, str] | None) -> None:
+        """Replace the secrets of one space (``None`` or empty removes them), under the lock."""
         self._refuse_links()
         ensure_dir(self.path.parent)
         with locked(self._lock_path, timeout=self.lock_timeout, what="Memory Space secrets"):
@@ -65,3 +76,58 @@ class SecretStore:
             else:
                 data.pop(space_id, None)
             atomic_write(self.path, json.dumps(data, indent=1, sort_keys=True).encode())
+
+
+def _check_secrets(provider: MemoryProvider, secrets: Mapping[Any, Any]) -> None:
+    secret_fields = set(provider.descriptor.secret_fields)
+    for key, value in secrets.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise InvalidInputError("secrets must map string names to string values")
+        check_text(key, "a secret name")
+        check_text(value, f"secret {key!r}")
+        if secret_fields and key not in secret_fields:
+            raise InvalidInputError(
+                f"provider {provider.descriptor.id!r} takes the secrets "
+                f"{', '.join(sorted(secret_fields))} (got {key!r})"
+            )
+        if not secret_fields:
+            raise InvalidInputError(
+                f"provider {provider.descriptor.id!r} takes no secrets (got {key!r})"
+            )
+
+
+def split_config(
+    provider: MemoryProvider,
+    config: Mapping[str, Any] | None,
+    secrets: Mapping[str, str] | None,
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """``(checked config, secrets)`` for ``provider``: credentials only in ``secrets``.
+
+    Raises:
+        InvalidInputError: a mapping of the wrong type, a config key that looks like a
+            credential, a secret the provider does not take, or a config the provider's
+            ``check_config`` refuses (no I/O happens here).
+    """
+    if config is not None and not isinstance(config, Mapping):
+        raise InvalidInputError("config must be a mapping of provider settings")
+    if secrets is not None and not isinstance(secrets, Mapping):
+        raise InvalidInputError("secrets must be a mapping of credential names to strings")
+    config = dict(config or {})
+    secrets = dict(secrets or {})
+    secret_fields = set(provider.descriptor.secret_fields)
+    for key in list(config):
+        if key in secret_fields or _SECRET_HINT.search(str(key)):
+            raise InvalidInputError(
+                f"config key {key!r} looks like a credential; pass it in secrets= so it is "
+                "stored host-side only"
+            )
+    _check_secrets(provider, secrets)
+    try:
+        checked = provider.check_config(config, secrets)
+    except MnemonError:
+        raise
+    except Exception as exc:
+        raise InvalidInputError(
+            f"invalid configuration for provider {provider.descriptor.id!r}: {exc}"
+        ) from None
+    return dict(checked), secrets

@@ -1,32 +1,38 @@
-"""turns package (restructure in progress)."""
+"""Turns: one immutable, pinned view of memory per agent turn, and what a turn may retrieve.
 
-from langgraph_mnemon.memory_layers.turns._budget import (
-    call_key,
-)
-from langgraph_mnemon.memory_layers.turns._envelope import (
-    ELLIPSIS,
-    FIRST_ATTEMPT_CHARS,
-    FIRST_ATTEMPT_RESULTS,
-    HINT_EXHAUSTED,
-    HINT_FIRST,
-    HINT_FIRST_EMPTY,
-    HINT_REPLAY,
-    HINT_SECOND,
-    ITEM_CHARS,
-    RESULT_LIMIT,
-    TOTAL_CHARS,
+A turn begins with :meth:`Turns.begin` (the middleware's before-agent hook or the turn
+subgraph's first node): the strategy builds a view spec from the Source facts, the kernel
+admits each Source's projection and offers, and an immutable :class:`TurnView` is pinned with
+its Wake, system sections and per-turn budgets. Tools resolve the executing turn's view
+(:meth:`Turns.pinned`) and budgets (:meth:`Turns.retrieval`: the recall envelope, Related,
+the Documents search, the General routes' call budgets). :meth:`Turns.end` records the turn's
+activity for idle review and releases it.
+
+Modules: ``_facts`` (Source facts), ``_offers`` (ONE table of routes and actions),
+``_inputs`` (their input models and schemas), ``_models`` (TurnView and its parts), ``_spec``
+(strategies), ``_wake`` (Wake, cue, WakeTracker), ``_sections`` (system sections),
+``_composer`` (ViewComposer), ``_limits`` (the evidence budgets), ``_evidence`` /
+``_recall`` / ``_related`` / ``_documents`` / ``_budget`` (the per-turn retrieval rules),
+``_retrieval`` / ``_retrievals`` (TurnRetrieval(s)), ``_registry`` (live turns), ``_service``
+(Turns).
+
+Example:
+    >>> start = mem.turns.begin(TurnScope(thread_id="t1"), TurnFacts())
+    >>> evidence = mem.turns.retrieval(start.turn_id).recall(mem.spaces, "deploy steps")
+    >>> mem.turns.end(start.turn_id)
+"""
+
+from langgraph_mnemon.memory_layers.turns._composer import MAX_COMPOSE_ATTEMPTS, ViewComposer
+from langgraph_mnemon.memory_layers.turns._evidence import (
     RecallEvidence,
     RecallRequest,
-    TurnRetrieval,
-    TurnRetrievals,
+    RelatedEvidence,
     admit,
-    clip_text,
-    content_digest,
     model_item,
-    query_digest,
-    query_terms,
 )
+from langgraph_mnemon.memory_layers.turns._facts import collect_source_facts
 from langgraph_mnemon.memory_layers.turns._inputs import (
+    DocumentManageInput,
     DocumentSearchInput,
     EdgeType,
     ForgetInput,
@@ -34,35 +40,76 @@ from langgraph_mnemon.memory_layers.turns._inputs import (
     RelatedInput,
     RememberInput,
     RuntimeSearchInput,
+    RuntimeWriteInput,
     SpaceManageInput,
     SpacesSearchInput,
     ViewInput,
+    view_schema,
+)
+from langgraph_mnemon.memory_layers.turns._limits import (
+    ATTEMPTS,
+    FIRST_ATTEMPT_CHARS,
+    FIRST_ATTEMPT_RESULTS,
+    ITEM_CHARS,
+    RESULT_LIMIT,
+    RUNTIME_SEARCH_EVIDENCE,
+    TOTAL_CHARS,
+)
+from langgraph_mnemon.memory_layers.turns._models import (
+    PLUGIN_NAME,
+    Cue,
+    TurnScope,
+    TurnView,
+    Wake,
+    plugin_metadata,
 )
 from langgraph_mnemon.memory_layers.turns._offers import (
     OFFER_CHANNELS,
-    RUNTIME_SEARCH_EVIDENCE,
+    OFFERS,
     ActionOffer,
+    Offer,
     RouteOffer,
+    offer,
 )
-from langgraph_mnemon.memory_layers.turns._view import (
-    AVAILABILITY_HEADER,
-    MAX_COMPOSE_ATTEMPTS,
-    PLUGIN_NAME,
-    ROUTES_HEADER,
+from langgraph_mnemon.memory_layers.turns._recall import (
+    HINT_EXHAUSTED,
+    HINT_FIRST,
+    HINT_FIRST_EMPTY,
+    HINT_REPLAY,
+    HINT_SECOND,
+)
+from langgraph_mnemon.memory_layers.turns._retrieval import TurnRetrieval
+from langgraph_mnemon.memory_layers.turns._retrievals import TurnRetrievals
+from langgraph_mnemon.memory_layers.turns._sections import system_sections
+from langgraph_mnemon.memory_layers.turns._service import (
+    ReviewScheduler,
+    TurnFacts,
+    Turns,
+    TurnStart,
+)
+from langgraph_mnemon.memory_layers.turns._spec import (
     RUNTIME_PREFIX,
-    TOOLS_HEADER,
-    TurnScope,
-    TurnView,
-    ViewComposer,
-    WakeTracker,
     build_view_spec,
-    collect_source_facts,
-    reminder_cue,
-    system_sections,
     validate_view_spec,
+)
+from langgraph_mnemon.memory_layers.turns._text import (
+    ELLIPSIS,
+    call_key,
+    clip_text,
+    content_digest,
+    query_digest,
+    query_terms,
+)
+from langgraph_mnemon.memory_layers.turns._wake import (
+    AVAILABILITY_HEADER,
+    ROUTES_HEADER,
+    TOOLS_HEADER,
+    WakeTracker,
+    reminder_cue,
 )
 
 __all__ = [
+    "ATTEMPTS",
     "AVAILABILITY_HEADER",
     "ELLIPSIS",
     "FIRST_ATTEMPT_CHARS",
@@ -74,6 +121,7 @@ __all__ = [
     "HINT_SECOND",
     "ITEM_CHARS",
     "MAX_COMPOSE_ATTEMPTS",
+    "OFFERS",
     "OFFER_CHANNELS",
     "PLUGIN_NAME",
     "RESULT_LIMIT",
@@ -83,24 +131,34 @@ __all__ = [
     "TOOLS_HEADER",
     "TOTAL_CHARS",
     "ActionOffer",
+    "Cue",
+    "DocumentManageInput",
     "DocumentSearchInput",
     "EdgeType",
     "ForgetInput",
     "LinkInput",
+    "Offer",
     "RecallEvidence",
     "RecallRequest",
+    "RelatedEvidence",
     "RelatedInput",
     "RememberInput",
+    "ReviewScheduler",
     "RouteOffer",
     "RuntimeSearchInput",
+    "RuntimeWriteInput",
     "SpaceManageInput",
     "SpacesSearchInput",
+    "TurnFacts",
     "TurnRetrieval",
     "TurnRetrievals",
     "TurnScope",
+    "TurnStart",
     "TurnView",
+    "Turns",
     "ViewComposer",
     "ViewInput",
+    "Wake",
     "WakeTracker",
     "admit",
     "build_view_spec",
@@ -109,9 +167,12 @@ __all__ = [
     "collect_source_facts",
     "content_digest",
     "model_item",
+    "offer",
+    "plugin_metadata",
     "query_digest",
     "query_terms",
     "reminder_cue",
     "system_sections",
     "validate_view_spec",
+    "view_schema",
 ]

@@ -6,8 +6,8 @@ input is the same as an earlier one (the same normalised query, the same ids) re
 call's answer without reaching the provider, a concurrent identical call joins the running
 one, and a further distinct call is refused with a typed error before any I/O. A call that
 fails uses no budget. One :class:`RouteBudget` lives in each turn's
-:class:`~langgraph_mnemon.memory_layers.recall_envelope.TurnRetrieval`, so the budget is keyed
-by turn id and shared by parallel tool calls.
+:class:`~langgraph_mnemon.memory_layers.turns.TurnRetrieval`, so the budget is keyed by
+turn id and shared by parallel tool calls; a route's ``max_calls`` comes from the offers table.
 
 Example:
     >>> budget = RouteBudget()
@@ -17,40 +17,20 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
 from langgraph_mnemon.errors import MnemonError
 
-__all__ = ["ROUTE_BUDGET", "RouteBudget", "call_key"]
+__all__ = ["ROUTE_BUDGET", "RouteBudget"]
 
 _T = TypeVar("_T")
 
 
 ROUTE_BUDGET = "route-budget"
 """The code of the refusal when a route's calls for this turn are used (nothing ran)."""
-
-
-def call_key(payload: Mapping[str, Any]) -> str:
-    """A digest of a route's input: a ``query`` counts by its lowercased letter / digit runs
-    (case and punctuation do not make a new call, as in the recall envelope), lists by their
-    sorted items."""
-    from langgraph_mnemon.memory_layers.turns._envelope import query_terms  # it imports us
-
-    def norm(key: str, value: Any) -> Any:
-        if key == "query" and isinstance(value, str):
-            return query_terms(value)
-        if isinstance(value, list | tuple):
-            return sorted(str(v) for v in value)
-        return value
-
-    body = {k: norm(k, v) for k, v in sorted(payload.items()) if v is not None}
-    text = json.dumps(body, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class RouteBudget:

@@ -1,44 +1,67 @@
-"""What a TurnView offers the model: its read routes and write actions, decided by the kernel.
+"""What a TurnView offers the model: ONE table of its read routes and write actions.
 
-One table (:data:`OFFER_CHANNELS`) names the layer and channel of every offer; an offer is in a
-view only when the kernel admits an automatic trigger (a model) to that channel right now, so a
+Each row of :data:`OFFERS` is one offer: its id (``documents/search``), the Source and kernel
+layer it works on, the channel the kernel admits it on, the input model a dispatcher
+validates with (the JSON schema the View shows is derived from it), the named tools that
+serve it under the Layered strategy, and its per-turn budget (evidence and distinct calls).
+:data:`OFFER_CHANNELS` and the View's offers are derived from the table; an offer is in a view
+only when the kernel admits an automatic trigger (a model) to its channel right now, so a
 ``manual``, ``off`` or disabled channel, or ``write_enabled=false`` for a write, offers nothing.
-The view's Source names (``runtime``, ``documents``, ``memory-spaces``) map to kernel layers in
-:data:`SOURCE_LAYERS` only.
 
 Example:
-    >>> switches = Switches(mem.kernel)
-    >>> switches.readable["memory-spaces"]        # may a model recall from Memory Spaces?
+    >>> offer("documents/search").max_calls
+    1
+    >>> offer("memory-spaces/search").input is SpacesSearchInput
+    True
+    >>> Switches(mem.kernel).readable["memory-spaces"]   # may a model recall from Spaces?
     True
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+import functools
+from dataclasses import dataclass
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
+from langgraph_mnemon.contracts import FrozenModel
+from langgraph_mnemon.errors import NotFoundError
 from langgraph_mnemon.memory_layers.kernel import CHANNELS, Channel, Kernel, Layer
-
-if TYPE_CHECKING:
-    from langgraph_mnemon.memory_layers.turns._view import SourceFacts
+from langgraph_mnemon.memory_layers.turns._facts import SourceFacts, SourceName
+from langgraph_mnemon.memory_layers.turns._inputs import (
+    DocumentManageInput,
+    DocumentSearchInput,
+    ForgetInput,
+    LinkInput,
+    RelatedInput,
+    RememberInput,
+    RuntimeSearchInput,
+    RuntimeWriteInput,
+    SpaceManageInput,
+    SpacesSearchInput,
+    ViewInput,
+    view_schema,
+)
+from langgraph_mnemon.memory_layers.turns._limits import (
+    DOCUMENT_SEARCH_EVIDENCE,
+    RECALL_EVIDENCE,
+    RELATED_EVIDENCE,
+    RUNTIME_SEARCH_EVIDENCE,
+)
 
 __all__ = [
-    "DOCUMENT_SEARCH_EVIDENCE",
+    "OFFERS",
     "OFFER_CHANNELS",
-    "RECALL_EVIDENCE",
-    "RELATED_EVIDENCE",
-    "RUNTIME_SEARCH_EVIDENCE",
     "SOURCE_LAYERS",
+    "VIEW_ACTION_TOOL",
+    "VIEW_ROUTE_TOOL",
     "ActionOffer",
+    "Offer",
     "RouteOffer",
-    "SourceName",
     "Switches",
     "build_offers",
+    "offer",
 ]
 
-SourceName = Literal["runtime", "documents", "memory-spaces"]
 SOURCE_LAYERS: dict[str, Layer] = {
     "runtime": "runtime",
     "documents": "documents",
@@ -46,34 +69,12 @@ SOURCE_LAYERS: dict[str, Layer] = {
 }
 """The view's Source names and the kernel layer each one is."""
 
-# Evidence a read route may return in one turn (results, characters).
-RECALL_EVIDENCE = (6, 4800)
-DOCUMENT_SEARCH_EVIDENCE = (4, 6000)
-RELATED_EVIDENCE = (4, 4000)
-RUNTIME_SEARCH_EVIDENCE = (4, 1200)
-
-OFFER_CHANNELS: dict[str, tuple[Layer, Channel] | None] = {
-    "runtime/search": ("runtime", "recall"),
-    "documents/search": ("documents", "recall"),
-    "memory-spaces/inspect": None,  # a management read: never asks
-    "memory-spaces/recall": ("memory_spaces", "recall"),
-    "memory-spaces/search": ("memory_spaces", "recall"),
-    "memory-spaces/related": ("memory_spaces", "recall"),
-    "runtime/write": ("runtime", "write"),
-    "documents/manage": ("documents", "write"),
-    "memory-spaces/remember": ("memory_spaces", "write"),
-    "memory-spaces/link": ("memory_spaces", "write"),
-    "memory-spaces/forget": ("memory_spaces", "write"),
-    "memory-spaces/manage": ("memory_spaces", "maintenance"),
-}
-"""Offer id → the (layer, channel) the kernel admits it on (``None``: a management read)."""
+VIEW_ROUTE_TOOL = "mnemon_view_route"
+VIEW_ACTION_TOOL = "mnemon_view_action"
+"""The General strategy's two tools: every offer of its views is reached through them."""
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class RouteOffer(_Frozen):
+class RouteOffer(FrozenModel):
     """A read the view offers. ``tools`` names its tool binding; empty means the model reaches
     it with ``mnemon_view_route`` by ``id``. ``max_results`` / ``max_chars`` bound its evidence;
     ``max_calls`` is how many distinct calls one turn may make (0: unbounded; a repeated call
@@ -90,7 +91,7 @@ class RouteOffer(_Frozen):
     max_calls: int = 0
 
 
-class ActionOffer(_Frozen):
+class ActionOffer(FrozenModel):
     """A change the view offers (always a write). ``tools`` empty: ``mnemon_view_action``."""
 
     id: str
@@ -98,6 +99,232 @@ class ActionOffer(_Frozen):
     description: str
     input_schema: dict[str, Any]
     tools: tuple[str, ...] = ()
+
+
+@functools.cache
+def _schema(model: type[ViewInput]) -> dict[str, Any]:
+    return view_schema(model)
+
+
+@dataclass(frozen=True)
+class Offer:
+    """One row of the offers table.
+
+    ``channel`` is the kernel channel of the offer's layer (``None``: a management read that
+    never asks); ``needs`` the Memory Spaces capability its facts must show (``readable``: a
+    readable space at all); ``named_id`` the id the offer has when the Layered strategy binds
+    it to its own tools (``memory-spaces/search`` is ``memory-spaces/recall`` there).
+    """
+
+    id: str
+    kind: Literal["route", "action"]
+    source: SourceName
+    description: str
+    input: type[ViewInput]
+    tools: tuple[str, ...]
+    channel: Channel | None
+    needs: str | None = None
+    max_results: int = 0
+    max_chars: int = 0
+    max_calls: int = 0
+    named_id: str | None = None
+
+    @property
+    def layer(self) -> Layer:
+        """The kernel layer the offer works on."""
+        return SOURCE_LAYERS[self.source]
+
+    @property
+    def admitted_on(self) -> tuple[Layer, Channel] | None:
+        """The ``(layer, channel)`` the kernel admits the offer on (``None``: never asks)."""
+        return None if self.channel is None else (self.layer, self.channel)
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON schema the View shows for the offer's input."""
+        return _schema(self.input)
+
+    def as_route(self, *, named: bool) -> RouteOffer:
+        """The offer as a view's route (``named``: bound to its Layered tools)."""
+        return RouteOffer(
+            id=self.named_id if named and self.named_id else self.id,
+            source=self.source,
+            description=self.description,
+            input_schema=self.input_schema,
+            tools=self.tools if named else (),
+            max_results=self.max_results,
+            max_chars=self.max_chars,
+            max_calls=self.max_calls,
+        )
+
+    def as_action(self, *, named: bool) -> ActionOffer:
+        """The offer as a view's action (``named``: bound to its Layered tools)."""
+        return ActionOffer(
+            id=self.id,
+            source=self.source,
+            description=self.description,
+            input_schema=self.input_schema,
+            tools=self.tools if named else (),
+        )
+
+
+OFFERS: tuple[Offer, ...] = (
+    Offer(
+        id="documents/search",
+        kind="route",
+        source="documents",
+        description="Search active project Documents (one search per turn).",
+        input=DocumentSearchInput,
+        tools=("mnemon_document_search",),
+        channel="recall",
+        max_results=DOCUMENT_SEARCH_EVIDENCE[0],
+        max_chars=DOCUMENT_SEARCH_EVIDENCE[1],
+        max_calls=1,
+    ),
+    Offer(
+        id="memory-spaces/inspect",
+        kind="route",
+        source="memory-spaces",
+        description="List Memory Spaces and provider health.",
+        input=ViewInput,
+        tools=("mnemon_memory_bodies", "mnemon_status"),
+        channel=None,  # a management read: never asks
+    ),
+    Offer(
+        id="memory-spaces/search",
+        kind="route",
+        source="memory-spaces",
+        description="Search the active Memory Spaces for durable history.",
+        input=SpacesSearchInput,
+        tools=("mnemon_recall",),
+        channel="recall",
+        needs="readable",
+        max_results=RECALL_EVIDENCE[0],
+        max_chars=RECALL_EVIDENCE[1],
+        max_calls=2,
+        named_id="memory-spaces/recall",
+    ),
+    Offer(
+        id="memory-spaces/related",
+        kind="route",
+        source="memory-spaces",
+        description="Follow graph links from a memory admitted this turn.",
+        input=RelatedInput,
+        tools=("mnemon_related",),
+        channel="recall",
+        needs="related",
+        max_results=RELATED_EVIDENCE[0],
+        max_chars=RELATED_EVIDENCE[1],
+        max_calls=1,
+    ),
+    Offer(
+        id="runtime/search",
+        kind="route",
+        source="runtime",
+        description="Search USER.md or MEMORY.md entries, archived ones included (local only).",
+        input=RuntimeSearchInput,
+        tools=("mnemon_runtime_memory",),
+        channel="recall",
+        max_results=RUNTIME_SEARCH_EVIDENCE[0],
+        max_chars=RUNTIME_SEARCH_EVIDENCE[1],
+        max_calls=2,
+    ),
+    Offer(
+        id="runtime/write",
+        kind="action",
+        source="runtime",
+        description="Add, replace or remove one Runtime Memory entry.",
+        input=RuntimeWriteInput,
+        tools=("mnemon_runtime_memory",),
+        channel="write",
+    ),
+    Offer(
+        id="documents/manage",
+        kind="action",
+        source="documents",
+        description="Create, update or archive a project Document.",
+        input=DocumentManageInput,
+        tools=("mnemon_document_manage",),
+        channel="write",
+    ),
+    Offer(
+        id="memory-spaces/remember",
+        kind="action",
+        source="memory-spaces",
+        description="Store a durable memory in a Memory Space.",
+        input=RememberInput,
+        tools=("mnemon_remember",),
+        channel="write",
+        needs="remember",
+    ),
+    Offer(
+        id="memory-spaces/link",
+        kind="action",
+        source="memory-spaces",
+        description="Link two stored memories.",
+        input=LinkInput,
+        tools=("mnemon_link",),
+        channel="write",
+        needs="link",
+    ),
+    Offer(
+        id="memory-spaces/forget",
+        kind="action",
+        source="memory-spaces",
+        description="Forget one memory, only when the user explicitly asks.",
+        input=ForgetInput,
+        tools=("mnemon_forget",),
+        channel="write",
+        needs="forget",
+    ),
+    Offer(
+        id="memory-spaces/manage",
+        kind="action",
+        source="memory-spaces",
+        description="Create, update or merge Memory Spaces.",
+        input=SpaceManageInput,
+        tools=(
+            "mnemon_memory_body_create",
+            "mnemon_memory_body_update",
+            "mnemon_memory_body_merge",
+        ),
+        channel="maintenance",
+    ),
+)
+"""Every offer of every strategy, routes first, in the order a view lists them."""
+
+_BY_ID: dict[str, Offer] = {
+    **{o.named_id: o for o in OFFERS if o.named_id},
+    **{o.id: o for o in OFFERS},
+}
+
+OFFER_CHANNELS: dict[str, tuple[Layer, Channel] | None] = {
+    offer_id: row.admitted_on for offer_id, row in _BY_ID.items()
+}
+"""Offer id (named ids included) → the (layer, channel) the kernel admits it on (``None``: a
+management read). Derived from :data:`OFFERS`."""
+
+
+def offer(offer_id: str) -> Offer:
+    """The row of the offers table for ``offer_id`` (its Layered ``named_id`` works too).
+
+    Args:
+        offer_id: an offer id such as ``documents/search``.
+
+    Returns:
+        The :class:`Offer` row: input model, channel, layer, budget.
+
+    Raises:
+        NotFoundError: no offer has that id.
+
+    Example:
+        >>> offer("memory-spaces/forget").admitted_on
+        ('memory_spaces', 'write')
+    """
+    found = _BY_ID.get(offer_id)
+    if found is None:
+        raise NotFoundError(f"no offer {offer_id!r} (offers: {', '.join(o.id for o in OFFERS)})")
+    return found
 
 
 class Switches:
@@ -133,226 +360,19 @@ class Switches:
         return channel is None or self._admitted[channel]
 
 
-def _object(properties: dict[str, Any], required: Sequence[str] = ()) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "object", "properties": properties}
-    if required:
-        schema["required"] = list(required)
-    return schema
-
-
-_STR = {"type": "string"}
-_IDS = {"type": "array", "items": {"type": "string"}}
-_TARGET = {"enum": ["user", "memory"]}
-
-_RUNTIME_SEARCH_SCHEMA = _object(
-    {
-        "query": {"type": "string", "maxLength": 2000},
-        "target": _TARGET,
-        "limit": {"type": "integer", "minimum": 1, "maximum": RUNTIME_SEARCH_EVIDENCE[0]},
-    },
-    ["query", "target"],
-)
-_DOC_SEARCH_SCHEMA = _object(
-    {
-        "query": {"type": "string", "maxLength": 2000},
-        "include_archived": {"type": "boolean"},
-        "limit": {"type": "integer", "minimum": 1, "maximum": 4},
-    },
-    ["query"],
-)
-_RECALL_SCHEMA = _object(
-    {
-        "query": {"type": "string", "maxLength": 2000},
-        "limit": {"type": "integer", "minimum": 1, "maximum": 6},
-        "space_ids": _IDS,
-    },
-    ["query"],
-)
-_RELATED_SCHEMA = _object(
-    {
-        "id": _STR,
-        "depth": {"type": "integer", "minimum": 1, "maximum": 5},
-        "edge": _STR,
-        "space_id": _STR,
-    },
-    ["id"],
-)
-_RUNTIME_SCHEMA = _object(
-    {
-        "action": {"enum": ["add", "replace", "remove"]},
-        "target": _TARGET,
-        "content": _STR,
-        "old_text": _STR,
-        "importance": {"enum": ["critical", "normal", "low"]},
-        "branches": _IDS,
-    },
-    ["action", "target"],
-)
-_DOC_MANAGE_SCHEMA = _object(
-    {
-        "action": {"enum": ["create", "update", "archive"]},
-        "id": _STR,
-        "title": _STR,
-        "description": _STR,
-        "content": _STR,
-        "source_paths": _IDS,
-    },
-    ["action"],
-)
-_REMEMBER_SCHEMA = _object(
-    {
-        "content": _STR,
-        "category": _STR,
-        "importance": {"type": "integer", "minimum": 1, "maximum": 5},
-        "tags": _IDS,
-        "entities": _IDS,
-        "space_id": _STR,
-    },
-    ["content"],
-)
-_LINK_SCHEMA = _object(
-    {
-        "source_id": _STR,
-        "target_id": _STR,
-        "type": _STR,
-        "weight": {"type": "number", "minimum": 0, "maximum": 1},
-        "reason": _STR,
-        "space_id": _STR,
-    },
-    ["source_id", "target_id"],
-)
-_FORGET_SCHEMA = _object({"id": _STR, "space_id": _STR}, ["id"])
-_SPACE_MANAGE_SCHEMA = _object(
-    {
-        "operation": {"enum": ["create", "update", "merge"]},
-        "space_id": _STR,
-        "name": _STR,
-        "description": _STR,
-        "active": {"type": "boolean"},
-        "source_space_ids": _IDS,
-    },
-    ["operation"],
-)
-
-# Routes: id, source, description, schema, tools, evidence, calls per turn, capability needed.
-_ROUTES: tuple[tuple[Any, ...], ...] = (
-    (
-        "documents/search",
-        "documents",
-        "Search active project Documents (one search per turn).",
-        _DOC_SEARCH_SCHEMA,
-        ("mnemon_document_search",),
-        DOCUMENT_SEARCH_EVIDENCE,
-        1,
-        None,
-    ),
-    (
-        "memory-spaces/inspect",
-        "memory-spaces",
-        "List Memory Spaces and provider health.",
-        _object({}),
-        ("mnemon_memory_bodies", "mnemon_status"),
-        (0, 0),
-        0,
-        None,
-    ),
-    (
-        "memory-spaces/search",
-        "memory-spaces",
-        "Search the active Memory Spaces for durable history.",
-        _RECALL_SCHEMA,
-        ("mnemon_recall",),
-        RECALL_EVIDENCE,
-        2,
-        "readable",
-    ),
-    (
-        "memory-spaces/related",
-        "memory-spaces",
-        "Follow graph links from a memory admitted this turn.",
-        _RELATED_SCHEMA,
-        ("mnemon_related",),
-        RELATED_EVIDENCE,
-        1,
-        "related",
-    ),
-    (
-        "runtime/search",
-        "runtime",
-        "Search USER.md or MEMORY.md entries, archived ones included (local only).",
-        _RUNTIME_SEARCH_SCHEMA,
-        ("mnemon_runtime_memory",),
-        RUNTIME_SEARCH_EVIDENCE,
-        2,
-        None,
-    ),
-)
-# Actions: id, source, description, schema, tools, capability needed.
-_ACTIONS: tuple[tuple[Any, ...], ...] = (
-    (
-        "runtime/write",
-        "runtime",
-        "Add, replace or remove one Runtime Memory entry.",
-        _RUNTIME_SCHEMA,
-        ("mnemon_runtime_memory",),
-        None,
-    ),
-    (
-        "documents/manage",
-        "documents",
-        "Create, update or archive a project Document.",
-        _DOC_MANAGE_SCHEMA,
-        ("mnemon_document_manage",),
-        None,
-    ),
-    (
-        "memory-spaces/remember",
-        "memory-spaces",
-        "Store a durable memory in a Memory Space.",
-        _REMEMBER_SCHEMA,
-        ("mnemon_remember",),
-        "remember",
-    ),
-    (
-        "memory-spaces/link",
-        "memory-spaces",
-        "Link two stored memories.",
-        _LINK_SCHEMA,
-        ("mnemon_link",),
-        "link",
-    ),
-    (
-        "memory-spaces/forget",
-        "memory-spaces",
-        "Forget one memory, only when the user explicitly asks.",
-        _FORGET_SCHEMA,
-        ("mnemon_forget",),
-        "forget",
-    ),
-    (
-        "memory-spaces/manage",
-        "memory-spaces",
-        "Create, update or merge Memory Spaces.",
-        _SPACE_MANAGE_SCHEMA,
-        ("mnemon_memory_body_create", "mnemon_memory_body_update", "mnemon_memory_body_merge"),
-        None,
-    ),
-)
-
-
-def _supported(facts: SourceFacts, source: str, needs: str | None) -> bool:
+def _supported(facts: SourceFacts, row: Offer) -> bool:
     """Whether the facts have the Source and the capability an offer needs."""
     present = {
         "runtime": facts.runtime is not None,
         "documents": facts.documents is not None,
         "memory-spaces": facts.spaces is not None,
-    }[source]
-    if not present or needs is None:
+    }[row.source]
+    if not present or row.needs is None:
         return present
     assert facts.spaces is not None
-    if needs == "readable":
+    if row.needs == "readable":
         return bool(facts.spaces.readable)
-    return bool(facts.spaces.readable) and needs in facts.spaces.capabilities
+    return bool(facts.spaces.readable) and row.needs in facts.spaces.capabilities
 
 
 def build_offers(
@@ -364,29 +384,7 @@ def build_offers(
     ``mnemon_view_route`` / ``mnemon_view_action`` (General, whose Memory Space search is
     ``memory-spaces/search`` instead of ``memory-spaces/recall``).
     """
-    routes = [
-        RouteOffer(
-            id="memory-spaces/recall" if named and rid == "memory-spaces/search" else rid,
-            source=source,
-            description=text,
-            input_schema=schema,
-            tools=tools if named else (),
-            max_results=evidence[0],
-            max_chars=evidence[1],
-            max_calls=calls,
-        )
-        for rid, source, text, schema, tools, evidence, calls, needs in _ROUTES
-        if switches.offers(rid) and _supported(facts, source, needs)
-    ]
-    actions = [
-        ActionOffer(
-            id=aid,
-            source=source,
-            description=text,
-            input_schema=schema,
-            tools=tools if named else (),
-        )
-        for aid, source, text, schema, tools, needs in _ACTIONS
-        if switches.offers(aid) and _supported(facts, source, needs)
-    ]
+    admitted = [row for row in OFFERS if switches.offers(row.id) and _supported(facts, row)]
+    routes = [row.as_route(named=named) for row in admitted if row.kind == "route"]
+    actions = [row.as_action(named=named) for row in admitted if row.kind == "action"]
     return routes, actions

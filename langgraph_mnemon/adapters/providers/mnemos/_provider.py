@@ -1,0 +1,384 @@
+"""``MnemosProvider``: the native provider's transactions, with thin sync and async twins.
+
+Every operation is written once as a ``*_sync`` method that opens one transaction on the
+:class:`Database` and runs a step function of :mod:`._write`, :mod:`._search` or :mod:`._sql`;
+the async contract hooks run those methods in a worker thread (``asyncio.to_thread``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
+from typing import Any
+
+import numpy as np
+
+import langgraph_mnemon.adapters.providers.mnemos._sql as _sql
+import langgraph_mnemon.adapters.providers.mnemos._write as _write
+from langgraph_mnemon.adapters.providers.base import BaseProvider
+from langgraph_mnemon.adapters.providers.mnemos._ranking import (
+    HybridWeights,
+    VectorCaches,
+    unit_vector,
+)
+from langgraph_mnemon.adapters.providers.mnemos._search import (
+    MAX_QUERY_TERMS,
+    SearchContext,
+    search,
+)
+from langgraph_mnemon.adapters.providers.text import query_terms
+from langgraph_mnemon.contracts import check_text
+from langgraph_mnemon.errors import InvalidInputError, NotFoundError, ProviderError
+from langgraph_mnemon.memory_layers.mnemos.spaces_schema import MIGRATIONS
+from langgraph_mnemon.memory_layers.spaces import (
+    BrowseRequest,
+    Capabilities,
+    DiscoveredSpace,
+    Embedder,
+    GraphProjection,
+    LinkRequest,
+    MemoryRecord,
+    ProviderDescriptor,
+    ProviderSearchRequest,
+    ProviderSearchResult,
+    ProviderStatus,
+    RelatedRequest,
+    RememberItem,
+    SpaceBinding,
+    is_embedder,
+)
+from langgraph_mnemon.storage.db import Database
+
+__all__ = ["MnemosProvider"]
+
+
+class MnemosProvider(BaseProvider):
+    """Native Memory Space provider on a :class:`Database` (SQLite or PostgreSQL).
+
+    It declares every capability of the provider contract; scores are normalised relevance in
+    0..1. Writes create or migrate the tables on first use; reads of a database without them
+    see empty spaces.
+
+    Args:
+        database: the shared SQL database (``Database(create_engine(url))``).
+        embedder: optional dense embedder (``model_id``, ``embed_documents``,
+            ``embed_query``); with one, remember stores vectors and smart search is hybrid.
+        weights: the scoring knobs (:class:`HybridWeights`; the defaults otherwise).
+        clock: UNIX seconds for ``created_at`` / ``deleted_at`` (tests pass a fixed clock).
+
+    Raises:
+        InvalidInputError: ``database`` is not a :class:`Database` or ``embedder`` lacks the
+            embedder methods.
+
+    Example:
+        >>> provider = MnemosProvider(Database(create_engine("sqlite:///./mnemon.db")))
+        >>> space = SpaceBinding(id="notes", name="Notes")
+        >>> provider.remember_many_sync(space, [RememberItem(content="Ada likes tea")])
+        [{'status': 'stored', 'id': '...', 'seq': 1, 'created': 1}]
+        >>> provider.search_sync(space, ProviderSearchRequest(query="tea")).results[0].content
+        'Ada likes tea'
+    """
+
+    descriptor = ProviderDescriptor(
+        id="mnemos",
+        label="Mnemos (native)",
+        capabilities=Capabilities(
+            search=True,
+            browse=True,
+            graph=True,
+            entities=True,
+            related=True,
+            remember=True,
+            remember_many=True,
+            link=True,
+            forget=True,
+            discover=True,
+        ),
+        score_semantics="normalized",
+        write_mode="exact",
+        deletion_mode="soft",
+        local=True,
+    )
+
+    def __init__(
+        self,
+        database: Database,
+        *,
+        embedder: Embedder | None = None,
+        weights: HybridWeights | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if not isinstance(database, Database):
+            raise InvalidInputError(
+                f"MnemosProvider() takes a Database (got {type(database).__name__}); "
+                "use Database(create_engine(url))"
+            )
+        if embedder is not None and not is_embedder(embedder):
+            raise InvalidInputError(
+                "embedder must have model_id, embed_documents() and embed_query(); "
+                "wrap LangChain embeddings with adapters.embeddings.from_langchain()"
+            )
+        self.db = database
+        self.embedder = embedder
+        self.weights = weights or HybridWeights()
+        self._clock = clock
+        self._vectors = VectorCaches()
+
+    def setup(self) -> None:
+        """Create or migrate the Memory Space tables (idempotent)."""
+        self.db.setup(MIGRATIONS)
+
+    def _ready(self) -> None:
+        """Before a write: create or migrate the tables."""
+        if not self.db.is_setup(MIGRATIONS):
+            self.db.setup(MIGRATIONS)
+
+    def _readable(self) -> bool:
+        """Before a read: whether the tables exist (a read creates nothing; absent = empty)."""
+        return self.db.ready_for_read(MIGRATIONS)
+
+    # ------------------------------------------------------------------ async contract hooks
+
+    async def _status(self, space: SpaceBinding) -> ProviderStatus:
+        return await asyncio.to_thread(self.status_sync, space)
+
+    async def _search(
+        self, space: SpaceBinding, request: ProviderSearchRequest
+    ) -> ProviderSearchResult:
+        query_vector = None
+        if request.mode == "smart" and self.embedder is not None and self.weights.dense > 0:
+            query_vector = await asyncio.to_thread(self._embed_query, request.query)
+        return await asyncio.to_thread(self.search_sync, space, request, query_vector)
+
+    async def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
+        return await asyncio.to_thread(self.browse_sync, space, request)
+
+    async def _graph(self, space: SpaceBinding, limit: int) -> GraphProjection:
+        return await asyncio.to_thread(self.graph_sync, space, limit)
+
+    async def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
+        return (await asyncio.to_thread(self.remember_many_sync, space, [item]))[0]
+
+    async def _remember_many(
+        self, space: SpaceBinding, items: list[RememberItem]
+    ) -> list[dict[str, Any]]:
+        return await asyncio.to_thread(self.remember_many_sync, space, items)
+
+    async def _related(self, space: SpaceBinding, request: RelatedRequest) -> list[MemoryRecord]:
+        return await asyncio.to_thread(self.related_sync, space, request)
+
+    async def _link(self, space: SpaceBinding, request: LinkRequest) -> dict[str, Any]:
+        return await asyncio.to_thread(self.link_sync, space, request)
+
+    async def _forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
+        return await asyncio.to_thread(self.forget_sync, space, insight_id)
+
+    async def _discover(
+        self, config: Mapping[str, Any], secrets: Mapping[str, str]
+    ) -> list[DiscoveredSpace]:
+        return await asyncio.to_thread(self.discover_sync)
+
+    async def merge(self, target: SpaceBinding, sources: Sequence[SpaceBinding]) -> dict[str, Any]:
+        """Copy the live rows of ``sources`` into ``target`` (sources stay untouched).
+
+        Args:
+            target: the space that receives the rows.
+            sources: the spaces read (never changed).
+
+        Returns:
+            ``{"status": "merged", "id", "imported", "skipped_duplicates"}``.
+
+        Example:
+            >>> await provider.merge(notes, [old_notes])
+            {'status': 'merged', 'id': 'notes', 'imported': 12, 'skipped_duplicates': 3}
+        """
+        return await asyncio.to_thread(self.merge_sync, target, sources)
+
+    async def find_by_metadata(
+        self, space: SpaceBinding, key: str, value: str, *, limit: int = 20
+    ) -> list[MemoryRecord]:
+        """Live rows whose ``metadata[key]`` is the string ``value``, newest first.
+
+        A keyed lookup for callers that address rows by a metadata field (the ``BaseStore``
+        facade finds an item by its ``store_key``) without browsing the whole space.
+
+        Args:
+            space: the space searched.
+            key: 1-64 letters, digits or ``_``.
+            value: the exact string compared.
+            limit: at most this many rows (1-500).
+
+        Returns:
+            The matching rows as :class:`MemoryRecord` (no score).
+
+        Raises:
+            InvalidInputError: a bad key, a non-string value or a limit out of range.
+
+        Example:
+            >>> rows = await provider.find_by_metadata(space, "store_key", "editor")
+        """
+        return await asyncio.to_thread(
+            self.find_by_metadata_sync, self._space(space), key, value, limit
+        )
+
+    # ------------------------------------------------------------------ embeddings
+
+    def _embed_query(self, text: str) -> np.ndarray | None:
+        assert self.embedder is not None
+        try:
+            vec = np.asarray(self.embedder.embed_query(text), dtype=np.float32)
+        except Exception as exc:
+            raise ProviderError(f"embedding the query failed: {exc}") from exc
+        return unit_vector(vec)
+
+    def _embed_documents(self, texts: list[str]) -> list[np.ndarray]:
+        assert self.embedder is not None
+        try:
+            vectors = self.embedder.embed_documents(texts)
+        except Exception as exc:
+            raise ProviderError(
+                f"embedding failed, nothing was stored: {exc}. Fix the embedder or disable "
+                "embeddings (embedding.enabled=false)"
+            ) from exc
+        if len(vectors) != len(texts):
+            raise ProviderError("the embedder returned a different number of vectors than texts")
+        return [unit_vector(np.asarray(v, dtype=np.float32)) for v in vectors]
+
+    # ------------------------------------------------------------------ writes
+
+    def remember_many_sync(
+        self, space: SpaceBinding, items: Sequence[RememberItem]
+    ) -> list[dict[str, Any]]:
+        """Store ``items`` in one transaction; one receipt per item."""
+        self._ready()
+        items = list(items)
+        vectors = (
+            self._embed_documents([i.content for i in items]) if self.embedder is not None else None
+        )
+        analyses = [_write.Analysis(" ".join([i.content, *i.tags, *i.entities])) for i in items]
+        hashes = [_write.content_hash(i) for i in items]
+        now = self._clock()
+        with self.db.write() as conn:
+            return _write.insert(conn, space, items, analyses, hashes, vectors, self.embedder, now)
+
+    def forget_sync(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
+        """Soft-delete one row: it leaves search, statistics and vectors; its data stays."""
+        self._ready()
+        with self.db.write() as conn:
+            return _write.forget(conn, space, insight_id, self._clock)
+
+    def link_sync(self, space: SpaceBinding, request: LinkRequest) -> dict[str, Any]:
+        """Add (or re-weight) a typed edge between two live rows of the space."""
+        self._ready()
+        if request.source_id == request.target_id:
+            raise InvalidInputError("a memory cannot be linked to itself; give two different ids")
+        with self.db.write() as conn:
+            return _write.link(conn, space, request, self._clock)
+
+    def merge_sync(self, target: SpaceBinding, sources: Sequence[SpaceBinding]) -> dict[str, Any]:
+        """Import the live rows of ``sources`` into ``target`` (non-destructive, deduplicated)."""
+        items: list[RememberItem] = []
+        readable = self._readable()
+        with self.db.read() if readable else nullcontext() as conn:
+            for source in sources if readable else ():
+                items.extend(_sql.live_items(conn, source.id))
+        receipts = self.remember_many_sync(target, items) if items else []
+        imported = sum(int(r.get("created", 0)) for r in receipts)
+        return {
+            "status": "merged",
+            "id": target.id,
+            "imported": imported,
+            "skipped_duplicates": len(receipts) - imported,
+        }
+
+    # ------------------------------------------------------------------ reads
+
+    def search_sync(
+        self,
+        space: SpaceBinding,
+        request: ProviderSearchRequest,
+        query_vector: np.ndarray | None = None,
+    ) -> ProviderSearchResult:
+        """Ranked rows of one space (``smart`` | ``keyword`` | ``basic``; see the package
+        docstring); ``query_vector`` is the unit query embedding for smart mode."""
+        if not self._readable():
+            return ProviderSearchResult(results=[])
+        terms = query_terms(request.query, MAX_QUERY_TERMS)
+        context = SearchContext(weights=self.weights, embedder=self.embedder, caches=self._vectors)
+        with self.db.read() as conn:
+            return search(conn, space, request, terms, query_vector, context)
+
+    def browse_sync(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
+        """Live rows of the space, newest first."""
+        if not self._readable():
+            return []
+        with self.db.read() as conn:
+            rows = _sql.browse_rows(conn, space.id, request)
+        return [_sql.insight(r, space) for r in rows]
+
+    def find_by_metadata_sync(
+        self, space: SpaceBinding, key: str, value: str, limit: int = 20
+    ) -> list[MemoryRecord]:
+        """Sync twin of :meth:`find_by_metadata`."""
+        if not isinstance(key, str) or not key.replace("_", "").isalnum() or len(key) > 64:
+            raise InvalidInputError("metadata key must be 1-64 letters, digits or '_'")
+        if not isinstance(value, str):
+            raise InvalidInputError("find_by_metadata compares string values only")
+        check_text(value, "the metadata value")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 500:
+            raise InvalidInputError("limit must be an integer between 1 and 500")
+        if not self._readable():
+            return []
+        with self.db.read() as conn:
+            rows = _sql.rows_by_metadata(conn, space.id, key, value, limit)
+        return [_sql.insight(r, space) for r in rows]
+
+    def related_sync(self, space: SpaceBinding, request: RelatedRequest) -> list[MemoryRecord]:
+        """Breadth-first traversal (both directions) from one live row."""
+        missing = NotFoundError(
+            f"no memory {request.id!r} in Memory Space {space.id!r}; related needs the "
+            "exact id of a stored memory"
+        )
+        if not self._readable():
+            raise missing
+        with self.db.read() as conn:
+            if not _sql.is_live(conn, space.id, request.id):
+                raise missing
+            seen = _sql.related_walk(conn, space.id, request)
+            ids = [i for i in seen if i != request.id]
+            if not ids:
+                return []
+            rows = _sql.live_rows(conn, ids)
+        out: list[MemoryRecord] = []
+        for insight_id in ids:
+            row = rows.get(insight_id)
+            if row is None:
+                continue
+            depth, kind = seen[insight_id]
+            out.append(_sql.insight(row, space, depth=depth, edge_type=kind))
+            if len(out) >= request.limit:
+                break
+        return out
+
+    def graph_sync(self, space: SpaceBinding, limit: int) -> GraphProjection:
+        """The newest ``limit`` live rows and the edges between them."""
+        if not self._readable():
+            return GraphProjection()
+        with self.db.read() as conn:
+            return _sql.graph_projection(conn, space.id, limit)
+
+    def status_sync(self, space: SpaceBinding) -> ProviderStatus:
+        """Counts for one space (and the database size)."""
+        if not self._readable():
+            return ProviderStatus(healthy=True, total_insights=0, deleted_insights=0, edge_count=0)
+        with self.db.read() as conn:
+            return _sql.space_status(conn, space.id)
+
+    def discover_sync(self) -> list[DiscoveredSpace]:
+        """Native spaces that hold rows but have no catalog entry (e.g. after a restore)."""
+        if not self._readable():
+            return []
+        with self.db.read() as conn:
+            return _sql.uncatalogued_spaces(conn)

@@ -1,0 +1,262 @@
+"""Scoring of the native provider: keyword (BM25), dense (cosine) and their hybrid blend.
+
+Pure functions over numbers and analysed terms (no SQL, no I/O): the candidate rows come from
+:mod:`._sql`, :mod:`._search` puts the two together.
+
+The keyword score is BM25 with per-space document frequencies divided by the BM25 of an ideal
+row that holds each query term once (capped at 1): the share of the query's information the
+row carries. The smart score blends it with the cosine similarity, rescaled to 0..1 by the
+embedder's ``similarity_range``, and adds a share of the best temporal neighbour's score.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import threading
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from langgraph_mnemon.errors import ProviderError
+from langgraph_mnemon.memory_layers.spaces import Embedder
+
+__all__ = [
+    "HybridScorer",
+    "HybridWeights",
+    "Score",
+    "VectorCache",
+    "VectorCaches",
+    "apply_neighbour_boost",
+    "matched_via",
+    "neighbour_candidates",
+    "prune_terms",
+    "ranked_seqs",
+    "similarity_range",
+    "unit_vector",
+]
+
+Score = tuple[float, float, float]
+"""``(final, lexical, semantic)`` of one row, each in 0..1."""
+
+
+@dataclass(frozen=True)
+class HybridWeights:
+    """Scoring knobs of the native provider.
+
+    ``k1``/``b`` are the BM25 parameters (memories are short, so length normalisation is
+    weak). ``dense`` is the share of the dense similarity in the smart score (the keyword share
+    is ``1 - dense``). ``unknown_term_weight`` is how much a query term that no row of the space
+    contains counts in the ideal score. ``neighbour`` is the share of the best temporal
+    neighbour's score added to a row in smart mode (a memory is often only meaningful next to
+    the one written just before or after it), computed for the ``neighbour_top`` best rows.
+    ``pool`` / ``dense_pool`` are the candidate pools taken from the keyword index and from the
+    dense ranking; the keyword pool reads the postings of the rarest query terms up to
+    ``posting_budget`` rows. The dense pool is an exact scan of the space's vectors while the
+    space holds at most ``dense_scan_limit`` of them; in larger spaces dense similarity only
+    re-scores the keyword candidates (at 100k vectors a full scan alone takes a large part of
+    the 25 ms recall budget on two cores). Defaults were chosen on three LoCoMo-R conversations
+    and checked on two others (bench/locomo.py).
+
+    Example:
+        >>> provider = MnemosProvider(db, weights=HybridWeights(dense=0.3, neighbour=0.0))
+    """
+
+    k1: float = 1.2
+    b: float = 0.3
+    dense: float = 0.2
+    unknown_term_weight: float = 0.25
+    neighbour: float = 0.2
+    neighbour_top: int = 50
+    pool: int = 100
+    dense_pool: int = 50
+    dense_scan_limit: int = 50_000
+    posting_budget: int = 10_000
+
+
+# ------------------------------------------------------------------ dense vectors
+
+
+class VectorCache:
+    """Vectors of one space held in memory, valid for one space write version."""
+
+    __slots__ = ("matrix", "model", "position", "seqs", "version")
+
+    def __init__(self, version: int, model: str, seqs: np.ndarray, matrix: np.ndarray) -> None:
+        self.version = version
+        self.model = model
+        self.seqs = seqs
+        self.matrix = matrix
+        self.position = {int(s): i for i, s in enumerate(seqs.tolist())}
+
+    def top(self, query: np.ndarray, k: int) -> dict[int, float]:
+        """The ``k`` most similar rows: ``{seq: cosine}``."""
+        sims = self.matrix @ query
+        k = min(k, sims.shape[0])
+        idx = np.argpartition(-sims, k - 1)[:k] if k < sims.shape[0] else np.arange(k)
+        return {int(self.seqs[i]): float(sims[i]) for i in idx}
+
+    def similarity(self, seq: int, query: np.ndarray) -> float:
+        """Cosine of one row (0 when it has no vector)."""
+        i = self.position.get(seq)
+        return 0.0 if i is None else float(self.matrix[i] @ query)
+
+
+class VectorCaches:
+    """One :class:`VectorCache` per space, shared by the threads of one provider."""
+
+    def __init__(self) -> None:
+        self._caches: dict[str, VectorCache] = {}
+        self._lock = threading.Lock()
+
+    def get(
+        self,
+        space_id: str,
+        version: int,
+        model: str,
+        load: Callable[[], Sequence[Any]],
+    ) -> VectorCache | None:
+        """The space's cache when it is current, else one built from ``load()`` rows of
+        ``(seq, float32 bytes)``; None when the space has no vectors of ``model``."""
+        with self._lock:
+            cached = self._caches.get(space_id)
+        if cached is not None and cached.version == version and cached.model == model:
+            return cached
+        rows = load()
+        if not rows:
+            return None
+        seqs = np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows))
+        matrix = np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
+        cache = VectorCache(version, model, seqs, matrix)
+        with self._lock:
+            self._caches[space_id] = cache
+        return cache
+
+
+def unit_vector(vec: np.ndarray) -> np.ndarray:
+    """``vec`` scaled to length 1 (a zero vector stays zero).
+
+    Raises:
+        ProviderError: the embedder returned something that is not a finite 1-d vector.
+    """
+    if vec.ndim != 1 or not np.all(np.isfinite(vec)):
+        raise ProviderError("the embedder returned an invalid vector")
+    norm = float(np.linalg.norm(vec))
+    return vec / norm if norm > 0 else vec
+
+
+def similarity_range(embedder: Embedder | None) -> tuple[float, float]:
+    """The cosine range the embedder declares meaningful (``(0, 1)`` when it declares none)."""
+    value = getattr(embedder, "similarity_range", None)
+    if (
+        isinstance(value, tuple)
+        and len(value) == 2
+        and all(isinstance(v, (int, float)) for v in value)
+        and value[1] > value[0]
+    ):
+        return (float(value[0]), float(value[1]))
+    return (0.0, 1.0)
+
+
+# ------------------------------------------------------------------ keyword
+
+
+def prune_terms(terms: Sequence[str], df: Mapping[str, int], budget: int) -> list[str]:
+    """The rarest query terms whose postings fit ``budget`` (at least the rarest one).
+
+    Very common terms add little to BM25 but cost a posting read per row; rows that match
+    only them are left to the dense pool and to the Python re-scoring of the candidates.
+    """
+    chosen: list[str] = []
+    total = 0
+    for term in sorted(terms, key=lambda t: df.get(t, 0)):
+        count = df.get(term, 0)
+        if chosen and total + count > budget:
+            break
+        chosen.append(term)
+        total += count
+    return chosen
+
+
+def _bm25(text: str, idf: Mapping[str, float], avgdl: float, k1: float, b: float) -> float:
+    if not idf:
+        return 0.0
+    terms = text.split()
+    if not terms:
+        return 0.0
+    counts = Counter(t for t in terms if t in idf)
+    if not counts:
+        return 0.0
+    norm = k1 * (1.0 - b + b * len(terms) / avgdl)
+    return sum(idf[t] * tf * (k1 + 1.0) / (tf + norm) for t, tf in counts.items())
+
+
+# ------------------------------------------------------------------ hybrid
+
+
+class HybridScorer:
+    """Scores rows of one space for one query: ``scorer(seq, terms) -> (final, lexical,
+    semantic)``. Without a vector cache the final score is the keyword score."""
+
+    def __init__(
+        self,
+        terms: Sequence[str],
+        df: Mapping[str, int],
+        stats: tuple[int, int],
+        weights: HybridWeights,
+        similarity: tuple[float, float],
+        dense: tuple[VectorCache | None, Mapping[int, float], np.ndarray | None],
+    ) -> None:
+        docs, total_terms = stats
+        self.weights = weights
+        self.idf = {t: math.log(1.0 + (docs - n + 0.5) / (n + 0.5)) for t, n in df.items()}
+        unknown_idf = math.log(1.0 + (docs + 0.5) / 1.5) * weights.unknown_term_weight
+        self.ideal = sum(self.idf.get(t, unknown_idf) for t in terms) or 1.0
+        self.avgdl = max(total_terms / docs, 1.0)
+        self.lo, self.hi = similarity
+        self.cache, self.dense, self.query_vector = dense
+
+    def __call__(self, seq: int, text: str) -> Score:
+        w = self.weights
+        lexical = min(1.0, _bm25(text, self.idf, self.avgdl, w.k1, w.b) / self.ideal)
+        if self.cache is None:
+            return (lexical, lexical, 0.0)
+        cos = self.dense.get(seq)
+        if cos is None:
+            cos = self.cache.similarity(seq, self.query_vector)  # type: ignore[arg-type]
+        semantic = min(1.0, max(0.0, (cos - self.lo) / (self.hi - self.lo)))
+        return ((1.0 - w.dense) * lexical + w.dense * semantic, lexical, semantic)
+
+
+def neighbour_candidates(base: Mapping[int, Score], top: int) -> list[int]:
+    """The ``top`` best-scored rows: the ones whose temporal neighbours may lift them."""
+    return heapq.nlargest(top, base, key=lambda s: base[s][0])
+
+
+def apply_neighbour_boost(
+    final: dict[int, float],
+    base: Mapping[int, Score],
+    near: Mapping[int, tuple[int, ...]],
+    share: float,
+) -> None:
+    """Add ``share`` of the best neighbour's score to each row of ``near`` (capped at 1)."""
+    for seq, pair in near.items():
+        boost = max((base[s][0] for s in pair if s in base), default=0.0)
+        final[seq] = min(1.0, final[seq] + share * boost)
+
+
+def ranked_seqs(final: Mapping[int, float], limit: int) -> list[int]:
+    """The ``limit`` best rows with a positive score; ties go to the newer row."""
+    return sorted((s for s in final if final[s] > 0), key=lambda s: (-final[s], -s))[:limit]
+
+
+def matched_via(lexical: float, semantic: float) -> str:
+    """Which signal found the row: ``hybrid``, ``semantic`` or ``keyword``."""
+    if lexical > 0 and semantic > 0:
+        return "hybrid"
+    if semantic > 0:
+        return "semantic"
+    return "keyword"

@@ -1,0 +1,507 @@
+"""The native provider's SQL: prepared statements, keyword-index tokens and the read queries.
+
+Everything here takes an open :class:`~sqlalchemy.engine.Connection` (the provider owns the
+transactions) and returns plain values or contract models; no scoring happens here (that is
+:mod:`._ranking`). The keyword index is SQLite FTS5 (tokens prefixed by a per-space token) or a
+PostgreSQL ``tsvector`` column; :func:`lexical_pool` hides the difference.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.engine import Connection
+
+from langgraph_mnemon.errors import ProviderError
+from langgraph_mnemon.memory_layers.mnemos.spaces_schema import (
+    EDGES,
+    ENTITIES,
+    FTS_TABLE,
+    INSIGHTS,
+    SPACE_STATS,
+    SPACE_TERMS,
+    SPACES,
+    VECTORS,
+)
+from langgraph_mnemon.memory_layers.spaces import (
+    BrowseRequest,
+    DiscoveredSpace,
+    GraphEdge,
+    GraphNode,
+    GraphProjection,
+    MemoryRecord,
+    ProviderSearchRequest,
+    ProviderStatus,
+    RelatedRequest,
+    RememberItem,
+    SpaceBinding,
+)
+
+__all__ = [
+    "browse_rows",
+    "database_size",
+    "dedupe_edges",
+    "document_frequencies",
+    "edge_row",
+    "fts_text",
+    "full_rows",
+    "graph_projection",
+    "insert_statement",
+    "insight",
+    "is_live",
+    "lexical_pool",
+    "live_items",
+    "live_rows",
+    "neighbour_seqs",
+    "related_walk",
+    "rows_by_metadata",
+    "space_stats",
+    "space_status",
+    "space_token",
+    "terms_by_seq",
+    "uncatalogued_spaces",
+    "vector_rows",
+]
+
+_CHUNK = 500  # ids per IN (...) list: well under every driver's bind-parameter limit
+
+
+def _neighbour_statement() -> sa.Select[Any]:
+    inner = INSIGHTS.alias("n")
+    live = sa.and_(inner.c.space_id == sa.bindparam("space"), inner.c.deleted_at.is_(None))
+    before = (
+        sa.select(sa.func.max(inner.c.seq)).where(live, inner.c.seq < INSIGHTS.c.seq)
+    ).scalar_subquery()
+    after = (
+        sa.select(sa.func.min(inner.c.seq)).where(live, inner.c.seq > INSIGHTS.c.seq)
+    ).scalar_subquery()
+    return sa.select(INSIGHTS.c.seq, before, after).where(
+        INSIGHTS.c.seq.in_(sa.bindparam("seqs", expanding=True))
+    )
+
+
+# Hot-path statements, built once so SQLAlchemy compiles each of them once.
+_TERMS_BY_SEQ = sa.select(INSIGHTS.c.seq, INSIGHTS.c.terms).where(
+    INSIGHTS.c.seq.in_(sa.bindparam("seqs", expanding=True)),
+    INSIGHTS.c.space_id == sa.bindparam("space"),
+    INSIGHTS.c.deleted_at.is_(None),
+)
+_ROWS_BY_SEQ = sa.select(INSIGHTS).where(INSIGHTS.c.seq.in_(sa.bindparam("seqs", expanding=True)))
+_NEIGHBOURS = _neighbour_statement()
+_STATS = sa.select(SPACE_STATS.c.docs, SPACE_STATS.c.terms, SPACE_STATS.c.version).where(
+    SPACE_STATS.c.space_id == sa.bindparam("space")
+)
+_DF = sa.select(SPACE_TERMS.c.term, SPACE_TERMS.c.df).where(
+    SPACE_TERMS.c.space_id == sa.bindparam("space"),
+    SPACE_TERMS.c.term.in_(sa.bindparam("terms", expanding=True)),
+)
+
+
+# ------------------------------------------------------------------ keyword-index tokens
+
+
+def space_token(space_id: str) -> str:
+    """17 characters that prefix every keyword-index token of one space."""
+    return "s" + hashlib.blake2b(space_id.encode(), digest_size=8).hexdigest()
+
+
+def fts_text(space_token: str, terms: str) -> str:
+    """The FTS5 document of one row: its analysed terms, each prefixed by the space token."""
+    return " ".join(space_token + t for t in terms.split())
+
+
+def _fts_query(space_token: str, terms: Sequence[str], conjunction: str) -> str:
+    return f" {conjunction} ".join(f'"{space_token}{t}"' for t in terms)
+
+
+def _pg_query(terms: Sequence[str], conjunction: str) -> str:
+    op = " & " if conjunction == "AND" else " | "
+    return op.join(f"'{t}'" for t in terms)
+
+
+# ------------------------------------------------------------------ rows and edges
+
+
+def insert_statement(dialect: str, table: sa.Table) -> Any:
+    """The dialect's ``INSERT`` construct (it has ``on_conflict_do_update``)."""
+    insert = postgresql_insert if dialect == "postgresql" else sqlite_insert
+    return insert(table)
+
+
+def edge_row(
+    space_id: str, source: str, target: str, kind: str, weight: float, now: float
+) -> dict[str, Any]:
+    """One ``mnemon_insight_edges`` row (no reason)."""
+    return {
+        "space_id": space_id,
+        "source_id": source,
+        "target_id": target,
+        "edge_type": kind,
+        "weight": weight,
+        "reason": None,
+        "created_at": now,
+    }
+
+
+def dedupe_edges(edges: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per ``(source, target, type)``, the last one winning (one upsert batch)."""
+    unique: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for edge in edges:
+        unique[(edge["source_id"], edge["target_id"], edge["edge_type"])] = edge
+    return list(unique.values())
+
+
+def insight(
+    row: Mapping[str, Any],
+    space: SpaceBinding,
+    *,
+    score: float | None = None,
+    via: str | None = None,
+    depth: int | None = None,
+    edge_type: str | None = None,
+) -> MemoryRecord:
+    """A stored row as the contract's :class:`MemoryRecord`."""
+    return MemoryRecord(
+        id=row["id"],
+        content=row["content"],
+        category=row["category"],
+        importance=int(row["importance"]),
+        tags=list(row["tags"] or []),
+        entities=list(row["entities"] or []),
+        source=row["source"],
+        metadata=dict(row["metadata"] or {}),
+        score=score,
+        matched_via=via,
+        created_at=float(row["created_at"]),
+        depth=depth,
+        edge_type=edge_type,
+        space_id=space.id,
+        space_name=space.name,
+    )
+
+
+# ------------------------------------------------------------------ search reads
+
+
+def space_stats(conn: Connection, space_id: str) -> tuple[int, int, int] | None:
+    """``(docs, terms, version)`` of a space that holds live rows; None when it holds none."""
+    stats = conn.execute(_STATS, {"space": space_id}).first()
+    if stats is None or int(stats[0]) <= 0:
+        return None
+    return int(stats[0]), int(stats[1]), int(stats[2])
+
+
+def document_frequencies(conn: Connection, space_id: str, terms: list[str]) -> dict[str, int]:
+    """Per-space document frequency of the query terms that some live row contains."""
+    if not terms:
+        return {}
+    return {
+        t: int(n)
+        for t, n in conn.execute(_DF, {"space": space_id, "terms": terms}).all()
+        if int(n) > 0
+    }
+
+
+def lexical_pool(
+    conn: Connection, space_id: str, terms: list[str], conjunction: str, pool: int
+) -> list[int]:
+    """Up to ``pool`` candidate seqs from the keyword index (``AND`` or ``OR`` of ``terms``)."""
+    if not terms:
+        return []
+    if conn.dialect.name == "sqlite":
+        query = _fts_query(space_token(space_id), terms, conjunction)
+        return [
+            int(r[0])
+            for r in conn.exec_driver_sql(
+                f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? "
+                f"ORDER BY bm25({FTS_TABLE}) LIMIT ?",
+                (query, pool),
+            ).all()
+        ]
+    if conn.dialect.name == "postgresql":
+        return [
+            int(r[0])
+            for r in conn.execute(
+                sa.text(
+                    "SELECT seq FROM mnemon_insights WHERE space_id = :space AND "
+                    "tsv @@ CAST(:q AS tsquery) "
+                    "ORDER BY ts_rank(tsv, CAST(:q AS tsquery)) DESC, seq DESC LIMIT :pool"
+                ),
+                {"space": space_id, "q": _pg_query(terms, conjunction), "pool": pool},
+            ).all()
+        ]
+    raise ProviderError(f"unsupported database dialect {conn.dialect.name!r}")
+
+
+def vector_rows(conn: Connection, space_id: str, model: str) -> list[Any]:
+    """``(seq, vector bytes)`` of every stored vector of ``model`` in the space."""
+    return conn.execute(
+        sa.select(VECTORS.c.insight_seq, VECTORS.c.vector).where(
+            VECTORS.c.space_id == space_id, VECTORS.c.model == model
+        )
+    ).all()
+
+
+def terms_by_seq(
+    conn: Connection,
+    space_id: str,
+    seqs: list[int],
+    request: ProviderSearchRequest | None,
+) -> dict[int, str]:
+    """Analysed terms of the live rows among ``seqs`` (filtered like ``request`` when given)."""
+    out: dict[int, str] = {}
+    stmt = _TERMS_BY_SEQ
+    if request is not None and request.category:
+        stmt = stmt.where(INSIGHTS.c.category == request.category)
+    if request is not None and request.source:
+        stmt = stmt.where(INSIGHTS.c.source == request.source)
+    for start in range(0, len(seqs), _CHUNK):
+        chunk = seqs[start : start + _CHUNK]
+        out.update(
+            (int(s), t or "")
+            for s, t in conn.execute(stmt, {"seqs": chunk, "space": space_id}).all()
+        )
+    return out
+
+
+def full_rows(conn: Connection, seqs: list[int]) -> dict[int, Mapping[str, Any]]:
+    """Whole rows by seq."""
+    if not seqs:
+        return {}
+    rows = conn.execute(_ROWS_BY_SEQ, {"seqs": seqs}).mappings()
+    return {int(r["seq"]): r for r in rows}
+
+
+def neighbour_seqs(conn: Connection, space_id: str, seqs: list[int]) -> dict[int, tuple[int, ...]]:
+    """The previous and next live row of the same space for each ``seq`` (one query)."""
+    if not seqs:
+        return {}
+    rows = conn.execute(_NEIGHBOURS, {"seqs": seqs, "space": space_id}).all()
+    return {int(s): tuple(int(x) for x in (b, a) if x is not None) for s, b, a in rows}
+
+
+# ------------------------------------------------------------------ other reads
+
+
+def live_items(conn: Connection, space_id: str) -> list[RememberItem]:
+    """The live rows of a space, oldest first, as items to remember elsewhere (merge)."""
+    rows = conn.execute(
+        sa.select(INSIGHTS)
+        .where(INSIGHTS.c.space_id == space_id, INSIGHTS.c.deleted_at.is_(None))
+        .order_by(INSIGHTS.c.seq)
+    ).mappings()
+    return [
+        RememberItem(
+            content=r["content"],
+            category=r["category"],
+            importance=r["importance"],
+            tags=tuple(r["tags"] or ()),
+            entities=tuple(r["entities"] or ()),
+            source=r["source"],
+            metadata=r["metadata"] or {},
+        )
+        for r in rows
+    ]
+
+
+def browse_rows(conn: Connection, space_id: str, request: BrowseRequest) -> list[Mapping[str, Any]]:
+    """One page of the live rows of a space, newest first (optionally one category)."""
+    stmt = (
+        sa.select(INSIGHTS)
+        .where(INSIGHTS.c.space_id == space_id, INSIGHTS.c.deleted_at.is_(None))
+        .order_by(INSIGHTS.c.seq.desc())
+        .limit(request.limit)
+        .offset(request.offset)
+    )
+    if request.category:
+        stmt = stmt.where(INSIGHTS.c.category == request.category)
+    return list(conn.execute(stmt).mappings().all())
+
+
+def rows_by_metadata(
+    conn: Connection, space_id: str, key: str, value: str, limit: int
+) -> list[Mapping[str, Any]]:
+    """Live rows whose ``metadata[key]`` is the string ``value``, newest first."""
+    text = sa.cast(INSIGHTS.c.metadata, sa.Text)
+    if conn.dialect.name == "postgresql":
+        field = sa.func.jsonb_extract_path_text(sa.cast(text, JSONB), key)
+    else:
+        field = sa.func.json_extract(text, f'$."{key}"')
+    return list(
+        conn.execute(
+            sa.select(INSIGHTS)
+            .where(
+                INSIGHTS.c.space_id == space_id,
+                INSIGHTS.c.deleted_at.is_(None),
+                field == sa.literal(value, sa.Text),
+            )
+            .order_by(INSIGHTS.c.seq.desc())
+            .limit(limit)
+        )
+        .mappings()
+        .all()
+    )
+
+
+def is_live(conn: Connection, space_id: str, insight_id: str) -> bool:
+    """Whether the space holds a live row with this id."""
+    found = conn.execute(
+        sa.select(INSIGHTS.c.id).where(
+            INSIGHTS.c.space_id == space_id,
+            INSIGHTS.c.id == insight_id,
+            INSIGHTS.c.deleted_at.is_(None),
+        )
+    ).scalar()
+    return found is not None
+
+
+def related_walk(
+    conn: Connection, space_id: str, request: RelatedRequest
+) -> dict[str, tuple[int, str]]:
+    """Breadth-first over the edges (both directions) from ``request.id``: for every id
+    reached, ``(depth, edge type it was reached by)``; the start is ``(0, "")``."""
+    seen: dict[str, tuple[int, str]] = {request.id: (0, "")}
+    frontier = [request.id]
+    for depth in range(1, request.depth + 1):
+        if not frontier:
+            break
+        stmt = sa.select(EDGES.c.source_id, EDGES.c.target_id, EDGES.c.edge_type).where(
+            EDGES.c.space_id == space_id,
+            sa.or_(EDGES.c.source_id.in_(frontier), EDGES.c.target_id.in_(frontier)),
+        )
+        if request.edge:
+            stmt = stmt.where(EDGES.c.edge_type == request.edge)
+        nxt: list[str] = []
+        current = set(frontier)
+        for src, dst, kind in conn.execute(stmt.order_by(EDGES.c.created_at)).all():
+            for here, there in ((src, dst), (dst, src)):
+                if here in current and there not in seen:
+                    seen[there] = (depth, kind)
+                    nxt.append(there)
+        frontier = nxt
+    return seen
+
+
+def live_rows(conn: Connection, ids: list[str]) -> dict[str, Mapping[str, Any]]:
+    """Live rows by id (any space: ids are unique)."""
+    return {
+        r["id"]: r
+        for r in conn.execute(
+            sa.select(INSIGHTS).where(INSIGHTS.c.id.in_(ids), INSIGHTS.c.deleted_at.is_(None))
+        ).mappings()
+    }
+
+
+def graph_projection(conn: Connection, space_id: str, limit: int) -> GraphProjection:
+    """The newest ``limit`` live rows of a space and the edges between them."""
+    rows = conn.execute(
+        sa.select(INSIGHTS.c.id, INSIGHTS.c.content, INSIGHTS.c.category, INSIGHTS.c.entities)
+        .where(INSIGHTS.c.space_id == space_id, INSIGHTS.c.deleted_at.is_(None))
+        .order_by(INSIGHTS.c.seq.desc())
+        .limit(limit)
+    ).all()
+    ids = [r[0] for r in rows]
+    edges = []
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start : start + _CHUNK]
+        edges.extend(
+            conn.execute(
+                sa.select(
+                    EDGES.c.source_id, EDGES.c.target_id, EDGES.c.edge_type, EDGES.c.weight
+                ).where(EDGES.c.space_id == space_id, EDGES.c.source_id.in_(chunk))
+            ).all()
+        )
+    keep = set(ids)
+    return GraphProjection(
+        nodes=[
+            GraphNode(
+                id=r[0],
+                label=r[1] if len(r[1]) <= 80 else r[1][:79] + "…",
+                category=r[2],
+                entities=list(r[3] or []),
+            )
+            for r in rows
+        ],
+        edges=[
+            GraphEdge(source=s, target=t, type=k, weight=float(wt))
+            for s, t, k, wt in edges
+            if t in keep
+        ],
+    )
+
+
+def space_status(conn: Connection, space_id: str) -> ProviderStatus:
+    """Live rows per category, deleted rows, edges, the top entities and the database size."""
+    live = conn.execute(
+        sa.select(INSIGHTS.c.category, sa.func.count())
+        .where(INSIGHTS.c.space_id == space_id, INSIGHTS.c.deleted_at.is_(None))
+        .group_by(INSIGHTS.c.category)
+    ).all()
+    deleted = conn.execute(
+        sa.select(sa.func.count()).where(
+            INSIGHTS.c.space_id == space_id, INSIGHTS.c.deleted_at.is_not(None)
+        )
+    ).scalar()
+    edge_count = conn.execute(
+        sa.select(sa.func.count()).where(EDGES.c.space_id == space_id)
+    ).scalar()
+    entities = conn.execute(
+        sa.select(ENTITIES.c.entity, sa.func.count().label("n"))
+        .join(INSIGHTS, ENTITIES.c.insight_seq == INSIGHTS.c.seq)
+        .where(ENTITIES.c.space_id == space_id, INSIGHTS.c.deleted_at.is_(None))
+        .group_by(ENTITIES.c.entity)
+        .order_by(sa.desc("n"), ENTITIES.c.entity)
+        .limit(10)
+    ).all()
+    size = database_size(conn)
+    by_category = {str(c): int(n) for c, n in live}
+    return ProviderStatus(
+        healthy=True,
+        total_insights=sum(by_category.values()),
+        deleted_insights=int(deleted or 0),
+        edge_count=int(edge_count or 0),
+        db_size_bytes=size,
+        by_category=by_category,
+        top_entities=[(str(e), int(n)) for e, n in entities],
+    )
+
+
+def uncatalogued_spaces(conn: Connection) -> list[DiscoveredSpace]:
+    """Spaces that hold live rows but have no catalog entry (e.g. after a restore)."""
+    known = set(conn.execute(sa.select(SPACES.c.id)).scalars())
+    found = conn.execute(
+        sa.select(INSIGHTS.c.space_id, sa.func.count())
+        .where(INSIGHTS.c.deleted_at.is_(None))
+        .group_by(INSIGHTS.c.space_id)
+    ).all()
+    return [
+        DiscoveredSpace(
+            external_id=str(space_id),
+            name=str(space_id),
+            description=f"{int(n)} stored memories",
+        )
+        for space_id, n in found
+        if space_id not in known
+    ]
+
+
+def database_size(conn: Connection) -> int | None:
+    """Bytes of the database (PostgreSQL) or of the SQLite file; None when unknown."""
+    try:
+        if conn.dialect.name == "postgresql":
+            return int(
+                conn.execute(sa.text("SELECT pg_database_size(current_database())")).scalar()
+            )
+        database = conn.engine.url.database
+        if database and database != ":memory:" and Path(database).exists():
+            return Path(database).stat().st_size
+    except Exception:  # size is informative only
+        return None
+    return None

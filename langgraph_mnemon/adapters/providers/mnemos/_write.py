@@ -1,0 +1,390 @@
+"""Write transactions of the native provider: remember (insert), forget (soft delete), link.
+
+Each function runs inside the caller's write transaction. Remember writes, in this order: the
+rows (duplicates of a live row with the same content and metadata are skipped), their
+keyword-index entries, the per-space term statistics, entity rows, temporal edges (to the
+previous row of the space) and entity edges (to the recent rows that share an entity), and the
+dense vectors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections import Counter, deque
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from langgraph_mnemon.adapters.providers.mnemos._sql import (
+    dedupe_edges,
+    edge_row,
+    fts_text,
+    insert_statement,
+    space_token,
+)
+from langgraph_mnemon.adapters.providers.text import analyze
+from langgraph_mnemon.errors import NotFoundError
+from langgraph_mnemon.memory_layers.mnemos.spaces_schema import (
+    EDGES,
+    ENTITIES,
+    FTS_TABLE,
+    INSIGHTS,
+    SPACE_STATS,
+    SPACE_TERMS,
+    VECTORS,
+)
+from langgraph_mnemon.memory_layers.spaces import (
+    Embedder,
+    LinkRequest,
+    RememberItem,
+    SpaceBinding,
+)
+from langgraph_mnemon.storage.db import upsert
+
+__all__ = ["Analysis", "content_hash", "forget", "insert", "link"]
+
+_ENTITY_EDGE_FANOUT = 5
+_Receipts = list[dict[str, Any] | None]
+
+
+class Analysis:
+    """Analysed form of one row."""
+
+    __slots__ = ("counts", "length", "terms", "unique")
+
+    def __init__(self, text: str) -> None:
+        terms = analyze(text)
+        self.terms = terms
+        self.length = len(terms)
+        self.counts = Counter(terms)
+        self.unique = list(self.counts)
+
+
+def content_hash(item: RememberItem) -> str:
+    """The duplicate key of an item: its content and metadata."""
+    meta = json.dumps(item.metadata, sort_keys=True, ensure_ascii=False)
+    return hashlib.blake2b(f"{item.content}\x00{meta}".encode(), digest_size=16).hexdigest()
+
+
+# ------------------------------------------------------------------ remember
+
+
+def insert(
+    conn: Connection,
+    space: SpaceBinding,
+    items: list[RememberItem],
+    analyses: list[Analysis],
+    hashes: list[str],
+    vectors: list[np.ndarray] | None,
+    embedder: Embedder | None,
+    now: float,
+) -> list[dict[str, Any]]:
+    """Store the items that are not duplicates; one receipt per item, in order."""
+    receipts, rows, fresh = _new_rows(conn, space.id, items, analyses, hashes, now)
+    if not rows:
+        return [r for r in receipts if r is not None]
+    previous = _newest_live_id(conn, space.id)
+    inserted = conn.execute(
+        INSIGHTS.insert().returning(INSIGHTS.c.seq, sort_by_parameter_order=True), rows
+    ).all()
+    seqs = [int(r[0]) for r in inserted]
+    _index_keywords(conn, space.id, seqs, rows)
+    _add_new_terms(conn, space.id, [analyses[index] for index in fresh])
+    _store_links(conn, space.id, previous, seqs, rows, now)
+    if vectors is not None:
+        assert embedder is not None
+        _store_vectors(conn, space.id, embedder.model_id, seqs, [vectors[i] for i in fresh])
+    for seq, index, row in zip(seqs, fresh, rows, strict=True):
+        receipts[index] = {"status": "stored", "id": row["id"], "seq": seq, "created": 1}
+    return [r for r in receipts if r is not None]
+
+
+def _new_rows(
+    conn: Connection,
+    space_id: str,
+    items: list[RememberItem],
+    analyses: list[Analysis],
+    hashes: list[str],
+    now: float,
+) -> tuple[_Receipts, list[dict[str, Any]], list[int]]:
+    """Receipts for the duplicates (of a live row or of an earlier item), the rows to insert
+    and the indexes of the items they come from."""
+    existing = dict(
+        conn.execute(
+            sa.select(INSIGHTS.c.content_hash, INSIGHTS.c.id).where(
+                INSIGHTS.c.space_id == space_id,
+                INSIGHTS.c.deleted_at.is_(None),
+                INSIGHTS.c.content_hash.in_(set(hashes)),
+            )
+        ).all()
+    )
+    receipts: _Receipts = [None] * len(items)
+    rows: list[dict[str, Any]] = []
+    fresh: list[int] = []
+    for index, (item, analysis, digest) in enumerate(zip(items, analyses, hashes, strict=True)):
+        if digest in existing:
+            receipts[index] = {
+                "status": "stored",
+                "id": existing[digest],
+                "duplicate": True,
+                "created": 0,
+            }
+            continue
+        new_id = uuid.uuid4().hex
+        existing[digest] = new_id
+        fresh.append(index)
+        rows.append(_row(space_id, new_id, item, analysis, digest, now))
+    return receipts, rows, fresh
+
+
+def _row(
+    space_id: str, new_id: str, item: RememberItem, analysis: Analysis, digest: str, now: float
+) -> dict[str, Any]:
+    return {
+        "id": new_id,
+        "space_id": space_id,
+        "content": item.content,
+        "content_hash": digest,
+        "category": item.category,
+        "importance": item.importance,
+        "tags": list(item.tags),
+        "entities": list(item.entities),
+        "source": item.source,
+        "metadata": dict(item.metadata),
+        "terms": " ".join(analysis.terms),
+        "term_count": analysis.length,
+        "created_at": now,
+        "updated_at": now,
+    }
+
+
+def _newest_live_id(conn: Connection, space_id: str) -> str | None:
+    return conn.execute(
+        sa.select(INSIGHTS.c.id)
+        .where(INSIGHTS.c.space_id == space_id, INSIGHTS.c.deleted_at.is_(None))
+        .order_by(INSIGHTS.c.seq.desc())
+        .limit(1)
+    ).scalar()
+
+
+def _index_keywords(
+    conn: Connection, space_id: str, seqs: list[int], rows: list[dict[str, Any]]
+) -> None:
+    """SQLite: the FTS5 entries (PostgreSQL's ``tsvector`` column is generated)."""
+    if conn.dialect.name != "sqlite":
+        return
+    token = space_token(space_id)
+    conn.exec_driver_sql(
+        f"INSERT INTO {FTS_TABLE}(rowid, terms) VALUES (?, ?)",
+        [(seq, fts_text(token, row["terms"])) for seq, row in zip(seqs, rows, strict=True)],
+    )
+
+
+def _add_new_terms(conn: Connection, space_id: str, analyses: list[Analysis]) -> None:
+    """Count the new rows into the space's document frequencies and totals."""
+    df: Counter[str] = Counter()
+    total_terms = 0
+    for analysis in analyses:
+        df.update(analysis.unique)
+        total_terms += analysis.length
+    _add_term_stats(conn, space_id, df, len(analyses), total_terms)
+
+
+def _add_term_stats(
+    conn: Connection, space_id: str, df: Counter[str], docs: int, terms: int
+) -> None:
+    dialect = conn.dialect.name
+    if df:
+        stmt = insert_statement(dialect, SPACE_TERMS)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=["space_id", "term"],
+            set_={"df": SPACE_TERMS.c.df + stmt.excluded.df},
+        )
+        conn.execute(stmt, [{"space_id": space_id, "term": t, "df": n} for t, n in df.items()])
+    stmt = insert_statement(dialect, SPACE_STATS)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["space_id"],
+        set_={
+            "docs": SPACE_STATS.c.docs + stmt.excluded.docs,
+            "terms": SPACE_STATS.c.terms + stmt.excluded.terms,
+            "version": SPACE_STATS.c.version + 1,
+        },
+    )
+    conn.execute(stmt, {"space_id": space_id, "docs": docs, "terms": terms, "version": 1})
+
+
+def _store_links(
+    conn: Connection,
+    space_id: str,
+    previous: str | None,
+    seqs: list[int],
+    rows: list[dict[str, Any]],
+    now: float,
+) -> None:
+    """Entity rows, a temporal edge from each row's predecessor and entity edges to the
+    recent rows (at most ``_ENTITY_EDGE_FANOUT`` per entity) that share an entity."""
+    edges: list[dict[str, Any]] = []
+    entity_rows: list[dict[str, Any]] = []
+    recent_by_entity: dict[str, deque[tuple[int, str]]] = {}
+    for seq, row in zip(seqs, rows, strict=True):
+        if previous is not None:
+            edges.append(edge_row(space_id, previous, row["id"], "temporal", 1.0, now))
+        previous = row["id"]
+        for entity in dict.fromkeys(_entity_key(e) for e in row["entities"]):
+            if not entity:
+                continue
+            recent = recent_by_entity.get(entity)
+            if recent is None:
+                recent = _recent_with_entity(conn, space_id, entity)
+                recent_by_entity[entity] = recent
+            for _, other in recent:
+                edges.append(edge_row(space_id, other, row["id"], "entity", 0.5, now))
+            recent.append((seq, row["id"]))
+            entity_rows.append({"space_id": space_id, "entity": entity, "insight_seq": seq})
+    if entity_rows:
+        conn.execute(ENTITIES.insert(), entity_rows)
+    if edges:
+        conn.execute(
+            upsert(conn.dialect.name, EDGES, ["source_id", "target_id", "edge_type"], ["weight"]),
+            dedupe_edges(edges),
+        )
+
+
+def _entity_key(entity: str) -> str:
+    return " ".join(entity.split()).lower()[:200]
+
+
+def _recent_with_entity(conn: Connection, space_id: str, entity: str) -> deque[tuple[int, str]]:
+    """The newest live rows naming ``entity``, oldest first, as ``(seq, id)``."""
+    found = conn.execute(
+        sa.select(INSIGHTS.c.seq, INSIGHTS.c.id)
+        .join(ENTITIES, ENTITIES.c.insight_seq == INSIGHTS.c.seq)
+        .where(
+            ENTITIES.c.space_id == space_id,
+            ENTITIES.c.entity == entity,
+            INSIGHTS.c.deleted_at.is_(None),
+        )
+        .order_by(INSIGHTS.c.seq.desc())
+        .limit(_ENTITY_EDGE_FANOUT)
+    ).all()
+    return deque(((int(s), i) for s, i in reversed(found)), maxlen=_ENTITY_EDGE_FANOUT)
+
+
+def _store_vectors(
+    conn: Connection, space_id: str, model: str, seqs: list[int], vectors: list[np.ndarray]
+) -> None:
+    conn.execute(
+        VECTORS.insert(),
+        [
+            {
+                "insight_seq": seq,
+                "space_id": space_id,
+                "model": model,
+                "dim": int(vector.shape[0]),
+                "vector": vector.astype(np.float32).tobytes(),
+            }
+            for seq, vector in zip(seqs, vectors, strict=True)
+        ],
+    )
+
+
+# ------------------------------------------------------------------ forget and link
+
+
+def forget(
+    conn: Connection, space: SpaceBinding, insight_id: str, clock: Callable[[], float]
+) -> dict[str, Any]:
+    """Soft-delete one live row: it leaves the keyword index, statistics and vectors.
+
+    Raises:
+        NotFoundError: the space has no live row with this id.
+    """
+    row = conn.execute(
+        sa.select(INSIGHTS.c.seq, INSIGHTS.c.terms, INSIGHTS.c.term_count).where(
+            INSIGHTS.c.space_id == space.id,
+            INSIGHTS.c.id == insight_id,
+            INSIGHTS.c.deleted_at.is_(None),
+        )
+    ).first()
+    if row is None:
+        raise NotFoundError(
+            f"no memory {insight_id!r} in Memory Space {space.id!r}; search or browse "
+            "the space for the exact id"
+        )
+    seq, terms, term_count = int(row[0]), row[1] or "", int(row[2])
+    now = clock()
+    conn.execute(
+        INSIGHTS.update().where(INSIGHTS.c.seq == seq).values(deleted_at=now, updated_at=now)
+    )
+    if conn.dialect.name == "sqlite":
+        conn.exec_driver_sql(
+            f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, terms) VALUES ('delete', ?, ?)",
+            (seq, fts_text(space_token(space.id), terms)),
+        )
+    _remove_term_stats(conn, space.id, terms, term_count)
+    conn.execute(VECTORS.delete().where(VECTORS.c.insight_seq == seq))
+    return {"status": "forgotten", "id": insight_id, "deleted": 1}
+
+
+def _remove_term_stats(conn: Connection, space_id: str, terms: str, term_count: int) -> None:
+    unique = list(dict.fromkeys(terms.split()))
+    if unique:
+        conn.execute(
+            SPACE_TERMS.update()
+            .where(SPACE_TERMS.c.space_id == space_id, SPACE_TERMS.c.term.in_(unique))
+            .values(df=SPACE_TERMS.c.df - 1)
+        )
+    conn.execute(
+        SPACE_STATS.update()
+        .where(SPACE_STATS.c.space_id == space_id)
+        .values(
+            docs=SPACE_STATS.c.docs - 1,
+            terms=SPACE_STATS.c.terms - term_count,
+            version=SPACE_STATS.c.version + 1,
+        )
+    )
+
+
+def link(
+    conn: Connection, space: SpaceBinding, request: LinkRequest, clock: Callable[[], float]
+) -> dict[str, Any]:
+    """Add (or re-weight) a typed edge between two live rows of the space.
+
+    Raises:
+        NotFoundError: one of the two ids is not a live row of the space.
+    """
+    found = set(
+        conn.execute(
+            sa.select(INSIGHTS.c.id).where(
+                INSIGHTS.c.space_id == space.id,
+                INSIGHTS.c.deleted_at.is_(None),
+                INSIGHTS.c.id.in_([request.source_id, request.target_id]),
+            )
+        ).scalars()
+    )
+    missing = [i for i in (request.source_id, request.target_id) if i not in found]
+    if missing:
+        raise NotFoundError(
+            f"no memory {missing[0]!r} in Memory Space {space.id!r}; link needs two "
+            "existing ids of the same space"
+        )
+    edge = edge_row(
+        space.id, request.source_id, request.target_id, request.type, request.weight, clock()
+    )
+    edge["reason"] = request.reason
+    conn.execute(
+        upsert(
+            conn.dialect.name, EDGES, ["source_id", "target_id", "edge_type"], ["weight", "reason"]
+        ),
+        edge,
+    )
+    return {
+        "status": "linked",
+        "id": f"{request.source_id}->{request.target_id}",
+        "edges_inserted": 1,
+    }

@@ -1,0 +1,246 @@
+"""Pydantic models of Mnemos task memory: nodes, fatigue readings, CheckpointNodes, receipts."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from langgraph_mnemon.contracts import FrozenModel, Receipt
+
+__all__ = [
+    "ADDABLE_NODE_TYPES",
+    "DECAY_EXEMPT_TYPES",
+    "EVICTION_POLICY",
+    "FATIGUE_STATES",
+    "NODE_TYPES",
+    "CheckpointReceipt",
+    "CheckpointRecord",
+    "ConsolidationResult",
+    "EvictionPolicy",
+    "FatigueReading",
+    "FatigueResponse",
+    "FatigueState",
+    "GitState",
+    "MnemoNode",
+    "NodeStatus",
+    "NodeSummary",
+    "NodeType",
+    "RecentFile",
+    "TaskOverview",
+    "TaskSummary",
+]
+
+NodeType = Literal[
+    "goal", "constraint", "context", "working", "result", "skill", "checkpoint", "handoff"
+]
+NodeStatus = Literal["active", "compressed", "evicted"]
+EvictionPolicy = Literal["never", "evictable", "compress_first"]
+FatigueState = Literal["FLOW", "COMPRESS", "PRE_SLEEP", "REM", "EMERGENCY"]
+
+NODE_TYPES: tuple[NodeType, ...] = (
+    "goal",
+    "constraint",
+    "context",
+    "working",
+    "result",
+    "skill",
+    "checkpoint",
+    "handoff",
+)
+ADDABLE_NODE_TYPES: tuple[NodeType, ...] = (
+    "goal",
+    "constraint",
+    "context",
+    "working",
+    "result",
+    "skill",
+    "handoff",
+)
+"""Types ``add_node`` accepts; CheckpointNodes are written by ``checkpoint()`` and the saver."""
+
+EVICTION_POLICY: dict[str, EvictionPolicy] = {
+    "goal": "never",
+    "constraint": "never",
+    "context": "evictable",
+    "working": "compress_first",
+    "result": "compress_first",
+    "skill": "compress_first",
+    "checkpoint": "never",
+    "handoff": "never",
+}
+DECAY_EXEMPT_TYPES: frozenset[str] = frozenset(
+    t for t, policy in EVICTION_POLICY.items() if policy == "never"
+)
+FATIGUE_STATES: tuple[FatigueState, ...] = ("FLOW", "COMPRESS", "PRE_SLEEP", "REM", "EMERGENCY")
+
+
+class MnemoNode(FrozenModel):
+    """One node of a task's memory graph."""
+
+    id: str
+    task_id: str
+    type: NodeType
+    content: str
+    summary: str | None = None
+    weight: float = 1.0
+    status: NodeStatus = "active"
+    origin: str = "agent_generated"
+    confidence: float = 1.0
+    scope_tags: tuple[str, ...] = ()
+    created_at: datetime
+    last_accessed: datetime
+    access_count: int = 0
+    links: tuple[str, ...] = Field(default=(), description="Ids of nodes this one links to.")
+
+    @property
+    def eviction_policy(self) -> EvictionPolicy:
+        """``never``, ``evictable`` or ``compress_first``, by type."""
+        return EVICTION_POLICY[self.type]
+
+    @property
+    def text(self) -> str:
+        """The content, or the summary once compressed."""
+        return self.content or self.summary or ""
+
+
+class ConsolidationResult(FrozenModel):
+    """What one micro-consolidation pass did."""
+
+    compressed: int
+    evicted: int
+    decayed: int
+    compressed_ids: tuple[str, ...] = ()
+    evicted_ids: tuple[str, ...] = ()
+
+
+class FatigueReading(FrozenModel):
+    """Four observable dimensions, their weighted composite and the resulting state."""
+
+    task_id: str
+    token_utilization: float
+    scope_scatter: float
+    reread_ratio: float
+    error_density: float
+    composite: float
+    state: FatigueState
+    tool_calls: int = Field(description="Tool calls in the window the reading used.")
+    tokens_used: int | None = None
+    context_window: int
+    tokens_estimated: bool = False
+    computed_at: datetime
+
+
+class RecentFile(FrozenModel):
+    """A file the task touched recently: how often it was edited and read."""
+
+    path: str
+    edits: int = Field(0, ge=0)
+    reads: int = Field(0, ge=0)
+
+
+class GitState(FrozenModel):
+    """The work tree at checkpoint time; ``untracked`` lists new files git does not track yet."""
+
+    branch: str | None = None
+    uncommitted: tuple[str, ...] = ()
+    staged: tuple[str, ...] = ()
+    untracked: tuple[str, ...] = ()
+
+
+class TaskSummary(FrozenModel):
+    """The typed summary of a task: what a CheckpointNode stores and resume renders.
+
+    This is also the shape of the Mnemos state a LangGraph run may carry (by default under the
+    state key ``"mnemos"``): the checkpointer materialises it into the CheckpointNode of every
+    checkpoint it stores.
+    """
+
+    goal: str | None = None
+    constraints: tuple[str, ...] = ()
+    results: tuple[str, ...] = ()
+    current_subgoal: str | None = None
+    working_memory: str | None = None
+    narrative: str | None = None
+    recent_files: tuple[RecentFile, ...] = ()
+    git_state: GitState | None = None
+    fatigue: float | None = Field(None, ge=0.0, le=1.0)
+
+    @field_validator("constraints", "results", mode="before")
+    @classmethod
+    def _one_string_is_one_item(cls, value: object) -> object:
+        return (value,) if isinstance(value, str) else value
+
+    @property
+    def is_empty(self) -> bool:
+        """Whether nothing but defaults is set."""
+        return self == TaskSummary()
+
+
+class NodeSummary(FrozenModel):
+    """Node counts of a task; ``by_type`` counts active nodes."""
+
+    total: int = 0
+    active: int = 0
+    compressed: int = 0
+    evicted: int = 0
+    by_type: dict[str, int] = Field(default_factory=dict)
+
+
+class CheckpointRecord(FrozenModel):
+    """A CheckpointNode: the typed summary of a task at one moment.
+
+    ``source`` is ``"mnemos"`` for ``Mnemos.checkpoint()`` and ``"langgraph"`` for one written
+    by ``MnemosSaver`` with a LangGraph checkpoint (``thread_id`` / ``checkpoint_ns`` /
+    ``checkpoint_id`` then address that checkpoint). ``has_summary`` is false for a LangGraph
+    checkpoint whose run carried no Mnemos state; resume then renders the task's live nodes.
+    """
+
+    id: str
+    task_id: str
+    created_at: datetime
+    source: Literal["mnemos", "langgraph"]
+    emergency: bool = False
+    thread_id: str | None = None
+    checkpoint_ns: str | None = None
+    checkpoint_id: str | None = None
+    step: int | None = None
+    fatigue: float | None = None
+    fatigue_state: FatigueState | None = None
+    has_summary: bool = False
+    summary: TaskSummary = Field(default_factory=TaskSummary)
+    node_summary: NodeSummary | None = None
+
+
+class CheckpointReceipt(Receipt):
+    """Receipt of ``Mnemos.checkpoint()``.
+
+    ``status="skipped"`` means the cooldown held and ``checkpoint`` is the recent one that was
+    kept; ``revision`` is the id of ``checkpoint``.
+    """
+
+    checkpoint: CheckpointRecord
+
+
+class FatigueResponse(FrozenModel):
+    """What ``Mnemos.maintain()`` measured and did for the fatigue state."""
+
+    reading: FatigueReading
+    actions: tuple[str, ...]
+    consolidation: ConsolidationResult | None = None
+    checkpoint: CheckpointReceipt | None = None
+    handoff: MnemoNode | None = None
+    message: str | None = Field(
+        None, description="Text to show the agent (warnings at REM and EMERGENCY)."
+    )
+
+
+class TaskOverview(FrozenModel):
+    """One task at a glance (``mnemon mnemos status``)."""
+
+    task_id: str
+    nodes: NodeSummary
+    checkpoints: int
+    last_checkpoint: CheckpointRecord | None = None
+    last_fatigue: FatigueReading | None = None

@@ -1,0 +1,730 @@
+"""``Mnemos``: task-scoped working memory with fatigue, consolidation, checkpoints and resume.
+
+Every public method validates its input and raises a typed error from
+:mod:`langgraph_mnemon.errors`; every mutation runs in one transaction, so a failure leaves the
+rows as they were. Task ids, node ids, content, summaries, scope tags and paths refuse NUL
+characters, lone surrogates and values of the wrong type with :class:`InvalidInputError`.
+Reads never create the tables: before the first write they answer empty (``resume`` raises
+:class:`NotFoundError`), and on a read-only host (``write_enabled=false``) ``fatigue()`` does
+not log its reading.
+
+:class:`Mnemos` is a facade: it checks input (:mod:`._checks`), asks the kernel, opens the
+transaction and calls one function of :mod:`._nodes`, :mod:`._signals`, :mod:`._maintenance`,
+:mod:`._consolidation`, :mod:`._checkpoints` or :mod:`._overview`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from langgraph_mnemon.config import MnemosConfig
+from langgraph_mnemon.contracts import shown
+from langgraph_mnemon.errors import InvalidInputError, NotFoundError
+from langgraph_mnemon.memory_layers.kernel import Kernel
+from langgraph_mnemon.memory_layers.mnemos._checkpoints import cooldown_receipt, write_checkpoint
+from langgraph_mnemon.memory_layers.mnemos._checks import (
+    LINK_TYPES,
+    MAX_TAG_CHARS,
+    MAX_TAGS,
+    check_call_id,
+    check_content,
+    check_flag,
+    check_node_ref,
+    check_positive_int,
+    check_tool_name,
+    check_unit,
+    string_list,
+    validate_task_id,
+)
+from langgraph_mnemon.memory_layers.mnemos._consolidation import consolidate as consolidate_task
+from langgraph_mnemon.memory_layers.mnemos._git import collect_git_state
+from langgraph_mnemon.memory_layers.mnemos._maintenance import measure, plan_actions
+from langgraph_mnemon.memory_layers.mnemos._models import (
+    ADDABLE_NODE_TYPES,
+    CheckpointReceipt,
+    CheckpointRecord,
+    ConsolidationResult,
+    FatigueReading,
+    FatigueResponse,
+    GitState,
+    MnemoNode,
+    NodeSummary,
+    TaskOverview,
+    TaskSummary,
+)
+from langgraph_mnemon.memory_layers.mnemos._nodes import (
+    NewNode,
+    compress_node,
+    evict_node,
+    insert_node,
+    link_nodes,
+    new_node,
+    touch_node,
+)
+from langgraph_mnemon.memory_layers.mnemos._overview import (
+    handoff_text,
+    no_checkpoint,
+    resume_text,
+    task_overview,
+)
+from langgraph_mnemon.memory_layers.mnemos._signals import (
+    SignalSource,
+    observe,
+    set_tool_status,
+    store_tool_rows,
+    store_usage,
+)
+from langgraph_mnemon.memory_layers.mnemos._summary import task_summary
+from langgraph_mnemon.memory_layers.mnemos.schema import MIGRATIONS
+from langgraph_mnemon.memory_layers.mnemos.store import (
+    decay_weights,
+    fetch_node,
+    fetch_nodes,
+    insert_fatigue,
+    list_checkpoints,
+    list_fatigue,
+    new_id,
+    resolve_node_id,
+    task_ids,
+)
+from langgraph_mnemon.memory_layers.mnemos.store import (
+    latest_checkpoint as latest_checkpoint_record,
+)
+from langgraph_mnemon.storage.db import Database
+
+__all__ = ["Mnemos"]
+
+_STATUSES = ("active", "compressed", "evicted", "all")
+_MAX_WINDOW = 100_000_000
+
+
+class Mnemos:
+    """Task memory on the shared SQL database (``Mnemon.mnemos``).
+
+    Args:
+        database: the :class:`~langgraph_mnemon.storage.db.Database` shared with the
+            ``MnemosSaver`` checkpointer.
+        config: thresholds, windows and cooldowns (:class:`MnemosConfig`; defaults otherwise).
+        workspace: the folder paths are made relative to, and whose git state checkpoints
+            record.
+        clock: returns UNIX seconds (injectable for tests).
+        kernel: the host's :class:`Kernel`; every write asks ``mnemos`` ``write`` first. Alone,
+            Mnemos is writable unless the database handle is read-only.
+
+    Raises:
+        InvalidInputError: ``database`` is not a ``Database`` or ``config`` not a
+            ``MnemosConfig``.
+
+    Example:
+        >>> mnemos = Mnemos(Database(create_engine("sqlite:///./.mnemon/mnemon.db")))
+        >>> mnemos.setup()
+        >>> goal = mnemos.add_node("task-1", "goal", "Ship the password reset flow")
+        >>> mnemos.add_node("task-1", "constraint", "Keep the public API backward compatible")
+        >>> mnemos.checkpoint("task-1").status
+        'committed'
+        >>> print(mnemos.resume("task-1"))  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        database: Database,
+        config: MnemosConfig | None = None,
+        *,
+        workspace: Path | str | None = None,
+        clock: Callable[[], float] = time.time,
+        kernel: Kernel | None = None,
+    ) -> None:
+        if not isinstance(database, Database):
+            raise InvalidInputError(
+                f"Mnemos() takes a Database (got {type(database).__name__}); "
+                "use Database(create_engine(url))"
+            )
+        if config is not None and not isinstance(config, MnemosConfig):
+            raise InvalidInputError(f"config must be a MnemosConfig (got {type(config).__name__})")
+        self.db = database
+        self.config = config or MnemosConfig()
+        self.workspace = Path(workspace).expanduser().absolute() if workspace else None
+        self._clock = clock
+        # Task-memory writes ask the kernel (write_enabled); alone: writable unless the
+        # database handle is read-only.
+        self.kernel = kernel or Kernel.standalone(write_enabled=not database.read_only)
+
+    def __repr__(self) -> str:
+        return f"Mnemos(database={self.db.url!r})"
+
+    # ---------------------------------------------------------------------------- setup
+
+    def setup(self) -> None:
+        """Create or migrate the schema (idempotent; also done lazily by every write).
+
+        Raises:
+            ReadOnlyError / ParticipationError: the kernel refuses ``mnemos`` ``write``.
+        """
+        self.kernel.admit("mnemos", "write")  # a read-only host creates no tables
+        self.db.setup(MIGRATIONS)
+
+    def _ready(self) -> None:
+        """Before a write: ask the kernel, then create or migrate the schema."""
+        self.kernel.admit("mnemos", "write")
+        if not self.db.is_setup(MIGRATIONS):
+            self.db.setup(MIGRATIONS)
+
+    def _readable(self) -> bool:
+        """Before a read: whether the tables exist (reads create nothing; absent = empty)."""
+        return self.db.ready_for_read(MIGRATIONS)
+
+    # ---------------------------------------------------------------------------- nodes
+
+    def add_node(
+        self,
+        task_id: str,
+        type: str,
+        content: str,
+        *,
+        scope: Sequence[str] | None = None,
+        paths: Sequence[str] | None = None,
+        summary: str | None = None,
+        origin: str = "agent_generated",
+        confidence: float = 1.0,
+        links: Sequence[str] = (),
+    ) -> MnemoNode:
+        """Add a typed node to a task's graph.
+
+        Args:
+            task_id: the task (for a LangGraph thread: its ``thread_id``).
+            type: goal, constraint, context, working, result, skill or handoff.
+            content: the node text (at most 65,536 characters).
+            scope: scope tags given directly; ``paths`` adds the parent directories of each
+                path. summary: kept when the node is compressed. origin: where it came from.
+            confidence: in [0, 1]. links: ids (or unique prefixes) of nodes this one relates to.
+
+        Returns:
+            The stored :class:`MnemoNode`.
+
+        Raises:
+            InvalidInputError: a bad value (nothing stored). NotFoundError /
+                AmbiguousMatchError: a link names no node, or several.
+            ReadOnlyError: writes are off (``write_enabled=false`` or a read-only database).
+            StorageError: the database refused the write (locked, unavailable, full, ...).
+
+        Example:
+            >>> mnemos.add_node("task-1", "context", "Auth lives in src/auth",
+            ...                 paths=["src/auth/login.py"]).scope_tags
+            ('src', 'auth')
+        """
+        task = validate_task_id(task_id)
+        node = new_node(
+            type,
+            content,
+            workspace=self.workspace,
+            scope=scope,
+            paths=paths,
+            summary=summary,
+            origin=origin,
+            confidence=confidence,
+            links=links,
+        )
+        return self._insert(task, node)
+
+    def _insert(self, task: str, node: NewNode) -> MnemoNode:
+        self._ready()
+        moment = self._clock()
+        node_id = new_id()
+        with self.db.write() as conn:
+            return insert_node(conn, task, node, node_id, moment=moment)
+
+    def get_node(self, node_id: str) -> MnemoNode:
+        """A node by id or unique id prefix (:class:`NotFoundError` if none)."""
+        ref = check_node_ref(node_id)
+        if not self._readable():
+            raise NotFoundError(f"no Mnemos node with id {ref!r}; nothing is stored yet")
+        with self.db.read() as conn:
+            node = fetch_node(conn, resolve_node_id(conn, ref))
+        assert node is not None
+        return node
+
+    def nodes(
+        self,
+        task_id: str | None = None,
+        *,
+        type: str | None = None,
+        status: str = "active",
+        limit: int | None = None,
+    ) -> list[MnemoNode]:
+        """Nodes of one task (or all tasks), heaviest first.
+
+        ``status`` is ``active``, ``compressed``, ``evicted`` or ``all``.
+        """
+        task = validate_task_id(task_id) if task_id is not None else None
+        if type is not None and type not in ADDABLE_NODE_TYPES:
+            raise InvalidInputError(
+                f"type must be one of {', '.join(ADDABLE_NODE_TYPES)} (got {shown(type)})"
+            )
+        if status not in _STATUSES:
+            raise InvalidInputError("status must be active, compressed, evicted or all")
+        count = check_positive_int(limit, "limit") if limit is not None else None
+        if not self._readable():
+            return []
+        with self.db.read() as conn:
+            return fetch_nodes(
+                conn,
+                task_id=task,
+                types=[type] if type else None,
+                statuses=None if status == "all" else [status],
+                order="weight",
+                limit=count,
+            )
+
+    def touch(self, node_id: str) -> MnemoNode:
+        """Mark a node as used: weight back to 1.0, one more access, last access now.
+
+        Consolidation evicts only cold context nodes (weight below 0.2), so a touched node is
+        kept until decay makes it cold again.
+
+        Args:
+            node_id: the node's id or a unique prefix of it (4 to 64 characters).
+
+        Returns:
+            The updated :class:`MnemoNode`.
+
+        Raises:
+            InvalidInputError: ``node_id`` is not a string of 4 to 64 characters.
+            NotFoundError / AmbiguousMatchError: ``node_id`` names no node, or several.
+            ReadOnlyError: writes are off (``write_enabled=false`` or a read-only database).
+            StorageError: the database refused the write.
+
+        Example:
+            >>> node = mnemos.add_node("task-1", "context", "Auth lives in src/auth")
+            >>> mnemos.touch(node.id[:8]).access_count
+            1
+        """
+        ref = check_node_ref(node_id)
+        self._ready()
+        with self.db.write() as conn:
+            return touch_node(conn, ref, self._clock)
+
+    def link(self, source_id: str, target_id: str, link_type: str = "related") -> None:
+        """Link two nodes (idempotent). ``link_type``: related, depends_on or caused_by."""
+        source_ref = check_node_ref(source_id, "source_id")
+        target_ref = check_node_ref(target_id, "target_id")
+        if link_type not in LINK_TYPES:
+            raise InvalidInputError(f"link_type must be one of {', '.join(LINK_TYPES)}")
+        self._ready()
+        with self.db.write() as conn:
+            link_nodes(conn, source_ref, target_ref, link_type, self._clock)
+
+    def compress(self, node_id: str, summary: str | None = None) -> MnemoNode:
+        """Keep a summary (given, or the first 200 characters) and clear the content.
+
+        Raises:
+            InvalidInputError: the node is not active, or its type is never compressed.
+        """
+        ref = check_node_ref(node_id)
+        note = check_content(summary, "summary") if summary is not None else None
+        self._ready()
+        with self.db.write() as conn:
+            return compress_node(conn, ref, note)
+
+    def evict(self, node_id: str) -> MnemoNode:
+        """Drop a node's content and summary (status ``evicted``).
+
+        Raises:
+            InvalidInputError: the node's type is never evicted (goal, constraint, ...).
+        """
+        ref = check_node_ref(node_id)
+        self._ready()
+        with self.db.write() as conn:
+            return evict_node(conn, ref)
+
+    def decay(self, task_id: str, factor: float | None = None) -> int:
+        """Multiply the weight of the task's active non-exempt nodes by ``factor`` (floor 0.01).
+
+        Goal, constraint, checkpoint and handoff nodes never decay. Returns the count.
+        """
+        task = validate_task_id(task_id)
+        rate = (
+            check_unit(factor, "factor", low_open=True, high_open=True)
+            if factor is not None
+            else self.config.decay_factor
+        )
+        self._ready()
+        with self.db.write() as conn:
+            return decay_weights(conn, task, rate)
+
+    def consolidate(
+        self, task_id: str, *, scope: Sequence[str] | None = None
+    ) -> ConsolidationResult:
+        """Micro-consolidation: compress the 3 oldest active results, evict the coldest eligible
+        context node, decay the rest.
+
+        A context node is eligible when its weight is below 0.2, it was accessed fewer than 3
+        times and its scope tags do not overlap ``scope`` (Jaccard 0). Without ``scope``, the
+        scope of the task's most recent path-bearing tool calls is used; with no such calls
+        every cold context node is eligible. Coldest first: lowest weight, then least recently
+        accessed, then oldest.
+
+        Args:
+            task_id: the task (for a LangGraph thread: its ``thread_id``).
+            scope: the scope tags of the current work (at most 16, each at most 128
+                characters); ``None`` takes them from the recent tool calls.
+
+        Returns:
+            A :class:`ConsolidationResult`: how many nodes were ``compressed``, ``evicted`` and
+            ``decayed``, and the ids of the compressed and evicted ones.
+
+        Raises:
+            InvalidInputError: a bad ``task_id`` or ``scope``.
+            ReadOnlyError: writes are off (``write_enabled=false`` or a read-only database).
+            StorageError: the database refused the write; no node changed.
+
+        Example:
+            >>> mnemos.consolidate("task-1", scope=["src", "auth"]).compressed
+            3
+        """
+        task = validate_task_id(task_id)
+        given = string_list(scope, "scope", max_items=MAX_TAGS, max_chars=MAX_TAG_CHARS)
+        self._ready()
+        with self.db.write() as conn:
+            return consolidate_task(
+                conn, task, self.config, scope=given if scope is not None else None
+            )
+
+    # ---------------------------------------------------------------------------- signals
+
+    def _signal_source(self) -> SignalSource:
+        return SignalSource(self.workspace, tuple(self.config.read_only_tools), self._clock)
+
+    def record_tool_call(
+        self,
+        task_id: str,
+        tool_name: str,
+        args: Any = None,
+        *,
+        call_id: str | None = None,
+        status: str = "pending",
+    ) -> None:
+        """Record one tool call (once per ``call_id``; a repeated id only updates the status).
+
+        ``status`` is ``pending`` (outcome not known yet), ``ok`` or ``error``.
+        """
+        task = validate_task_id(task_id)
+        name = check_tool_name(tool_name)
+        if status not in ("pending", "ok", "error"):
+            raise InvalidInputError("status must be pending, ok or error")
+        if call_id is not None:
+            check_call_id(call_id)
+        row = self._signal_source().tool_row(task, name, args, call_id, status)
+        self._ready()
+        with self.db.write() as conn:
+            store_tool_rows(conn, task, [row])
+
+    def record_tool_result(self, task_id: str, call_id: str, *, error: bool = False) -> bool:
+        """Set the outcome of a recorded call; returns False when the call is unknown."""
+        task = validate_task_id(task_id)
+        check_call_id(call_id)
+        if not isinstance(error, bool):
+            raise InvalidInputError("error must be true or false")
+        self._ready()
+        with self.db.write() as conn:
+            return set_tool_status(conn, task, call_id, error=error)
+
+    def record_usage(
+        self,
+        task_id: str,
+        tokens: int,
+        *,
+        context_window: int | None = None,
+        estimated: bool = False,
+        call_id: str | None = None,
+    ) -> None:
+        """Record the tokens of the last model call (its ``usage_metadata`` total)."""
+        task = validate_task_id(task_id)
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens < 2**31:
+            raise InvalidInputError("tokens must be a non-negative integer below 2**31")
+        if call_id is not None:
+            check_call_id(call_id)
+        if not isinstance(estimated, bool):
+            raise InvalidInputError("estimated must be true or false")
+        window = (
+            check_positive_int(context_window, "context_window", maximum=_MAX_WINDOW)
+            if context_window is not None
+            else None
+        )
+        self._ready()
+        with self.db.write() as conn:
+            store_usage(conn, task, tokens, window, estimated, call_id, moment=self._clock())
+
+    def observe_messages(self, task_id: str, messages: Sequence[Any]) -> int:
+        """Feed fatigue signals from a run's message list (LangChain messages or dicts).
+
+        Tool calls of AI messages become tool signals (once per tool call id), tool messages
+        with ``status="error"`` mark their call failed, and the last AI message's
+        ``usage_metadata`` gives the token reading (a character estimate of all messages when
+        the model reported none). Safe to call again with the grown list.
+
+        Returns:
+            How many tool calls were new.
+
+        Raises:
+            InvalidInputError: ``messages`` is not a list.
+
+        Example:
+            >>> mnemos.observe_messages("task-1", result["messages"])
+            2
+        """
+        task = validate_task_id(task_id)
+        if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+            raise InvalidInputError("messages must be a list of messages")
+        seen = observe(task, messages, self._signal_source(), self.config.chars_per_token)
+        self._ready()
+        with self.db.write() as conn:
+            new = store_tool_rows(conn, task, seen.rows)
+            if seen.tokens is not None:
+                store_usage(
+                    conn,
+                    task,
+                    seen.tokens,
+                    None,
+                    seen.estimated,
+                    seen.usage_id,
+                    moment=self._clock(),
+                )
+        return new
+
+    # ---------------------------------------------------------------------------- fatigue
+
+    def fatigue(self, task_id: str, *, log: bool = True) -> FatigueReading:
+        """Measure the task's fatigue now.
+
+        Every reading is logged unless ``log=False`` or the host is read-only
+        (``write_enabled=false``: a reading is then a pure read).
+
+        Args:
+            task_id: the task (for a LangGraph thread: its ``thread_id``).
+            log: store the reading (see :meth:`fatigue_history`).
+
+        Returns:
+            A :class:`FatigueReading`: the four dimensions, their ``composite`` and the
+            ``state`` (``FLOW``, ``COMPRESS``, ``PRE_SLEEP``, ``REM`` or ``EMERGENCY``). A task
+            with no signals reads ``FLOW``.
+
+        Raises:
+            InvalidInputError: a bad ``task_id``, or ``log`` is not a bool.
+            StorageError: the database could not be read or written.
+
+        Example:
+            >>> mnemos.fatigue("task-1", log=False).state
+            'FLOW'
+        """
+        task = validate_task_id(task_id)
+        if check_flag(log, "log") and self.kernel.write_enabled:
+            self._ready()
+            with self.db.write() as conn:
+                reading = measure(conn, task, self.config, self._clock)
+                insert_fatigue(conn, reading)
+            return reading
+        if self._readable():
+            with self.db.read() as conn:
+                return measure(conn, task, self.config, self._clock)
+        return measure(None, task, self.config, self._clock)
+
+    def fatigue_history(self, task_id: str, *, limit: int = 20) -> list[FatigueReading]:
+        """Logged readings, newest first."""
+        task = validate_task_id(task_id)
+        count = check_positive_int(limit, "limit")
+        if not self._readable():
+            return []
+        with self.db.read() as conn:
+            return list_fatigue(conn, task, count, self.config.context_window_tokens)
+
+    def maintain(self, task_id: str) -> FatigueResponse:
+        """Measure fatigue and take the actions of its state.
+
+        COMPRESS consolidates; PRE_SLEEP checkpoints (cooldown applies) and consolidates; REM
+        writes an emergency checkpoint (cooldown applies), consolidates and warns; EMERGENCY
+        forces an emergency checkpoint, consolidates, writes a HandoffNode and warns.
+
+        Example:
+            >>> mnemos.maintain("task-1").actions
+            ()
+        """
+        task = validate_task_id(task_id)
+        reading = self.fatigue(task)
+        plan = plan_actions(reading)
+        receipt = consolidation = handoff = None
+        if plan.checkpoint:
+            receipt = self.checkpoint(
+                task, force=plan.force, emergency=plan.emergency, reading=reading
+            )
+        if plan.consolidate:
+            consolidation = self.consolidate(task)
+        if plan.handoff:
+            handoff = self.handoff(task)
+        return FatigueResponse(
+            reading=reading,
+            actions=plan.actions,
+            consolidation=consolidation,
+            checkpoint=receipt,
+            handoff=handoff,
+            message=plan.message,
+        )
+
+    # ---------------------------------------------------------------------------- checkpoints
+
+    def summarize(self, task_id: str) -> TaskSummary:
+        """The task's typed summary from its live nodes and recent signals (no git state)."""
+        task = validate_task_id(task_id)
+        if not self._readable():
+            return TaskSummary()
+        with self.db.read() as conn:
+            return task_summary(conn, task, self.config, fatigue=None)
+
+    def checkpoint(
+        self,
+        task_id: str,
+        *,
+        force: bool = False,
+        emergency: bool = False,
+        git: bool | None = None,
+        reading: FatigueReading | None = None,
+    ) -> CheckpointReceipt:
+        """Write a CheckpointNode of the task's current summary.
+
+        Within the cooldown (120 s by default) after the task's last ``checkpoint()`` this
+        keeps that one and returns ``status="skipped"``; ``force=True`` bypasses it. Only the
+        newest ``checkpoint_keep`` (100) native CheckpointNodes of a task are kept.
+
+        Args:
+            task_id: the task (for a LangGraph thread: its ``thread_id``).
+            force: bypass the cooldown. emergency: mark an emergency checkpoint.
+            git: record the workspace branch and changed files (``None``: config ``git_state``).
+            reading: the fatigue reading to store (``None``: measure and log one).
+
+        Returns:
+            The :class:`CheckpointReceipt` (``skipped`` with the kept one within the cooldown).
+
+        Raises:
+            InvalidInputError: a bad ``task_id``, flag or ``reading`` (not a FatigueReading).
+            ReadOnlyError: writes are off. StorageError: the database refused the write.
+
+        Example:
+            >>> mnemos.checkpoint("task-1").status, mnemos.checkpoint("task-1").status
+            ('committed', 'skipped')
+        """
+        task = validate_task_id(task_id)
+        if reading is not None and not isinstance(reading, FatigueReading):
+            raise InvalidInputError("reading must be a FatigueReading")
+        force, emergency = check_flag(force, "force"), check_flag(emergency, "emergency")
+        with_git = self.config.git_state if git is None else check_flag(git, "git")
+        self._ready()
+        moment = self._clock()
+        with self.db.read() as conn:
+            skipped = self._cooldown(conn, task, moment, force)
+        if skipped is not None:
+            return skipped
+        if reading is None:
+            reading = self.fatigue(task)
+        git_state = self._git_state() if with_git else None
+        with self.db.write() as conn:
+            # Checked again under the write lock: another process may have written one since.
+            skipped = self._cooldown(conn, task, moment, force)
+            if skipped is not None:
+                return skipped
+            return write_checkpoint(
+                conn,
+                task,
+                self.config,
+                moment=moment,
+                reading=reading,
+                emergency=emergency,
+                git_state=git_state,
+            )
+
+    def _cooldown(
+        self, conn: Any, task: str, moment: float, force: bool
+    ) -> CheckpointReceipt | None:
+        return None if force else cooldown_receipt(conn, task, moment, self.config)
+
+    def _git_state(self) -> GitState | None:
+        if self.workspace is None:
+            return None
+        return collect_git_state(self.workspace, timeout=self.config.git_timeout_seconds)
+
+    def checkpoints(self, task_id: str, *, limit: int = 20) -> list[CheckpointRecord]:
+        """The task's CheckpointNodes (native and LangGraph), newest first."""
+        task = validate_task_id(task_id)
+        count = check_positive_int(limit, "limit")
+        if not self._readable():
+            return []
+        with self.db.read() as conn:
+            return list_checkpoints(conn, task, count)
+
+    def latest_checkpoint(self, task_id: str) -> CheckpointRecord | None:
+        """The newest root-graph CheckpointNode of the task, or ``None``."""
+        task = validate_task_id(task_id)
+        if not self._readable():
+            return None
+        with self.db.read() as conn:
+            return latest_checkpoint_record(conn, task)
+
+    def resume(self, task_id: str) -> str:
+        """The resume Markdown of the task's newest CheckpointNode.
+
+        For a LangGraph thread this is the CheckpointNode of the checkpoint LangGraph resumes
+        from; when that run carried no Mnemos state the task's live nodes fill the summary.
+
+        A read: it never writes and never creates the tables.
+
+        Args:
+            task_id: the task (for a LangGraph thread: its ``thread_id``).
+
+        Returns:
+            Markdown for a new session: the checkpoint's id, time and fatigue, then the goal,
+            active constraints, working memory, progress, key files, git state and node counts.
+
+        Raises:
+            InvalidInputError: a bad ``task_id``.
+            NotFoundError: the task has no checkpoint yet.
+            StorageError: the database could not be read.
+
+        Example:
+            >>> mnemos.resume("task-1").splitlines()[0]
+            '## Mnemos Session Resume'
+        """
+        task = validate_task_id(task_id)
+        if not self._readable():
+            raise no_checkpoint(task)
+        with self.db.read() as conn:
+            return resume_text(conn, task, self.config)
+
+    def handoff(self, task_id: str) -> MnemoNode:
+        """Write (and return) a HandoffNode: the task summary for a successor agent."""
+        task = validate_task_id(task_id)
+        self._ready()
+        moment = self._clock()
+        node_id = new_id()
+        with self.db.write() as conn:
+            node = NewNode("handoff", handoff_text(conn, task, self.config), origin="derived")
+            return insert_node(conn, task, node, node_id, moment=moment)
+
+    # ---------------------------------------------------------------------------- overview
+
+    def tasks(self) -> list[str]:
+        """Every task id with nodes, checkpoints or signals."""
+        if not self._readable():
+            return []
+        with self.db.read() as conn:
+            return task_ids(conn)
+
+    def status(self, task_id: str | None = None) -> list[TaskOverview]:
+        """Node counts, checkpoints and last fatigue of one task or of every task."""
+        task = validate_task_id(task_id) if task_id is not None else None
+        if not self._readable():
+            empty = TaskOverview(task_id=task, nodes=NodeSummary(), checkpoints=0) if task else None
+            return [empty] if empty is not None else []
+        with self.db.read() as conn:
+            ids = [task] if task is not None else task_ids(conn)
+            return [task_overview(conn, tid, self.config) for tid in ids]

@@ -1,0 +1,342 @@
+"""Signals: what a run shows Mnemos (tool calls, their outcome, token usage), as signal rows.
+
+A tool call becomes one row per call id (a repeated id only updates its status); token usage
+is one row per model call id. Everything observed is made storable with
+:func:`~langgraph_mnemon.contracts.safe_text` (model output may hold lone surrogates or NUL)
+instead of failing the turn. :func:`observe` reads a LangChain message list (or dicts).
+
+Example:
+    >>> is_read_only_tool("read_file"), is_read_only_tool("SearchWeb"), is_read_only_tool("edit")
+    (True, True, False)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from langgraph_mnemon.contracts import safe_text
+from langgraph_mnemon.memory_layers.mnemos._scope import dir_key, extract_paths, normalize_path
+from langgraph_mnemon.memory_layers.mnemos.schema import SIGNALS
+
+__all__ = [
+    "Observation",
+    "SignalSource",
+    "is_read_only_tool",
+    "observe",
+    "set_tool_status",
+    "store_tool_rows",
+    "store_usage",
+]
+
+_READ_VERBS = frozenset(
+    {
+        "read",
+        "get",
+        "view",
+        "cat",
+        "open",
+        "fetch",
+        "search",
+        "grep",
+        "glob",
+        "find",
+        "list",
+        "ls",
+        "show",
+        "lookup",
+        "query",
+        "head",
+        "tail",
+        "inspect",
+        "describe",
+        "retrieve",
+        "recall",
+    }
+)
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_WORDS = re.compile(r"[^a-z0-9]+")
+_MAX_TOKENS = 2**31 - 1  # the signals' INTEGER column; a model may report anything
+_ID_BATCH = 500
+
+
+def is_read_only_tool(name: str, extra: Iterable[str] = ()) -> bool:
+    """Whether a tool name reads without changing anything (``read_file``, ``SearchWeb``...).
+
+    Args:
+        name: the tool name as the model called it.
+        extra: names that always count as read-only (``MnemosConfig.read_only_tools``).
+
+    Returns:
+        True for names listed in ``extra`` and for names whose first word is a read verb
+        (read, get, view, search, grep, glob, list, fetch, ...).
+
+    Example:
+        >>> is_read_only_tool("getUser"), is_read_only_tool("deploy", extra=["deploy"])
+        (True, True)
+    """
+    if name in set(extra):
+        return True
+    words = [w for w in _WORDS.split(_CAMEL.sub(" ", name).lower()) if w]
+    return bool(words) and words[0] in _READ_VERBS
+
+
+@dataclass(frozen=True, slots=True)
+class SignalSource:
+    """What turns an observed call into a row: the workspace, read-only names, the clock."""
+
+    workspace: Path | None
+    read_only_tools: tuple[str, ...]
+    clock: Callable[[], float]
+
+    def tool_row(
+        self, task: str, name: str, args: Any, call_id: str | None, status: str = "pending"
+    ) -> dict[str, Any]:
+        """The signal row of one tool call (its first path-like argument gives the path)."""
+        path = self._first_path(args)
+        return {
+            "task_id": task,
+            "kind": "tool",
+            "call_id": safe_text(call_id) if call_id is not None else None,
+            "tool_name": safe_text(name)[:256],
+            "args_digest": _args_digest(args),
+            "path": path,
+            "dir_key": dir_key(path) if path else None,
+            "read_only": is_read_only_tool(name, self.read_only_tools),
+            "status": status,
+            "tokens": None,
+            "context_window": None,
+            "estimated": False,
+            "created_at": self.clock(),
+        }
+
+    def _first_path(self, args: Any) -> str | None:
+        """The first path-like argument, normalized; None when there is none."""
+        try:
+            paths = extract_paths(args)
+        except Exception:  # hostile argument objects (a raising __str__): no path, not a failure
+            return None
+        return normalize_path(safe_text(paths[0]), self.workspace) if paths else None
+
+
+# --- storing -------------------------------------------------------------------------------
+
+
+def store_tool_rows(conn: sa.Connection, task: str, rows: list[dict[str, Any]]) -> int:
+    """Insert the rows of new call ids and update the status of known ones; returns how many
+    rows were new."""
+    if not rows:
+        return 0
+    known = _known_statuses(conn, task, [r["call_id"] for r in rows if r["call_id"] is not None])
+    fresh = []
+    seen: set[str] = set()
+    for row in rows:
+        call_id = row["call_id"]
+        if call_id is None:
+            fresh.append(row)
+        elif call_id in known:
+            if row["status"] != "pending" and known[call_id] != row["status"]:
+                _update_status(conn, task, call_id, row["status"])
+        elif call_id not in seen:
+            seen.add(call_id)
+            fresh.append(row)
+    if fresh:
+        conn.execute(sa.insert(SIGNALS), fresh)
+    return len(fresh)
+
+
+def _known_statuses(conn: sa.Connection, task: str, ids: list[str]) -> dict[str, str]:
+    known: dict[str, str] = {}
+    for start in range(0, len(ids), _ID_BATCH):
+        batch = ids[start : start + _ID_BATCH]
+        for call_id, status in conn.execute(
+            sa.select(SIGNALS.c.call_id, SIGNALS.c.status).where(
+                SIGNALS.c.task_id == task,
+                SIGNALS.c.kind == "tool",
+                SIGNALS.c.call_id.in_(batch),
+            )
+        ):
+            known[call_id] = status
+    return known
+
+
+def _update_status(conn: sa.Connection, task: str, call_id: str, status: str) -> Any:
+    return conn.execute(
+        sa.update(SIGNALS)
+        .where(
+            SIGNALS.c.task_id == task,
+            SIGNALS.c.kind == "tool",
+            SIGNALS.c.call_id == call_id,
+        )
+        .values(status=status)
+    )
+
+
+def set_tool_status(conn: sa.Connection, task: str, call_id: str, *, error: bool) -> bool:
+    """Set the outcome of a recorded call; False when the call is unknown."""
+    result = _update_status(conn, task, call_id, "error" if error else "ok")
+    return bool(result.rowcount)
+
+
+def store_usage(
+    conn: sa.Connection,
+    task: str,
+    tokens: int,
+    window: int | None,
+    estimated: bool,
+    call_id: str | None,
+    *,
+    moment: float,
+) -> None:
+    """Record a token reading; a reading with the same ``call_id`` is replaced."""
+    values = {
+        "task_id": task,
+        "kind": "usage",
+        "call_id": call_id,
+        "tool_name": None,
+        "args_digest": None,
+        "path": None,
+        "dir_key": None,
+        "read_only": False,
+        "status": "ok",
+        "tokens": tokens,
+        "context_window": window,
+        "estimated": estimated,
+        "created_at": moment,
+    }
+    if call_id is not None:
+        conn.execute(
+            sa.delete(SIGNALS).where(
+                SIGNALS.c.task_id == task,
+                SIGNALS.c.kind == "usage",
+                SIGNALS.c.call_id == call_id,
+            )
+        )
+    conn.execute(sa.insert(SIGNALS).values(**values))
+
+
+# --- reading a message list ----------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Observation:
+    """What a message list shows: tool rows (with known outcomes) and the token reading."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    tokens: int | None = None
+    estimated: bool = False
+    usage_id: str | None = None
+
+
+def observe(
+    task: str, messages: Sequence[Any], source: SignalSource, chars_per_token: float
+) -> Observation:
+    """Tool rows of the AI messages' tool calls (outcomes from tool messages) and the token
+    reading of the last AI message (a character estimate of all messages without one)."""
+    seen = Observation()
+    outcomes: dict[str, str] = {}
+    last_ai: tuple[int, Any] | None = None
+    chars = 0
+    for i, message in enumerate(messages):
+        kind = _message_kind(message)
+        chars += _message_chars(message)
+        if kind == "ai":
+            last_ai = (i, message)
+            seen.rows += _call_rows(task, i, message, source)
+        elif kind == "tool":
+            call_id = _get(message, "tool_call_id")
+            if isinstance(call_id, str) and call_id:
+                status = "error" if _get(message, "status") == "error" else "ok"
+                outcomes[safe_text(call_id)] = status
+    for row in seen.rows:
+        if row["call_id"] in outcomes:
+            row["status"] = outcomes[row["call_id"]]
+    if last_ai is not None:
+        seen.tokens = _usage_tokens(_get(last_ai[1], "usage_metadata"))
+        seen.usage_id = safe_text(_get(last_ai[1], "id") or f"msg{last_ai[0]}")
+    if seen.tokens is None and messages:
+        seen.tokens = round(chars / chars_per_token)
+        seen.estimated = True
+        seen.usage_id = f"estimate:{len(messages)}"
+    return seen
+
+
+def _call_rows(task: str, index: int, message: Any, source: SignalSource) -> list[dict[str, Any]]:
+    rows = []
+    calls = _get(message, "tool_calls", None)
+    for j, call in enumerate(calls if isinstance(calls, (list, tuple)) else ()):
+        name = _get(call, "name")
+        if not isinstance(name, str) or not name.strip():
+            continue
+        call_id = safe_text(_get(call, "id") or f"msg{index}:{j}")
+        rows.append(source.tool_row(task, name, _get(call, "args", {}), call_id))
+    return rows
+
+
+def _args_digest(args: Any) -> str:
+    # Model output may hold lone surrogates (half an emoji): "surrogatepass" hashes them
+    # instead of failing, and gives the same digest as before for every encodable text.
+    try:
+        text = json.dumps(args, sort_keys=True, default=safe_text, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        text = safe_text(args)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def _json_chars(value: Any) -> int:
+    """How many characters ``value`` takes as JSON (its text when it cannot be dumped)."""
+    try:
+        return len(json.dumps(value, default=safe_text))
+    except (TypeError, ValueError, RecursionError):
+        return len(safe_text(value))
+
+
+def _get(message: Any, name: str, default: Any = None) -> Any:
+    if isinstance(message, Mapping):
+        return message.get(name, default)
+    return getattr(message, name, default)
+
+
+def _message_kind(message: Any) -> str | None:
+    kind = _get(message, "type") or _get(message, "role")
+    if kind == "assistant":
+        return "ai"
+    if kind == "user":
+        return "human"
+    return kind if isinstance(kind, str) else None
+
+
+def _message_chars(message: Any) -> int:
+    content = _get(message, "content", "")
+    total = 0
+    if isinstance(content, str):
+        total += len(content)
+    elif isinstance(content, list):
+        for block in content:
+            if isinstance(block, str):
+                total += len(block)
+            elif isinstance(block, Mapping):
+                text = block.get("text")
+                total += len(text) if isinstance(text, str) else _json_chars(block)
+    calls = _get(message, "tool_calls", None)
+    for call in calls if isinstance(calls, (list, tuple)) else ():
+        total += _json_chars(_get(call, "args", {})) + len(safe_text(_get(call, "name", "")))
+    return total
+
+
+def _usage_tokens(usage: Any) -> int | None:
+    if not isinstance(usage, Mapping):
+        return None
+    total = usage.get("total_tokens")
+    if isinstance(total, int) and total > 0:
+        return min(total, _MAX_TOKENS)
+    parts = [usage.get("input_tokens"), usage.get("output_tokens")]
+    numbers = [p for p in parts if isinstance(p, int) and p >= 0]
+    return min(sum(numbers), _MAX_TOKENS) if numbers else None

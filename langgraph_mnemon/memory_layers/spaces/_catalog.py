@@ -1,0 +1,449 @@
+"""The Memory Space catalog: space records in the ``mnemon_spaces`` table, secrets beside it.
+
+Catalog rules: the first space created in an empty catalog gets the native default id
+``default``; later ids are generated. A new space is inactive until its first committed write
+activates it (inactive spaces are not searched unless named explicitly). Reads never create
+the tables: before the first write every read answers empty. Secrets live in the host-side
+:class:`SecretStore`; a record names only which secret keys are configured.
+
+Every method here is blocking local I/O (SQL, one JSON file). The service's coroutines call
+them through ``asyncio.to_thread``, so no event loop ever waits on the database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from langgraph_mnemon.errors import InvalidInputError, NotFoundError
+from langgraph_mnemon.memory_layers.mnemos.spaces_schema import MIGRATIONS, SPACES
+from langgraph_mnemon.memory_layers.spaces._models import (
+    DiscoveredSpace,
+    MemoryProvider,
+    SpaceBinding,
+)
+from langgraph_mnemon.memory_layers.spaces._records import SpaceReceipt, SpaceRecord
+from langgraph_mnemon.memory_layers.spaces._registry import ProviderRegistry
+from langgraph_mnemon.memory_layers.spaces._secrets import SecretStore, split_config
+from langgraph_mnemon.memory_layers.spaces._validation import (
+    DEFAULT_SPACE_ID,
+    MAX_DESCRIPTION_CHARS,
+    MAX_NAME_CHARS,
+    NATIVE_PROVIDER_ID,
+    SPACE_ID_PATTERN,
+    check_space_id,
+    check_text_arg,
+)
+from langgraph_mnemon.storage.db import Database
+
+__all__ = ["NewSpace", "SpaceCatalog"]
+
+
+@dataclass(frozen=True, slots=True)
+class NewSpace:
+    """The checked arguments of a new space (see :meth:`SpaceCatalog.create_space`)."""
+
+    name: str
+    description: str
+    provider_id: str
+    provider: MemoryProvider
+    space_id: str | None
+    active: bool | None
+    config: dict[str, Any]
+    secrets: dict[str, str]
+
+
+class SpaceCatalog:
+    """Space records over one :class:`Database`, with secrets in a :class:`SecretStore`.
+
+    Args:
+        database: The shared SQL database (the ``mnemon_spaces`` table).
+        registry: The registered providers (a record lists its provider's capabilities).
+        secrets: Where provider credentials are kept host-side.
+        default_provider_id: The provider of a new space when none is named.
+        local_only: Refuse providers whose data leaves this machine.
+        clock: Seconds since the epoch (injectable for tests).
+    """
+
+    def __init__(
+        self,
+        database: Database,
+        registry: ProviderRegistry,
+        secrets: SecretStore,
+        *,
+        default_provider_id: str = NATIVE_PROVIDER_ID,
+        local_only: bool = False,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.db = database
+        self.registry = registry
+        self.secrets = secrets
+        self.default_provider_id = default_provider_id
+        self.local_only = local_only
+        self._clock = clock
+
+    # ------------------------------------------------------------------ tables and reads
+
+    def setup(self) -> None:
+        """Create or migrate the tables (idempotent)."""
+        self.db.setup(MIGRATIONS)
+
+    def ready(self) -> None:
+        """Create the tables before the first write."""
+        if not self.db.is_setup(MIGRATIONS):
+            self.db.setup(MIGRATIONS)
+
+    def _record(self, row: Mapping[str, Any], secret_keys: Mapping[str, list[str]]) -> SpaceRecord:
+        provider_id = row["provider_id"]
+        return SpaceRecord(
+            id=row["id"],
+            name=row["name"],
+            description=row["description"],
+            provider_id=provider_id,
+            active=bool(row["active"]),
+            config=dict(row["config"] or {}),
+            secrets_configured=list(secret_keys.get(row["id"], [])),
+            external_id=row["external_id"],
+            created_at=float(row["created_at"]),
+            updated_at=float(row["updated_at"]),
+            revision=int(row["revision"]),
+            capabilities=self.registry.capabilities(provider_id),
+            provider_registered=self.registry.get(provider_id) is not None,
+        )
+
+    def list_spaces(self, active: bool | None = None) -> list[SpaceRecord]:
+        """All spaces (or only active / inactive ones), oldest first."""
+        if not self.db.ready_for_read(MIGRATIONS):
+            return []  # nothing was ever written: a read creates no tables
+        stmt = sa.select(SPACES).order_by(SPACES.c.created_at, SPACES.c.id)
+        if active is not None:
+            stmt = stmt.where(SPACES.c.active == active)
+        with self.db.read() as conn:
+            rows = conn.execute(stmt).mappings().all()
+        keys = self.secrets.keys() if rows else {}
+        return [self._record(r, keys) for r in rows]
+
+    def get_space(self, space_id: Any) -> SpaceRecord:
+        """One space by id; :class:`NotFoundError` when there is none."""
+        space_id = check_space_id(space_id)
+        row = None
+        if self.db.ready_for_read(MIGRATIONS):
+            with self.db.read() as conn:
+                query = sa.select(SPACES).where(SPACES.c.id == space_id)
+                row = conn.execute(query).mappings().first()
+        if row is None:
+            raise NotFoundError(
+                f"no Memory Space {space_id!r}; list them with spaces.list_spaces() "
+                "(CLI: mnemon spaces list)"
+            )
+        return self._record(row, self.secrets.keys())
+
+    def binding(self, record: SpaceRecord) -> SpaceBinding:
+        """What the provider of ``record`` receives about it (secrets included, never shown)."""
+        secrets = self.secrets.get(record.id) if record.secrets_configured else {}
+        return SpaceBinding(
+            id=record.id,
+            name=record.name,
+            description=record.description,
+            config=record.config,
+            secrets=secrets,
+        )
+
+    async def abinding(self, record: SpaceRecord) -> SpaceBinding:
+        """:meth:`binding` without blocking the event loop (secrets live in a file)."""
+        if record.secrets_configured:
+            return await asyncio.to_thread(self.binding, record)
+        return self.binding(record)
+
+    def target(self, space_id: Any, operation: str) -> SpaceRecord:
+        """The space an operation on one space uses: the named one, else the only active one.
+
+        An empty catalog gets the native ``default`` space for ``remember``; several active
+        spaces (or none of several) need an explicit ``space_id``.
+        """
+        if space_id is not None:
+            return self.get_space(space_id)
+        spaces = self.list_spaces()
+        active = [s for s in spaces if s.active]
+        if len(active) == 1:
+            return active[0]
+        if len(active) > 1:
+            raise InvalidInputError(
+                f"{operation} requires an explicit Memory Space: {len(active)} are active "
+                f"({', '.join(s.id for s in active[:8])}); pass space_id="
+            )
+        if len(spaces) == 1:
+            return spaces[0]
+        if not spaces and operation == "remember":
+            return self._default_space()
+        raise InvalidInputError(
+            f"{operation} requires an explicit Memory Space (no single active space); "
+            "pass space_id="
+        )
+
+    def _default_space(self) -> SpaceRecord:
+        if self.registry.get(NATIVE_PROVIDER_ID) is None:
+            raise InvalidInputError(
+                "remember needs a Memory Space: create one with spaces.create_space()"
+            )
+        receipt = self.create_space("Default", "Default Memory Space.", NATIVE_PROVIDER_ID)
+        return receipt.space  # type: ignore[return-value]
+
+    def readable(self, space_ids: Sequence[str] | None) -> list[SpaceRecord]:
+        """The spaces a search asks: the named ones, else every active one with a provider."""
+        if space_ids is None:
+            return [s for s in self.list_spaces(active=True) if s.provider_registered]
+        if isinstance(space_ids, str) or not isinstance(space_ids, Sequence):
+            raise InvalidInputError("space_ids must be a list of Memory Space ids")
+        wanted = list(dict.fromkeys(check_space_id(s) for s in space_ids))
+        if not wanted:
+            raise InvalidInputError("space_ids must name at least one space (or be None for all)")
+        spaces = {s.id: s for s in self.list_spaces()}
+        missing = [s for s in wanted if s not in spaces]
+        if missing:
+            raise NotFoundError(
+                f"no Memory Space {missing[0]!r}; list them with spaces.list_spaces()"
+            )
+        return [spaces[s] for s in wanted]
+
+    # ------------------------------------------------------------------ writes
+
+    def check_new(
+        self,
+        name: Any,
+        description: Any,
+        provider_id: Any,
+        config: Mapping[str, Any] | None,
+        secrets: Mapping[str, str] | None,
+        space_id: Any,
+        active: Any,
+    ) -> NewSpace:
+        """The arguments of :meth:`create_space`, checked (no I/O)."""
+        name = check_text_arg(name, "name", limit=MAX_NAME_CHARS)
+        description = check_text_arg(
+            description, "description", limit=MAX_DESCRIPTION_CHARS, required=False
+        )
+        if provider_id is None:
+            provider_id = self.default_provider_id
+        if not isinstance(provider_id, str):
+            raise InvalidInputError("provider_id must be a string such as 'mnemos'")
+        provider = self.registry.require(provider_id)
+        if self.local_only and not provider.descriptor.local:
+            raise InvalidInputError(
+                f"provider {provider_id!r} keeps data outside this machine and the persistence "
+                "strategy is local-only (persistence_strategy.rules.data_boundary); choose a "
+                "local provider or allow remote data"
+            )
+        if space_id is not None:
+            space_id = check_space_id(space_id)
+        if active is not None and not isinstance(active, bool):
+            raise InvalidInputError("active must be true, false or None")
+        checked, secret_values = split_config(provider, config, secrets)
+        return NewSpace(
+            name, description, provider_id, provider, space_id, active, checked, secret_values
+        )
+
+    def create_space(
+        self,
+        name: Any,
+        description: Any,
+        provider_id: Any = None,
+        config: Mapping[str, Any] | None = None,
+        secrets: Mapping[str, str] | None = None,
+        space_id: Any = None,
+        active: Any = None,
+        external_id: str | None = None,
+    ) -> SpaceReceipt:
+        """Create a space (checked first); its secrets are stored after the row, or neither."""
+        new = self.check_new(name, description, provider_id, config, secrets, space_id, active)
+        self.ready()
+        created = self._insert(new, external_id)
+        if new.secrets:
+            try:
+                self.secrets.put(created, new.secrets)
+            except BaseException:
+                with self.db.write() as conn:
+                    conn.execute(SPACES.delete().where(SPACES.c.id == created))
+                raise
+        record = self.get_space(created)
+        return SpaceReceipt(
+            status="committed",
+            message=f"Memory Space {record.name!r} created (id {created!r}).",
+            changed=True,
+            revision=str(record.revision),
+            space=record,
+        )
+
+    def _insert(self, new: NewSpace, external_id: str | None) -> str:
+        now = self._clock()
+        with self.db.write() as conn:
+            count = conn.execute(sa.select(sa.func.count()).select_from(SPACES)).scalar() or 0
+            space_id = new.space_id
+            if space_id is None:
+                space_id = DEFAULT_SPACE_ID if count == 0 else _generated_id()
+            if conn.execute(sa.select(SPACES.c.id).where(SPACES.c.id == space_id)).first():
+                raise InvalidInputError(
+                    f"a Memory Space with id {space_id!r} already exists; choose another id"
+                )
+            conn.execute(
+                SPACES.insert().values(
+                    id=space_id,
+                    name=new.name,
+                    description=new.description,
+                    provider_id=new.provider_id,
+                    active=bool(new.active),
+                    config=new.provider.place(space_id, new.config),
+                    external_id=external_id,
+                    created_at=now,
+                    updated_at=now,
+                    revision=1,
+                )
+            )
+        return space_id
+
+    def update_space(
+        self, space_id: Any, name: Any = None, description: Any = None, active: Any = None
+    ) -> SpaceReceipt:
+        """Change a space's name, description or active flag (a no-op change is committed)."""
+        record = self.get_space(space_id)
+        changes = {
+            k: v
+            for k, v in _changed_values(name, description, active).items()
+            if getattr(record, k) != v
+        }
+        if not changes:
+            return SpaceReceipt(
+                status="committed",
+                message="Nothing to change.",
+                changed=False,
+                revision=str(record.revision),
+                space=record,
+            )
+        with self.db.write() as conn:
+            conn.execute(
+                SPACES.update()
+                .where(SPACES.c.id == record.id)
+                .values(**changes, updated_at=self._clock(), revision=SPACES.c.revision + 1)
+            )
+        updated = self.get_space(record.id)
+        return SpaceReceipt(
+            status="committed",
+            message=f"Memory Space {updated.name!r} updated (id {record.id!r}).",
+            changed=True,
+            revision=str(updated.revision),
+            space=updated,
+        )
+
+    def activate(self, space_id: str) -> bool:
+        """Mark an inactive space active; whether it changed."""
+        with self.db.write() as conn:
+            result = conn.execute(
+                SPACES.update()
+                .where(SPACES.c.id == space_id, SPACES.c.active.is_(False))
+                .values(active=True, updated_at=self._clock(), revision=SPACES.c.revision + 1)
+            )
+        return bool(result.rowcount)
+
+    # ------------------------------------------------------------------ discovery
+
+    def map_discovered(
+        self,
+        provider_id: str,
+        found: list[DiscoveredSpace],
+        config: dict[str, Any],
+        secrets: dict[str, str],
+    ) -> SpaceReceipt:
+        """Make the catalog match what ``provider_id`` holds: map new namespaces to (inactive)
+        spaces, drop the entries whose namespace vanished (provider data is never deleted)."""
+        self.ready()
+        now = self._clock()
+        created: list[str] = []
+        with self.db.write() as conn:
+            rows = conn.execute(
+                sa.select(SPACES.c.id, SPACES.c.external_id).where(
+                    SPACES.c.provider_id == provider_id
+                )
+            ).all()
+            mapped = {ext: space_id for space_id, ext in rows if ext is not None}
+            removed = _unmap_vanished(conn, rows, {d.external_id for d in found})
+            for item in found:
+                if item.external_id not in mapped:
+                    created.append(self._insert_discovered(conn, provider_id, item, config, now))
+            for space_id in created:
+                if secrets:
+                    self.secrets.put(space_id, secrets)
+        for space_id in removed:
+            self.secrets.put(space_id, None)
+        spaces = [s for s in self.list_spaces() if s.provider_id == provider_id]
+        return SpaceReceipt(
+            status="committed",
+            message=f"Discovered {len(found)}: {len(created)} mapped, {len(removed)} unmapped.",
+            changed=bool(created or removed),
+            revision=str(len(spaces)),
+            spaces=spaces,
+        )
+
+    @staticmethod
+    def _insert_discovered(
+        conn: sa.Connection,
+        provider_id: str,
+        item: DiscoveredSpace,
+        config: dict[str, Any],
+        now: float,
+    ) -> str:
+        count = conn.execute(sa.select(sa.func.count()).select_from(SPACES)).scalar()
+        if provider_id == NATIVE_PROVIDER_ID and SPACE_ID_PATTERN.match(item.external_id):
+            space_id = item.external_id
+        elif not count:
+            space_id = DEFAULT_SPACE_ID
+        else:
+            space_id = _generated_id()
+        conn.execute(
+            SPACES.insert().values(
+                id=space_id,
+                name=item.name[:MAX_NAME_CHARS] or space_id,
+                description=item.description[:MAX_DESCRIPTION_CHARS],
+                provider_id=provider_id,
+                active=False,
+                config={**config, **item.config},
+                external_id=item.external_id,
+                created_at=now,
+                updated_at=now,
+                revision=1,
+            )
+        )
+        return space_id
+
+
+def _generated_id() -> str:
+    return f"space-{uuid.uuid4().hex[:12]}"
+
+
+def _changed_values(name: Any, description: Any, active: Any) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    if name is not None:
+        values["name"] = check_text_arg(name, "name", limit=MAX_NAME_CHARS)
+    if description is not None:
+        values["description"] = check_text_arg(
+            description, "description", limit=MAX_DESCRIPTION_CHARS, required=False
+        )
+    if active is not None:
+        if not isinstance(active, bool):
+            raise InvalidInputError("active must be true or false")
+        values["active"] = active
+    return values
+
+
+def _unmap_vanished(conn: sa.Connection, rows: Sequence[Any], wanted: set[str]) -> list[str]:
+    removed = []
+    for space_id, ext in rows:
+        if ext is not None and ext not in wanted:
+            conn.execute(SPACES.delete().where(SPACES.c.id == space_id))
+            removed.append(space_id)
+    return removed

@@ -1,0 +1,363 @@
+"""Federated search over Memory Spaces (§5.1 of the reference).
+
+Each readable space is asked for ``min(50, max(limit, ⌈limit × candidate_multiplier⌉))`` rows
+concurrently; a provider that raises or times out becomes a per-space hint with status
+``unavailable`` (the search itself never fails for it); rows are fused with reciprocal-rank
+fusion when more than one provider kind answered (raw scores kept); the quality policy selects;
+when no selected row covers the query's exact anchors or enough of its tokens, the native spaces
+are searched once more in keyword mode and covering rows are merged ahead; covering rows are
+finally ordered first. The pure pieces (fusion, quality, anchors) are in :mod:`._fusion`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import unicodedata
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from langgraph_mnemon.memory_layers.spaces._fusion import (
+    RRF_K,
+    Candidate,
+    CoveragePlan,
+    QualityOutcome,
+    QualitySettings,
+    apply_quality,
+    candidate_limit,
+    classify_score,
+    coverage_plan,
+    covering,
+    fuse,
+    quality_stats,
+)
+from langgraph_mnemon.memory_layers.spaces._models import (
+    MemoryProvider,
+    MemoryRecord,
+    ProviderSearchRequest,
+    ProviderSearchResult,
+    SpaceBinding,
+)
+from langgraph_mnemon.memory_layers.spaces._records import (
+    RecallResult,
+    RecoveryReport,
+    SourceReport,
+    SourceStatus,
+    SpaceRecord,
+)
+from langgraph_mnemon.memory_layers.spaces._registry import ProviderRegistry
+from langgraph_mnemon.memory_layers.spaces._validation import NATIVE_PROVIDER_ID, SearchArgs
+
+__all__ = ["Binder", "FederatedSearch", "SpaceAnswer", "decorate"]
+
+Binder = Callable[[SpaceRecord], Awaitable[SpaceBinding]]
+"""Gives the binding a provider call gets for a space (secrets read off the loop)."""
+
+
+class SpaceAnswer(NamedTuple):
+    """How one space answered: its status, the provider's hint and its candidate rows."""
+
+    record: SpaceRecord
+    status: SourceStatus
+    hint: str | None
+    found: list[Candidate]
+
+
+@dataclass
+class _Recovery:
+    """The ranking and selection after the coverage step, and its report."""
+
+    ranked: list[Candidate]
+    outcome: QualityOutcome
+    recovered: list[Candidate]
+    report: RecoveryReport
+
+
+def _labels(record: SpaceRecord, registry: ProviderRegistry) -> dict[str, Any]:
+    return {
+        "space_id": record.id,
+        "space_name": record.name,
+        "provider_id": record.provider_id,
+        "capabilities": registry.capabilities(record.provider_id),
+    }
+
+
+def decorate(record: SpaceRecord, row: MemoryRecord, registry: ProviderRegistry) -> MemoryRecord:
+    """``row`` labelled with the space and provider it came from."""
+    return row.model_copy(update=_labels(record, registry))
+
+
+def _content(row: Any) -> str:
+    return unicodedata.normalize("NFKC", getattr(row, "content", "") or "")
+
+
+@dataclass(frozen=True)
+class FederatedSearch:
+    """One federated search over the given spaces (see the module docstring).
+
+    Args:
+        registry: The registered providers.
+        bind: Gives each provider call its space binding.
+        quality: Thresholds of the quality policies.
+        candidate_multiplier: How many more rows than ``limit`` each space is asked for.
+        timeout: Seconds a provider may take before it counts as unavailable.
+    """
+
+    registry: ProviderRegistry
+    bind: Binder
+    quality: QualitySettings
+    candidate_multiplier: float
+    timeout: float
+
+    async def run(self, args: SearchArgs, records: Sequence[SpaceRecord]) -> RecallResult:
+        """Ask every space, fuse, select, recover coverage and report per space."""
+        fetch = candidate_limit(args.limit, self.candidate_multiplier)
+        request = ProviderSearchRequest(
+            query=args.query,
+            mode=args.mode,
+            limit=fetch,
+            category=args.category,
+            source=args.source,
+            intent=args.intent,
+        )
+        answers = await asyncio.gather(
+            *(self.query_space(order, record, request) for order, record in enumerate(records))
+        )
+        ranked = fuse([c for answer in answers for c in answer.found])
+        outcome = apply_quality(args.policy_id, ranked, args.limit, self.quality)
+        filtered = bool(args.category or args.source or args.intent)
+        smart = args.mode == "smart" and not filtered
+        plan = coverage_plan(args.query) if smart else CoveragePlan("none")
+        if plan.kind == "none":
+            report = RecoveryReport(kind=plan.kind, terms=plan.terms, required=plan.required)
+            recovery = _Recovery(ranked, outcome, [], report)
+        else:
+            recovery = await self._cover(plan, answers, ranked, outcome, args, fetch)
+        return self._result(args, answers, recovery)
+
+    # ------------------------------------------------------------------ one space
+
+    async def query_space(
+        self, order: int, record: SpaceRecord, request: ProviderSearchRequest
+    ) -> SpaceAnswer:
+        """Ask one space; a failure or timeout is an ``unavailable`` answer, never an error."""
+        provider = self.registry.get(record.provider_id)
+        if provider is None:
+            hint = "unavailable: provider is not registered"
+            return SpaceAnswer(record, "unavailable", hint, [])
+        if not provider.descriptor.capabilities.search:
+            hint = "search is not supported by this provider"
+            return SpaceAnswer(record, "unsupported", hint, [])
+        answer = await self._ask(provider, record, request)
+        if isinstance(answer, SpaceAnswer):
+            return answer
+        found = self._candidates(answer, record, provider, order, request.limit)
+        return SpaceAnswer(record, "ready" if found else "empty", answer.hint, found)
+
+    async def _ask(
+        self, provider: MemoryProvider, record: SpaceRecord, request: ProviderSearchRequest
+    ) -> ProviderSearchResult | SpaceAnswer:
+        try:
+            return await asyncio.wait_for(
+                provider.search(await self.bind(record), request), timeout=self.timeout
+            )
+        except TimeoutError:
+            hint = f"unavailable: no answer within {int(self.timeout * 1000)} ms"
+            return SpaceAnswer(record, "unavailable", hint, [])
+        except Exception as exc:
+            message = " ".join(str(exc).split())[:300] or type(exc).__name__
+            return SpaceAnswer(record, "unavailable", f"unavailable: {message}", [])
+
+    @staticmethod
+    def _candidates(
+        answer: ProviderSearchResult,
+        record: SpaceRecord,
+        provider: MemoryProvider,
+        order: int,
+        limit: int,
+    ) -> list[Candidate]:
+        descriptor = provider.descriptor
+        normalized = descriptor.score_semantics == "normalized"
+        return [
+            Candidate(
+                row=row,
+                space_id=record.id,
+                provider_id=descriptor.id,
+                rank=rank,
+                order=order,
+                normalized=normalized,
+                score=row.score,
+            )
+            for rank, row in enumerate(answer.results[:limit], start=1)
+            if isinstance(row, MemoryRecord)
+        ]
+
+    # ------------------------------------------------------------------ coverage recovery
+
+    async def _cover(
+        self,
+        plan: CoveragePlan,
+        answers: Sequence[SpaceAnswer],
+        ranked: list[Candidate],
+        outcome: QualityOutcome,
+        args: SearchArgs,
+        fetch: int,
+    ) -> _Recovery:
+        """Run the native keyword pass when no selected row covers the plan, then put the
+        covering rows first (each group keeps the fused order)."""
+        recovered: list[Candidate] = []
+        ran = False
+        if not covering(plan, outcome.selected, _content):
+            natives = [
+                (order, answer.record)
+                for order, answer in enumerate(answers)
+                if answer.record.provider_id == NATIVE_PROVIDER_ID
+                and answer.status in ("ready", "empty")
+            ]
+            if natives:
+                ran = True
+                recovered = await self._recover(plan, natives, fetch)
+            if recovered:
+                ranked = _merged_ahead(recovered, ranked, fetch)
+                outcome = apply_quality(args.policy_id, ranked, args.limit, self.quality)
+        covering(plan, outcome.selected, _content)
+        need = plan.required
+        # Plan-covering rows first; each group keeps the fused order (sorting the covering
+        # rows by raw match count measured worse on LoCoMo-R: common words inflate counts).
+        outcome.selected = sorted(
+            outcome.selected, key=lambda c: 0 if need and c.coverage >= need else 1
+        )
+        report = RecoveryReport(
+            kind=plan.kind,
+            terms=plan.terms,
+            required=plan.required,
+            covered=any(c.coverage >= need for c in outcome.selected) if need else False,
+            ran=ran,
+            recovered=sum(1 for c in outcome.selected if c.recovered),
+        )
+        return _Recovery(ranked, outcome, recovered, report)
+
+    async def _recover(
+        self, plan: CoveragePlan, natives: list[tuple[int, SpaceRecord]], fetch: int
+    ) -> list[Candidate]:
+        request = ProviderSearchRequest(query=plan.recovery_query, mode="keyword", limit=fetch)
+        answers = await asyncio.gather(
+            *(self.query_space(order, record, request) for order, record in natives),
+            return_exceptions=True,
+        )
+        found: list[Candidate] = []
+        for answer in answers:
+            if not isinstance(answer, BaseException):
+                found.extend(answer.found)
+        covering(plan, found, _content)
+        keep = [c for c in found if c.coverage >= plan.required]
+        keep.sort(key=lambda c: (-c.coverage, -(c.score if c.score is not None else 0.0)))
+        for c in keep:
+            c.recovered = True
+        return keep[:fetch]
+
+    # ------------------------------------------------------------------ the result
+
+    def _result(
+        self, args: SearchArgs, answers: Sequence[SpaceAnswer], recovery: _Recovery
+    ) -> RecallResult:
+        by_space = _by_space(answers, recovery.recovered)
+        for group in by_space.values():
+            for c in group:
+                if c.reason is None:  # a row no policy classified (not selected, or recovered)
+                    tier, norm, reason = classify_score(c.score, c.normalized, self.quality)
+                    c.tier = tier or ("low" if reason != "invalid-score" else None)
+                    c.normalized_score, c.reason = norm, reason
+        outcome = recovery.outcome
+        rows = self._rows(outcome, answers, recovery.ranked)
+        hint = None
+        if not answers:
+            hint = "no active Memory Space to search; remember something or activate a space"
+        elif not rows:
+            hint = "no memory passed the quality policy for this query"
+        return RecallResult(
+            query=args.query,
+            mode=args.mode,
+            limit=args.limit,
+            policy_id=outcome.policy_id,
+            fallback_from=outcome.fallback_from,
+            results=rows,
+            sources=[
+                self._source(answer, by_space.get(answer.record.id, []), outcome, args)
+                for answer in answers
+            ],
+            recovery=recovery.report,
+            hint=hint,
+        )
+
+    def _source(
+        self,
+        answer: SpaceAnswer,
+        group: list[Candidate],
+        outcome: QualityOutcome,
+        args: SearchArgs,
+    ) -> SourceReport:
+        record = answer.record
+        stats = None
+        if answer.status in ("ready", "empty"):
+            stats = quality_stats(group, outcome.selected, outcome.policy_id, outcome.fallback_from)
+        return SourceReport(
+            space_id=record.id,
+            name=record.name,
+            provider_id=record.provider_id,
+            provider_label=self.registry.label(record.provider_id),
+            mode=args.mode,
+            status=answer.status,
+            item_count=len(answer.found),
+            hint=answer.hint,
+            quality=stats,
+        )
+
+    def _rows(
+        self, outcome: QualityOutcome, answers: Sequence[SpaceAnswer], ranked: list[Candidate]
+    ) -> list[MemoryRecord]:
+        multi = len({c.provider_id for c in ranked}) > 1
+        records = {}
+        for answer in answers:
+            records.setdefault(answer.record.id, answer.record)
+        rows: list[MemoryRecord] = []
+        for c in outcome.selected:
+            update = {
+                "normalized_score": c.normalized_score,
+                "relevance_tier": c.tier,
+                "federated_score": c.federated_score if multi else None,
+                **_labels(records[c.space_id], self.registry),
+                "matched_via": c.row.matched_via or ("keyword-recovery" if c.recovered else None),
+            }
+            rows.append(c.row.model_copy(update=update))
+        return rows
+
+
+def _merged_ahead(
+    recovered: list[Candidate], ranked: list[Candidate], fetch: int
+) -> list[Candidate]:
+    """Recovered rows ahead of the fused ones (no duplicates, at most ``fetch``); with several
+    provider kinds a recovered row gets the fusion score of its new position."""
+    keys = {c.key for c in recovered}
+    merged = (recovered + [c for c in ranked if c.key not in keys])[:fetch]
+    if len({c.provider_id for c in merged}) > 1:
+        for position, c in enumerate(merged, start=1):
+            if c.recovered:
+                c.federated_score = 1.0 / (RRF_K + position)
+    return merged
+
+
+def _by_space(
+    answers: Sequence[SpaceAnswer], recovered: list[Candidate]
+) -> dict[str, list[Candidate]]:
+    """Every candidate a space gave (recovered ones included once), by space id."""
+    by_space: dict[str, list[Candidate]] = {}
+    seen: set[tuple[str, str]] = set()
+    for answer in answers:
+        for c in answer.found:
+            by_space.setdefault(c.space_id, []).append(c)
+            seen.add(c.key)
+    for c in recovered:
+        if c.key not in seen:
+            by_space.setdefault(c.space_id, []).append(c)
+    return by_space

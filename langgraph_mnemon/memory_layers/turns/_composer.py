@@ -1,0 +1,334 @@
+"""The composer: Source facts → the strategy's spec → validation → projection → one frozen
+:class:`TurnView`, pinned per turn (and retained for child agents).
+
+A composition asks the kernel what a model may do now: a Source none of whose channels admits
+a model (a disabled layer) is never read, and a switch changed at run time applies to the next
+composition. When a Source revision moves while a view is composed, composition starts again
+(at most :data:`MAX_COMPOSE_ATTEMPTS` times).
+
+Example:
+    >>> composer = ViewComposer(mem.config, runtime=mem.runtime, documents=mem.documents,
+    ...                         spaces=mem.spaces, kernel=mem.kernel)
+    >>> view = composer.pin("turn-1", TurnScope(thread_id="t1"))
+    >>> composer.release("turn-1") is view
+    True
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from langgraph_mnemon.config import MnemonConfig
+from langgraph_mnemon.errors import ConflictError, InvalidInputError, NotFoundError
+from langgraph_mnemon.memory_layers.kernel import Kernel
+from langgraph_mnemon.memory_layers.turns._facts import (
+    DocumentsSource,
+    RuntimeSource,
+    SourceFacts,
+    SpacesSource,
+    collect_source_facts,
+    current_revisions,
+)
+from langgraph_mnemon.memory_layers.turns._models import (
+    TurnScope,
+    TurnView,
+    ViewFragment,
+    ViewGrants,
+    ViewSpec,
+)
+from langgraph_mnemon.memory_layers.turns._offers import Switches
+from langgraph_mnemon.memory_layers.turns._registry import LiveTurns
+from langgraph_mnemon.memory_layers.turns._spec import (
+    build_view_spec,
+    project_sources,
+    truncation_notes,
+    validate_view_spec,
+)
+from langgraph_mnemon.memory_layers.turns._text import text_digest
+from langgraph_mnemon.memory_layers.turns._wake import render_wake, tool_bindings
+
+__all__ = ["MAX_COMPOSE_ATTEMPTS", "ViewComposer", "checked_turn_id", "freeze_view"]
+
+MAX_COMPOSE_ATTEMPTS = 3
+"""How often composition is retried when a Source revision moves underneath it."""
+
+
+def checked_turn_id(value: Any) -> str:
+    """``value`` if it is a usable turn id.
+
+    Raises:
+        InvalidInputError: not a non-empty string of at most 512 characters.
+    """
+    if not isinstance(value, str) or not value.strip() or len(value) > 512:
+        raise InvalidInputError("turn_id must be a non-empty string of at most 512 characters")
+    return value
+
+
+def _grants(spec: ViewSpec, facts: SourceFacts) -> ViewGrants:
+    """What the view lets the host read for the model: the readable spaces when a Memory
+    Spaces route returns evidence, the Documents when documents/search is offered."""
+    spaces_read = any(r.source == "memory-spaces" and r.max_results for r in spec.routes)
+    return ViewGrants(
+        space_ids=facts.spaces.readable if facts.spaces is not None and spaces_read else (),
+        documents=any(r.id == "documents/search" for r in spec.routes),
+    )
+
+
+def freeze_view(
+    spec: ViewSpec,
+    facts: SourceFacts,
+    fragments: tuple[ViewFragment, ...],
+    moment: datetime,
+    config: MnemonConfig,
+) -> TurnView:
+    """The immutable view of a validated spec and its projection, with its digests."""
+    diagnostics = (*facts.diagnostics, *truncation_notes(fragments))
+    grants = _grants(spec, facts)
+    bindings = tool_bindings(spec.routes, spec.actions)
+    wake_text = render_wake(fragments, spec.routes, spec.actions, diagnostics)
+    budget = config.view_budget
+    body: dict[str, Any] = {
+        "strategy": spec.strategy,
+        "revisions": facts.revisions().model_dump(),
+        "grants": grants.model_dump(),
+        "fragments": [f.model_dump() for f in fragments],
+        "routes": [r.model_dump() for r in spec.routes],
+        "actions": [a.model_dump() for a in spec.actions],
+        "diagnostics": [d.model_dump() for d in diagnostics],
+        "budget": budget.model_dump(),
+    }
+    return TurnView(
+        id=f"view-{uuid.uuid4().hex}",
+        digest=text_digest(json.dumps(body, sort_keys=True, ensure_ascii=False)),
+        strategy=spec.strategy,
+        created_at=moment.astimezone(UTC).isoformat(timespec="seconds"),
+        revisions=facts.revisions(),
+        grants=grants,
+        fragments=fragments,
+        routes=spec.routes,
+        actions=spec.actions,
+        tool_names=tuple(name for b in bindings for name in b.split(" / ")),
+        diagnostics=diagnostics,
+        runtime_projected=any(f.source == "runtime" for f in fragments),
+        recall_envelope=spec.recall_envelope,
+        capacity_maintenance=spec.capacity_maintenance,
+        idle_review=spec.idle_review,
+        max_evidence_results=budget.max_evidence_results,
+        max_evidence_characters=budget.max_evidence_characters,
+        wake_text=wake_text,
+        wake_digest=text_digest(wake_text),
+    )
+
+
+class ViewComposer:
+    """Composes TurnViews from the layer services and keeps turn pins and child retentions.
+
+    Args:
+        config: the configuration (strategy, view budget).
+        runtime, documents, spaces: the layer services (``None`` leaves a Source out).
+        branch: the git branch whose Runtime Memory entries are shown.
+        clock: the current time (default: UTC now).
+        kernel: decides what a model may do now (default: one over ``config``).
+        live: the registry of live turns the pins go to (the turn service's; default: a
+            registry of its own).
+
+    Raises:
+        InvalidInputError: ``config`` is not a :class:`MnemonConfig`.
+
+    Example:
+        >>> ViewComposer(mem.config, runtime=mem.runtime).compose().strategy
+        'layered'
+    """
+
+    def __init__(
+        self,
+        config: MnemonConfig,
+        *,
+        runtime: RuntimeSource | None = None,
+        documents: DocumentsSource | None = None,
+        spaces: SpacesSource | None = None,
+        branch: str | None = None,
+        clock: Callable[[], datetime] | None = None,
+        kernel: Kernel | None = None,
+        live: LiveTurns | None = None,
+    ) -> None:
+        if not isinstance(config, MnemonConfig):
+            raise InvalidInputError(
+                f"ViewComposer takes a MnemonConfig (got {type(config).__name__})"
+            )
+        self.config = config
+        self.kernel = kernel or Kernel(config)
+        self.runtime = runtime
+        self.documents = documents
+        self.spaces = spaces
+        self.branch = branch
+        self._clock = clock or (lambda: datetime.now(UTC))
+        self._live = live if live is not None else LiveTurns()
+        self._lock = threading.Lock()
+        self._retained: dict[str, tuple[TurnView, int]] = {}
+
+    # -- composition -------------------------------------------------------------------------
+
+    def _attempt(
+        self, switches: Switches, moment: datetime
+    ) -> tuple[ViewSpec, SourceFacts, tuple[ViewFragment, ...], bool]:
+        """One composition, and whether no pinned Source revision moved meanwhile."""
+        facts = collect_source_facts(
+            runtime=self.runtime if switches.takes_part("runtime") else None,
+            documents=self.documents if switches.takes_part("documents") else None,
+            spaces=self.spaces if switches.takes_part("memory-spaces") else None,
+            branch=self.branch,
+            now=moment,
+            project_runtime=switches.projected["runtime"],
+        )
+        spec = build_view_spec(facts, self.config, switches=switches)
+        validate_view_spec(spec, self.config.view_budget)
+        fragments = project_sources(spec, facts)
+        pinned = facts.revisions()
+        still = current_revisions(self.runtime, self.documents, self.spaces, pinned) == pinned
+        return spec, facts, fragments, still
+
+    def compose(self, *, now: datetime | None = None) -> TurnView:
+        """A fresh view of the current memory state (not pinned).
+
+        Raises:
+            InvalidInputError: code ``view-budget``, the strategy's spec does not fit the
+                view budget.
+            ConflictError: code ``view-conflict``, a Source kept changing during
+                :data:`MAX_COMPOSE_ATTEMPTS` attempts.
+        """
+        moment = now or self._clock()
+        switches = Switches(self.kernel)
+        for _attempt in range(MAX_COMPOSE_ATTEMPTS):
+            spec, facts, fragments, still = self._attempt(switches, moment)
+            if still:
+                return freeze_view(spec, facts, fragments, moment, self.config)
+        raise ConflictError(
+            f"memory kept changing while the TurnView was composed ({MAX_COMPOSE_ATTEMPTS} "
+            "attempts); retry the turn once concurrent writes have finished",
+            code="view-conflict",
+        )
+
+    # -- pins --------------------------------------------------------------------------------
+
+    def pin(
+        self,
+        turn_id: str,
+        scope: TurnScope,
+        *,
+        retained: str | None = None,
+        now: datetime | None = None,
+    ) -> TurnView:
+        """Pin a view for ``turn_id`` and return it.
+
+        ``retained`` names a view retained with :meth:`retain` (a child agent's parent view):
+        the turn pins that view instead of composing a new one. Pinning the same turn id again
+        with the same scope returns the pinned view.
+
+        Raises:
+            InvalidInputError: a bad turn id or scope.
+            ConflictError: the turn id is pinned for another scope.
+            NotFoundError: ``retained`` is not a retained view.
+        """
+        turn_id = checked_turn_id(turn_id)
+        if not isinstance(scope, TurnScope):
+            raise InvalidInputError("scope must be a TurnScope(thread_id=..., agent_id=...)")
+        existing = self._live.pinned(turn_id)
+        if existing is not None:
+            return self._live.pin(turn_id, scope, existing.view)  # type: ignore[arg-type]
+        if retained is not None:
+            with self._lock:
+                held = self._retained.get(retained)
+            if held is None:
+                raise NotFoundError(
+                    f"no retained view {retained!r}; retain the parent's view with "
+                    "retain(view) before pinning a child turn to it"
+                )
+            return self._live.pin(turn_id, scope, held[0])
+        # A concurrent pin of the same turn may win meanwhile: the registry keeps the first.
+        return self._live.pin(turn_id, scope, self.compose(now=now))
+
+    def scope(self, turn_id: str) -> TurnScope:
+        """Whose turn ``turn_id`` is.
+
+        Raises:
+            NotFoundError: the turn is not pinned.
+        """
+        entry = self._live.pinned(checked_turn_id(turn_id))
+        if entry is None or entry.scope is None:
+            raise NotFoundError(f"turn {turn_id!r} is not pinned; its turn has ended")
+        return entry.scope
+
+    def pinned(self, turn_id: str) -> TurnView:
+        """The view pinned by ``turn_id``.
+
+        Raises:
+            NotFoundError: the turn is not pinned.
+        """
+        entry = self._live.pinned(checked_turn_id(turn_id))
+        if entry is None or entry.view is None:
+            raise NotFoundError(
+                f"turn {turn_id!r} has no pinned view; begin the turn (pin) before using memory"
+            )
+        return entry.view
+
+    def release(self, turn_id: str) -> TurnView:
+        """Release the pin of ``turn_id`` and return its view.
+
+        Raises:
+            NotFoundError: the turn is not pinned (already released?).
+        """
+        view = self._live.unpin(checked_turn_id(turn_id))
+        if view is None:
+            raise NotFoundError(f"turn {turn_id!r} is not pinned (already released?)")
+        return view
+
+    @property
+    def pinned_turns(self) -> list[str]:
+        """Turn ids currently pinned."""
+        return self._live.pinned_turns
+
+    # -- retained views (child agents) -------------------------------------------------------
+
+    def retain(self, view: TurnView) -> str:
+        """Keep ``view`` alive for a child agent (refcounted); returns the id to pin with."""
+        if not isinstance(view, TurnView):
+            raise InvalidInputError("retain() takes a TurnView")
+        with self._lock:
+            held, count = self._retained.get(view.id, (view, 0))
+            self._retained[view.id] = (held, count + 1)
+        return view.id
+
+    def unretain(self, view_id: str) -> int:
+        """Drop one retention of ``view_id``; returns how many remain (0: view forgotten).
+
+        Raises:
+            NotFoundError: the view is not retained.
+        """
+        with self._lock:
+            entry = self._retained.get(view_id)
+            if entry is None:
+                raise NotFoundError(f"view {view_id!r} is not retained")
+            count = entry[1] - 1
+            if count:
+                self._retained[view_id] = (entry[0], count)
+            else:
+                del self._retained[view_id]
+        return count
+
+    def retained(self, view_id: str) -> TurnView:
+        """A retained view by id.
+
+        Raises:
+            NotFoundError: the view is not retained.
+        """
+        with self._lock:
+            entry = self._retained.get(view_id)
+        if entry is None:
+            raise NotFoundError(f"view {view_id!r} is not retained")
+        return entry[0]

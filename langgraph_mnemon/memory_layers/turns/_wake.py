@@ -1,0 +1,266 @@
+"""The Wake (the complete memory state a turn shows the model), the one reminder cue per
+thread, and :class:`WakeTracker`, which remembers what each thread was last sent.
+
+The Wake is this plugin's own message: projected fragments, then the tools / routes /
+availability lines. It is sent only when its digest differs from the last Wake sent in the
+thread; at most one short recall / writeback cue is sent per thread, and never to a child
+agent. Source text is inserted literally; nothing here is ever used as a format template.
+
+Example:
+    >>> tracker = WakeTracker()
+    >>> wake = tracker.wake_for("t1", view)      # None when the thread already has this Wake
+    >>> cue = tracker.cue_for("t1", mem.config, view)    # at most one per thread
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from langgraph_mnemon.config import MnemonConfig
+from langgraph_mnemon.memory_layers.turns._facts import ViewDiagnostic
+from langgraph_mnemon.memory_layers.turns._models import (
+    Cue,
+    TurnView,
+    ViewFragment,
+    Wake,
+    plugin_metadata,
+)
+from langgraph_mnemon.memory_layers.turns._offers import (
+    VIEW_ACTION_TOOL,
+    VIEW_ROUTE_TOOL,
+    ActionOffer,
+    RouteOffer,
+)
+
+__all__ = [
+    "AVAILABILITY_HEADER",
+    "ROUTES_HEADER",
+    "TOOLS_HEADER",
+    "WakeTracker",
+    "reminder_cue",
+    "render_wake",
+    "tool_bindings",
+]
+
+TOOLS_HEADER = "MNEMON VIEW TOOLS (available in this View): "
+ROUTES_HEADER = (
+    "MNEMON VIEW ROUTES (quoted routing data; use mnemon_view_route or mnemon_view_action "
+    "by exact id): "
+)
+AVAILABILITY_HEADER = (
+    "MNEMON VIEW AVAILABILITY (quoted diagnostics; unavailable Sources are not evidence): "
+)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def tool_bindings(
+    view_routes: Sequence[RouteOffer], view_actions: Sequence[ActionOffer]
+) -> list[str]:
+    """Tool bindings in offer order (each once: a tool may serve a route and an action), then
+    the generic view tools when any offer is unbound."""
+    offers = (*view_routes, *view_actions)
+    bindings = list(dict.fromkeys(" / ".join(o.tools) for o in offers if o.tools))
+    if any(not r.tools for r in view_routes):
+        bindings.append(VIEW_ROUTE_TOOL)
+    if any(not a.tools for a in view_actions):
+        bindings.append(VIEW_ACTION_TOOL)
+    return bindings
+
+
+def _routes_payload(
+    fragments: Sequence[ViewFragment],
+    routes: Sequence[RouteOffer],
+    actions: Sequence[ActionOffer],
+) -> list[dict[str, Any]]:
+    covers = {f.source: f.text for f in fragments if f.role == "cover"}
+    payload = []
+    for source in ("runtime", "documents", "memory-spaces"):
+        unbound_routes = [r for r in routes if r.source == source and not r.tools]
+        unbound_actions = [a for a in actions if a.source == source and not a.tools]
+        if not unbound_routes and not unbound_actions:
+            continue
+        entry: dict[str, Any] = {"source": source}
+        if source in covers:
+            entry["cover"] = covers[source]
+        entry["routes"] = [
+            {"id": r.id, "description": r.description, "inputSchema": r.input_schema}
+            | ({"maxCalls": r.max_calls} if r.max_calls else {})
+            for r in unbound_routes
+        ]
+        entry["actions"] = [
+            {"id": a.id, "description": a.description, "inputSchema": a.input_schema}
+            for a in unbound_actions
+        ]
+        payload.append(entry)
+    return payload
+
+
+def render_wake(
+    fragments: Sequence[ViewFragment],
+    routes: Sequence[RouteOffer],
+    actions: Sequence[ActionOffer],
+    diagnostics: Sequence[ViewDiagnostic],
+) -> str:
+    """The Wake text: projected fragments, then the tools, routes and availability lines.
+
+    Covers of Sources with operations reachable only through ``mnemon_view_route`` /
+    ``mnemon_view_action`` travel inside the routes line instead of as their own paragraph.
+    """
+    payload = _routes_payload(fragments, routes, actions)
+    in_routes = {entry["source"] for entry in payload if "cover" in entry}
+    parts = [
+        f.text for f in fragments if f.text and not (f.role == "cover" and f.source in in_routes)
+    ]
+    bindings = tool_bindings(routes, actions)
+    if bindings:
+        parts.append(TOOLS_HEADER + ", ".join(bindings))
+    if payload:
+        parts.append(ROUTES_HEADER + _json(payload))
+    if diagnostics:
+        parts.append(
+            AVAILABILITY_HEADER
+            + _json(
+                [{"source": d.source, "status": d.status, "detail": d.detail} for d in diagnostics]
+            )
+        )
+    return "\n\n".join(parts)
+
+
+def _general_cue(config: MnemonConfig, tools: set[str]) -> tuple[list[str], str]:
+    reads: list[str] = []
+    write = ""
+    if config.recall_mode == "guided" and VIEW_ROUTE_TOOL in tools:
+        reads.append(
+            f"read memory with {VIEW_ROUTE_TOOL} using a route id from the newest "
+            "MNEMON VIEW ROUTES line"
+        )
+    if config.writeback_mode == "guided" and VIEW_ACTION_TOOL in tools:
+        write = (
+            f"Change memory with {VIEW_ACTION_TOOL} only for new facts the user gave or an "
+            "explicit request to save or correct something."
+        )
+    return reads, write
+
+
+def _layered_cue(config: MnemonConfig, view: TurnView, tools: set[str]) -> tuple[list[str], str]:
+    reads: list[str] = []
+    write = ""
+    if config.recall_mode == "guided":
+        if "mnemon_document_search" in tools:
+            reads.append("search Documents (mnemon_document_search) for substantial records")
+        if "mnemon_recall" in tools:
+            reads.append(
+                "call mnemon_recall only for durable history or exact earlier details you "
+                "are missing"
+            )
+    if config.writeback_mode == "guided" and any(a.id == "runtime/write" for a in view.actions):
+        write = (
+            "Write to mnemon_runtime_memory only new facts the user gave or an explicit "
+            "request to remember or correct something, never evidence you retrieved."
+        )
+    return reads, write
+
+
+def reminder_cue(config: MnemonConfig, view: TurnView) -> str | None:
+    """The recall / writeback cue text for a root turn, or ``None`` when no cue applies.
+
+    The recall part needs ``recall_mode=guided`` and a read the view offers; the writeback
+    part needs ``writeback_mode=guided`` and a write the view offers (the kernel decided the
+    offers: ``write_enabled=false`` offers none). ``lifecycle_enabled=false`` silences both.
+
+    Example:
+        >>> reminder_cue(mem.config, view)
+        '[MNEMON] If this turn needs memory, ...'
+    """
+    if not config.lifecycle_enabled:
+        return None
+    tools = set(view.tool_names)
+    if view.strategy == "general":
+        reads, write = _general_cue(config, tools)
+    else:
+        reads, write = _layered_cue(config, view, tools)
+    if not reads and not write:
+        return None
+    text = "[MNEMON]"
+    if reads:
+        text += " If this turn needs memory, " + "; ".join(reads) + "."
+    if write:
+        text += " " + write
+    closing = "Otherwise use no memory tool." if reads else "Otherwise leave memory unchanged."
+    return text + " " + closing
+
+
+class WakeTracker:
+    """Per-thread delivery state: the digest of the last Wake sent and whether a cue was sent.
+
+    In-process and thread-safe. A host that persists conversations can restore the state with
+    :meth:`restore` (for example from the ``source.digest`` metadata of the newest Wake message).
+
+    Example:
+        >>> tracker = WakeTracker()
+        >>> tracker.wake_for("t1", view) is not None, tracker.wake_for("t1", view)
+        (True, None)
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: dict[str, str] = {}
+        self._cued: set[str] = set()
+
+    def last_digest(self, thread_id: str) -> str | None:
+        """Digest of the last Wake sent in ``thread_id`` (``None`` before the first)."""
+        with self._lock:
+            return self._last.get(thread_id)
+
+    def needs_wake(self, thread_id: str, view: TurnView) -> bool:
+        """True when the view's Wake differs from the last one sent in the thread."""
+        with self._lock:
+            return self._last.get(thread_id) != view.wake_digest
+
+    def wake_for(self, thread_id: str, view: TurnView) -> Wake | None:
+        """The Wake to append now (recorded as sent), or ``None`` when the thread has it."""
+        with self._lock:
+            if self._last.get(thread_id) == view.wake_digest:
+                return None
+            self._last[thread_id] = view.wake_digest
+        return view.wake()
+
+    def cue_for(
+        self, thread_id: str, config: MnemonConfig, view: TurnView, *, root: bool = True
+    ) -> Cue | None:
+        """The thread's one reminder cue (recorded as sent), or ``None``.
+
+        Child agents (``root=False``) never get a cue; a thread that already had one gets none.
+        """
+        if not root:
+            return None
+        with self._lock:
+            if thread_id in self._cued:
+                return None
+            text = reminder_cue(config, view)
+            if text is None:
+                return None
+            self._cued.add(thread_id)
+        return Cue(text=text, metadata=plugin_metadata("instructions"))
+
+    def restore(self, thread_id: str, *, digest: str | None, cued: bool) -> None:
+        """Set a thread's state, e.g. after loading a conversation or compacting it."""
+        with self._lock:
+            if digest is None:
+                self._last.pop(thread_id, None)
+            else:
+                self._last[thread_id] = digest
+            if cued:
+                self._cued.add(thread_id)
+            else:
+                self._cued.discard(thread_id)
+
+    def forget(self, thread_id: str) -> None:
+        """Drop a thread's state, so the next turn sends the Wake (and cue) again."""
+        self.restore(thread_id, digest=None, cued=False)

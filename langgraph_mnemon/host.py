@@ -845,6 +845,8 @@ class Mnemon:
         if self._reviews is not None:
             self._reviews.close()
             self._reviews = None
+        if self._store is not None:
+            self._store.close()  # its sync loop thread; the store stays usable
         if self._spaces is not None:
             self._spaces.close()
             self._spaces = None

@@ -131,3 +131,21 @@ def test_the_store_facade_follows_the_same_rule(tmp_path: Path) -> None:
     assert caught.value.code == "sync-call-on-loop"
     assert store.get(("notes",), "k1").value == {"text": "hello"}  # nothing was lost
     mem.close()
+
+
+def test_closing_the_host_stops_the_store_loop(tmp_path: Path) -> None:
+    import threading
+
+    from langgraph_mnemon import Mnemon
+
+    mem = Mnemon.open(tmp_path / "m")
+    store = mem.store()
+    store.put(("notes",), "k1", {"text": "hello"})
+    loop_thread = store._runner._thread  # other tests' hosts may run loops of the same name
+    assert loop_thread is not None
+    assert loop_thread.is_alive()
+    assert loop_thread in threading.enumerate()
+    mem.close()
+    assert not loop_thread.is_alive()
+    assert store.get(("notes",), "k1").value == {"text": "hello"}  # starts again on use
+    mem.close()

@@ -224,6 +224,13 @@ class MnemonStore(CheckedArguments):
             self._siblings[trigger] = sibling
         return sibling
 
+    def close(self) -> None:
+        """Stop the private loop that runs sync ``batch`` calls (shared with the siblings).
+
+        ``Mnemon.close()`` calls it; a later sync call starts the loop again.
+        """
+        self._runner.close()
+
     @staticmethod
     def space_id_for(namespace: tuple[str, ...]) -> str:
         """The id of the Memory Space that holds ``namespace`` (it may not exist yet).

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from langgraph_mnemon.contracts import Usage
 from langgraph_mnemon.memory_layers.health import HealthReport
 from langgraph_mnemon.memory_layers.spaces import ProviderHealth
+from langgraph_mnemon.storage.db import redact_url
 
-__all__ = ["DocumentsStatus", "RuntimeStatus", "SpacesOverview", "Status"]
+__all__ = [
+    "DocumentsStatus",
+    "RuntimeStatus",
+    "SpacesOverview",
+    "Status",
+    "host_status",
+    "spaces_overview",
+]
 
 
 class RuntimeStatus(BaseModel):
@@ -62,8 +72,10 @@ class Status(BaseModel):
     database_url: str
     write_enabled: bool
     strategy: str
-    runtime: RuntimeStatus
-    documents: DocumentsStatus
+    # None when the tier's database tables cannot be read (the database is down): ``health``
+    # names the problem. On files an unreadable tier still raises.
+    runtime: RuntimeStatus | None
+    documents: DocumentsStatus | None
     spaces: SpacesOverview | None = None
     # Where chroma Memory Spaces live: "local <folder>" or "http(s)://host:port" (no token);
     # None when the chroma provider is disabled.
@@ -72,3 +84,65 @@ class Status(BaseModel):
     health: HealthReport = Field(default_factory=HealthReport)
     # False while a memory step is failing, a space is unreachable or the catalog is unread.
     healthy: bool = True
+
+
+def _runtime_status(runtime: Any) -> RuntimeStatus:
+    return RuntimeStatus(
+        revision=runtime.revision,
+        user=runtime.usage("user"),
+        memory=runtime.usage("memory"),
+        user_entries=len(runtime.entries("user")),
+        memory_entries=len(runtime.entries("memory")),
+        locally_archived=len(runtime.archived("memory")) + len(runtime.archived("user")),
+    )
+
+
+def _documents_status(documents: Any) -> DocumentsStatus:
+    return DocumentsStatus(
+        revision=documents.revision,
+        active=len(documents.list("active")),
+        archived=len(documents.list("archived")),
+        active_bytes=documents.usage(),
+    )
+
+
+def host_status(mem: Any, spaces: SpacesOverview | None) -> Status:
+    """The :class:`Status` of a host (or of one of its scoped views) with ``spaces`` read."""
+    config = mem.config
+    tiers: dict[str, Any] = {}
+    for name, read in (("runtime", _runtime_status), ("documents", _documents_status)):
+        if not config.layers_in_database:
+            tiers[name] = read(getattr(mem, name))  # a damaged file is an error, as it was
+            continue
+        tiers[name] = None
+        with mem.health.guard(f"status:{name}"):  # tables in a database that may be down
+            tiers[name] = read(getattr(mem, name))
+    report = mem.health.report()
+    readable = spaces is not None and None not in tiers.values()
+    return Status(
+        root=str(mem.root),
+        # Status is printed and served: never the database password.
+        database_url=redact_url(config.resolved_database_url),
+        write_enabled=config.write_enabled,
+        strategy=config.strategy,
+        runtime=tiers["runtime"],
+        documents=tiers["documents"],
+        spaces=spaces,
+        chroma=config.chroma.target(mem.root) if config.chroma.enabled else None,
+        health=report,
+        healthy=not report.degraded and readable and not spaces.unreachable,  # type: ignore[union-attr]
+    )
+
+
+def spaces_overview(spaces: Any) -> SpacesOverview:
+    """The Memory Spaces part of :class:`Status` (no provider is probed)."""
+    summary = spaces.status(probe=False)
+    health = spaces.health()
+    return SpacesOverview(
+        total=summary.total,
+        active=summary.active,
+        providers=sorted(spaces.providers),
+        provider_disabled=summary.provider_disabled,
+        provider_health=health.providers,
+        unreachable=health.unreachable,
+    )

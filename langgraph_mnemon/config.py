@@ -86,6 +86,28 @@ class DocumentsConfig(_Section):
     active_limit_bytes: int = Field(10 * 1024 * 1024, ge=1, le=1024 * 1024 * 1024)
 
 
+class ScopesConfig(_Section):
+    """How memory is divided between users and projects (DESIGN "Scopes").
+
+    Every operation runs in a ``(user, project)`` scope resolved from the run's config; with
+    neither given it is the single local scope, whose files are today's. USER.md always belongs
+    to the user. ``project_memory`` says who owns MEMORY.md and Documents: the project (shared
+    by its users) or each user within the project.
+    """
+
+    project_memory: Literal["project", "user_project"] = "project"
+    project_from_graph: bool = Field(
+        True,
+        description="Under LangGraph server, a run without mnemon_project uses its graph id "
+        "as the project (the product's own mnemon_* graphs stay in the local project).",
+    )
+    user_tokens: dict[str, SecretStr] = Field(
+        default_factory=dict,
+        description="Control-plane bearer tokens per user id: a request with the token runs "
+        "in that user's scope.",
+    )
+
+
 class EmbeddingConfig(_Section):
     """Dense embeddings for Memory Spaces.
 
@@ -523,6 +545,12 @@ class MnemonConfig(BaseSettings):
         None, description="SQLAlchemy URL; default: a SQLite file mnemon.db under root."
     )
     runtime_user_scope: Literal["storage", "global"] = "storage"
+    memory_storage: Literal["auto", "files", "database"] = Field(
+        "auto",
+        description="Where Runtime Memory and Documents live: files under root, or tables in "
+        "the database; auto = the database when database_url is PostgreSQL, else files.",
+    )
+    scopes: ScopesConfig = Field(default_factory=ScopesConfig)
     timeout_ms: int = Field(10_000, ge=100, le=120_000)
     default_recall_limit: int = Field(10, ge=1, le=50)
     runtime: RuntimeConfig = Field(default_factory=RuntimeConfig)
@@ -659,6 +687,13 @@ class MnemonConfig(BaseSettings):
     def resolved_database_url(self) -> str:
         """``database_url``, or the embedded SQLite file under the root."""
         return self.database_url or f"sqlite:///{self.root_path / 'mnemon.db'}"
+
+    @property
+    def layers_in_database(self) -> bool:
+        """Whether Runtime Memory and Documents live in database tables (``memory_storage``)."""
+        if self.memory_storage == "auto":
+            return (self.database_url or "").startswith(("postgresql", "postgres"))
+        return self.memory_storage == "database"
 
 
 def _explain(exc: ValidationError) -> str:

@@ -8,19 +8,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
+from urllib.parse import quote
 
-from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict, field_validator
 
 from langgraph_mnemon.errors import InvalidInputError
 
 __all__ = [
     "IMPORTANCE_LEVELS",
+    "LOCAL",
     "CleanStr",
     "FrozenModel",
     "Importance",
     "Outcome",
     "Receipt",
     "ReceiptStatus",
+    "Scope",
     "StepOutcome",
     "Usage",
     "check_text",
@@ -49,6 +52,68 @@ class FrozenModel(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+_SCOPE_ID_MAX = 200
+LOCAL = "local"
+"""The id of the single local user and the single local project (today's one storage root)."""
+
+
+def _scope_id(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"the scope's {what} must be text (got {type(value).__name__})")
+    value = value.strip()
+    if not value or len(value) > _SCOPE_ID_MAX:
+        raise ValueError(f"the scope's {what} must be 1-{_SCOPE_ID_MAX} characters")
+    if any(ord(c) < 32 or ord(c) == 127 or 0xD800 <= ord(c) <= 0xDFFF for c in value):
+        raise ValueError(f"the scope's {what} holds a control character; pass a plain id")
+    return value
+
+
+class Scope(FrozenModel):
+    """Who and what an operation runs for: a ``(user, project)`` pair.
+
+    USER.md belongs to the user; MEMORY.md and Documents to the project (or to user x project,
+    by configuration); each Memory Space to an owner. ``Scope()`` is the single local scope:
+    exactly the files and rows of a one-user install.
+
+    Example:
+        >>> Scope(user="alice", project="billing").user_key
+        'user:alice'
+        >>> Scope().is_local
+        True
+    """
+
+    user: str = LOCAL
+    project: str = LOCAL
+
+    @field_validator("user", mode="before")
+    @classmethod
+    def _user(cls, value: Any) -> str:
+        return _scope_id(value, "user")
+
+    @field_validator("project", mode="before")
+    @classmethod
+    def _project(cls, value: Any) -> str:
+        return _scope_id(value, "project")
+
+    @property
+    def is_local(self) -> bool:
+        """True for the single local scope (no user and no project given)."""
+        return self.user == LOCAL and self.project == LOCAL
+
+    @property
+    def user_key(self) -> str:
+        """The owner key of the user's rows (USER entries, the user's Memory Spaces)."""
+        return "user:" + quote(self.user, safe="")
+
+    def project_key(self, per_user: bool = False) -> str:
+        """The owner key of the project's rows; ``per_user`` for user x project memory."""
+        key = "project:" + quote(self.project, safe="")
+        return f"{key}/{self.user_key}" if per_user else key
+
+    def __str__(self) -> str:
+        return f"{self.user}@{self.project}"
 
 
 TimePrecision = Literal["seconds", "milliseconds", "microseconds"]

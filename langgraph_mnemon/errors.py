@@ -28,6 +28,7 @@ __all__ = [
     "ParticipationError",
     "ProviderError",
     "ReadOnlyError",
+    "ScopeMismatchError",
     "StorageError",
     "SyncCallOnLoopError",
 ]
@@ -207,6 +208,21 @@ _OS_ERRORS: dict[int, tuple[str, str]] = {
     ),
     errno.EIO: ("storage-error", "the device reported an I/O error; check the disk"),
 }
+
+
+class ScopeMismatchError(AuthorityError):
+    """A run names a user or scope it may not act for (another user than the authenticated one).
+
+    Nothing was read or written. Drop the named ``user_id`` (an authenticated run uses its own
+    user) or authenticate as that user.
+
+    Example:
+        >>> resolve_scope({"langgraph_auth_user_id": "a", "user_id": "b"}, ScopesConfig())
+        Traceback (most recent call last):
+        ScopeMismatchError: configurable user_id 'b' is not the authenticated user 'a'; ...
+    """
+
+    code = "scope-mismatch"
 
 
 class SyncCallOnLoopError(InvalidInputError, RuntimeError):

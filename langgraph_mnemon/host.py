@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from langgraph_mnemon._status import DocumentsStatus, RuntimeStatus, SpacesOverview, Status
+from langgraph_mnemon._status import (
+    DocumentsStatus,
+    RuntimeStatus,
+    SpacesOverview,
+    Status,
+    host_status,
+    spaces_overview,
+)
 from langgraph_mnemon.config import MnemonConfig
-from langgraph_mnemon.contracts import check_text
+from langgraph_mnemon.contracts import Scope, check_text
 from langgraph_mnemon.errors import (
     CapacityError,
     ConflictError,
@@ -26,12 +34,19 @@ from langgraph_mnemon.memory_layers.health import HealthRecord
 from langgraph_mnemon.memory_layers.kernel import Kernel, Trigger
 from langgraph_mnemon.memory_layers.mnemos import Database, Mnemos
 from langgraph_mnemon.memory_layers.runtime import RuntimeMemory, RuntimeMutation, RuntimeReceipt
+from langgraph_mnemon.memory_layers.scopes import (
+    LOCAL_SCOPE,
+    ScopedLayers,
+    build_documents,
+    build_runtime,
+    resolve_scope,
+    scope_of,
+)
 from langgraph_mnemon.memory_layers.spaces import MemorySpaces
 from langgraph_mnemon.storage.db import (
     create_engine,
     ensure_sqlite_directory,
     read_only_media_url,
-    redact_url,
     refuse_linked_sqlite,
 )
 
@@ -46,7 +61,7 @@ if TYPE_CHECKING:
     from langgraph_mnemon.checkpointers import AsyncMnemosSaver, MnemosSaver
     from langgraph_mnemon.memory_layers.activity import ReviewGate
     from langgraph_mnemon.memory_layers.agent_query import QueryAnswer
-    from langgraph_mnemon.memory_layers.turns import Turns
+    from langgraph_mnemon.memory_layers.turns import ScopeSources, Turns
     from langgraph_mnemon.memory_layers.write_worker import WriteCandidate, WriteReceipt
     from langgraph_mnemon.middleware import MnemonMiddleware
     from langgraph_mnemon.reviews import ReviewScheduler
@@ -88,15 +103,8 @@ class Mnemon:
                 raise StorageError.from_os_error(exc, "create the storage root", self.root) from exc
             except ValueError as exc:  # a NUL or a lone surrogate in the path
                 raise InvalidInputError(f"root {str(self.root)!r} is not a valid path") from exc
-        self.runtime = RuntimeMemory(
-            self.root,
-            user_root=cfg.global_root_path if cfg.runtime_user_scope == "global" else None,
-            user_limit_bytes=cfg.runtime.user_limit_bytes,
-            memory_limit_bytes=cfg.runtime.memory_limit_bytes,
-            workspace=cfg.workspace_path,
-            lock_timeout=cfg.runtime.lock_timeout_seconds,
-            kernel=self.kernel,
-        )
+        self.scope = LOCAL_SCOPE
+        self._parent: Mnemon | None = None  # set on the views that scoped() returns
         self._database: Database | None = None  # opened on first use
         self._mnemos: Mnemos | None = None
         self._spaces: MemorySpaces | None = None  # built on first use
@@ -107,14 +115,82 @@ class Mnemon:
         self._store: MnemonStore | None = None
         # Failed memory steps of agent runs (the guard records; status() shows them).
         self.health = HealthRecord()
-        self.documents = Documents(
-            self.root,
-            workspace=cfg.workspace_path,
-            body_limit_bytes=cfg.documents.body_limit_bytes,
-            active_limit_bytes=cfg.documents.active_limit_bytes,
-            lock_timeout=cfg.runtime.lock_timeout_seconds,
-            kernel=self.kernel,
+        # One Runtime Memory and one Documents service per scope (files or database tables).
+        self._runtimes = ScopedLayers(
+            lambda scope: build_runtime(cfg, self.kernel, scope, lambda: self.database)
         )
+        self._documents = ScopedLayers(
+            lambda scope: build_documents(cfg, self.kernel, scope, lambda: self.database)
+        )
+        self._views: ScopedLayers[Mnemon] = ScopedLayers(self._view)
+        self.runtime: RuntimeMemory = self._runtimes.get(LOCAL_SCOPE)
+        self.documents: Documents = self._documents.get(LOCAL_SCOPE)
+
+    # --- scopes: one user and one project per operation ---------------------------------------
+
+    def scoped(
+        self, scope: Scope | None = None, *, user: str | None = None, project: str | None = None
+    ) -> Mnemon:
+        """This host as seen from one scope: its ``runtime``, ``documents`` and ``spaces`` are
+        the scope's, and so are the writes, maintenance and worker graphs run through it.
+
+        Everything else (the database, Mnemos, the turn registry, reviews) is shared with the
+        host, which owns it: closing a scoped view closes nothing.
+
+        Args:
+            scope: the :class:`~langgraph_mnemon.contracts.Scope`; or give ``user`` and/or
+                ``project`` ids (the missing one is the local one).
+
+        Returns:
+            The view of that scope (the same object on every call); the host itself for the
+            local scope.
+
+        Raises:
+            InvalidInputError: an id is empty, too long or holds control characters, or both
+                ``scope`` and ids are given.
+
+        Example:
+            >>> alice = mem.scoped(user="alice", project="billing")
+            >>> alice.runtime.add("user", "Prefers metric units.").status
+            'committed'
+            >>> "metric" in mem.runtime.snapshot().text
+            False
+        """
+        root = self._parent or self
+        if scope is None:
+            scope = scope_of(user, project)
+        elif not isinstance(scope, Scope) or user is not None or project is not None:
+            raise InvalidInputError("scoped() takes a Scope, or user= and project= ids")
+        return root if scope.is_local else root._views.get(scope)
+
+    def resolve_scope(self, config: Mapping[str, Any] | None) -> Scope:
+        """The scope of a run from its config (or its ``configurable``): the authenticated
+        LangGraph user, else ``user_id``; ``mnemon_project``, else the served graph id.
+
+        Raises:
+            ScopeMismatchError: ``user_id`` is not the authenticated user.
+            InvalidInputError: an id is empty, too long or holds control characters.
+
+        Example:
+            >>> mem.resolve_scope({"configurable": {"user_id": "alice"}}).user
+            'alice'
+        """
+        conf = (config or {}).get("configurable", config) if config else {}
+        return resolve_scope(conf if isinstance(conf, Mapping) else {}, self.config.scopes)
+
+    def _sources(self, scope: Scope) -> ScopeSources:
+        from langgraph_mnemon.memory_layers.turns import ScopeSources
+
+        view = self.scoped(scope)
+        return ScopeSources(view.runtime, view.documents, view.spaces)
+
+    def _view(self, scope: Scope) -> Mnemon:
+        view = object.__new__(type(self))
+        view.__dict__.update(self.__dict__)  # config, kernel, root, health: shared as they are
+        view.scope, view._parent, view._graphs = scope, self, {}
+        view.runtime, view.documents = self._runtimes.get(scope), self._documents.get(scope)
+        view._spaces = None
+        return view
 
     @classmethod
     def open(cls, root: str | Path | None = None, **settings: Any) -> Self:
@@ -162,36 +238,10 @@ class Mnemon:
             >>> mem.status().runtime.memory.limit
             10240
         """
-        runtime = self.runtime
         spaces = None
         with self.health.guard("status:spaces"):
-            spaces = self._spaces_overview()
-        report = self.health.report()
-        return Status(
-            root=str(self.root),
-            # Status is printed and served: never the database password.
-            database_url=redact_url(self.config.resolved_database_url),
-            write_enabled=self.config.write_enabled,
-            strategy=self.config.strategy,
-            runtime=RuntimeStatus(
-                revision=runtime.revision,
-                user=runtime.usage("user"),
-                memory=runtime.usage("memory"),
-                user_entries=len(runtime.entries("user")),
-                memory_entries=len(runtime.entries("memory")),
-                locally_archived=len(runtime.archived("memory")) + len(runtime.archived("user")),
-            ),
-            documents=DocumentsStatus(
-                revision=self.documents.revision,
-                active=len(self.documents.list("active")),
-                archived=len(self.documents.list("archived")),
-                active_bytes=self.documents.usage(),
-            ),
-            spaces=spaces,
-            chroma=self.config.chroma.target(self.root) if self.config.chroma.enabled else None,
-            health=report,
-            healthy=not report.degraded and spaces is not None and not spaces.unreachable,
-        )
+            spaces = spaces_overview(self.spaces)
+        return host_status(self, spaces)
 
     # --- Mnemos task memory and checkpointer ----------------------------------------
 
@@ -204,6 +254,8 @@ class Mnemon:
         the user names explicitly is theirs and is opened as given, links included. With
         ``write_enabled=false`` nothing is created: no folder, no file, no tables.
         """
+        if self._parent is not None:
+            return self._parent.database
         if self._database is None:
             cfg = self.config
             url = cfg.resolved_database_url
@@ -230,6 +282,8 @@ class Mnemon:
         Example:
             >>> node = mem.mnemos.add_node("task-1", "goal", "Ship the release notes")
         """
+        if self._parent is not None:
+            return self._parent.mnemos
         if self._mnemos is None:
             self._mnemos = Mnemos(
                 self.database,
@@ -286,6 +340,8 @@ class Mnemon:
             >>> model_store = mem.store(trigger="automatic")  # for LangMem's memory tools
             >>> tools = [create_manage_memory_tool(("memories",), store=model_store)]
         """
+        if self._parent is not None:
+            return self._parent.store(trigger=trigger).scoped(self.scope)
         if self._store is None:
             from langgraph_mnemon.store import MnemonStore
 
@@ -299,12 +355,7 @@ class Mnemon:
 
         Enter it inside the event loop that runs the graph; it opens its own engine (psycopg
         async on PostgreSQL; on SQLite a pool whose transactions run on worker threads), sets the
-        schema up and disposes the engine on exit. No method blocks the event loop::
-
-            async with mem.acheckpointer() as saver:
-                graph = builder.compile(checkpointer=saver)
-                await graph.ainvoke(inputs, config)
-
+        schema up and disposes the engine on exit. No method blocks the event loop.
         ``mem.acheckpointer`` itself fits ``langgraph.json`` ``checkpointer.path``.
 
         Args:
@@ -347,7 +398,14 @@ class Mnemon:
             >>> mem.spaces.create_space("Team decisions").status
             'committed'
         """
+        if self._parent is not None:  # the scope's spaces only (owned by its user or project)
+            if self._spaces is None:
+                self._spaces = self._parent.spaces.for_scope(
+                    self.scope, per_user=self.config.scopes.project_memory == "user_project"
+                )
+            return self._spaces
         if self._spaces is None:
+            from langgraph_mnemon.adapters.providers import configured_providers
             from langgraph_mnemon.memory_layers.spaces import QualitySettings
 
             cfg = self.config
@@ -355,7 +413,7 @@ class Mnemon:
             self._spaces = MemorySpaces(
                 self.database,
                 root=self.root,
-                providers=self._providers(),
+                providers=configured_providers(self.config, self.database),
                 quality=QualitySettings(
                     low_score_threshold=quality.low_score_threshold,
                     high_score_threshold=quality.high_score_threshold,
@@ -373,49 +431,6 @@ class Mnemon:
             )
         return self._spaces
 
-    def _providers(self) -> list[Any]:
-        """The configured providers: the native one, plus Chroma when enabled and installed."""
-        from langgraph_mnemon.adapters.embeddings import WordLlamaEmbedder, build_embedder
-        from langgraph_mnemon.adapters.providers.mnemos import MnemosProvider
-
-        cfg = self.config
-        embedder = build_embedder(cfg.embedding)
-        providers: list[Any] = [MnemosProvider(self.database, embedder=embedder)]
-        if not cfg.chroma.enabled:
-            return providers
-        try:
-            from langgraph_mnemon.adapters.providers.chroma import ChromaProvider
-        except ImportError:  # chromadb not installed: the provider is simply absent
-            return providers
-        token = cfg.chroma.token.get_secret_value() if cfg.chroma.token else None
-        providers.append(
-            ChromaProvider(
-                embedder if embedder is not None else WordLlamaEmbedder,
-                path=cfg.chroma.path or self.root / "chroma",
-                host=cfg.chroma.host,
-                port=cfg.chroma.port,
-                ssl=cfg.chroma.ssl,
-                token=token,
-                tenant=cfg.chroma.tenant,
-                database=cfg.chroma.database,
-                # <root>/chroma is managed: never through a link; a named path is the user's.
-                follow_symlinks=cfg.chroma.path is not None,
-            )
-        )
-        return providers
-
-    def _spaces_overview(self) -> SpacesOverview:
-        summary = self.spaces.status(probe=False)
-        health = self.spaces.health()
-        return SpacesOverview(
-            total=summary.total,
-            active=summary.active,
-            providers=sorted(self.spaces.providers),
-            provider_disabled=summary.provider_disabled,
-            provider_health=health.providers,
-            unreachable=health.unreachable,
-        )
-
     # --- end Memory Spaces --------------------------------------------------------------------
 
     # --- turns: pinned views, the Wake, activity for idle review -----------------------------
@@ -430,6 +445,8 @@ class Mnemon:
             >>> mem.turns.pinned(start.turn_id).strategy
             'layered'
         """
+        if self._parent is not None:
+            return self._parent.turns
         if self._turns is None:
             from langgraph_mnemon.memory_layers.turns import Turns
 
@@ -440,6 +457,7 @@ class Mnemon:
                 documents=self.documents,
                 spaces=lambda: self.spaces,  # opened on the first composition
                 reviews=lambda: self.reviews,  # the current scheduler (set_reviews swaps it)
+                scoped=self._sources,
             )
         return self._turns
 
@@ -455,6 +473,8 @@ class Mnemon:
         Example:
             >>> mem.reviews.turn_started("thread-1")  # a new turn cancels the pending review
         """
+        if self._parent is not None:
+            return self._parent.reviews
         if self._reviews is None:
             from langgraph_mnemon.memory_layers.activity import ReviewGate, ReviewSettings
             from langgraph_mnemon.memory_layers.activity_store import SqlActivityStore
@@ -477,6 +497,9 @@ class Mnemon:
         Example:
             >>> mem.set_reviews(ServerReviews(mem.review_gate, os.environ["LANGGRAPH_API_URL"]))
         """
+        if self._parent is not None:
+            self._parent.set_reviews(reviews)
+            return
         if self._reviews is not None and self._reviews is not reviews:
             self._reviews.close()
         self._reviews = reviews
@@ -489,6 +512,9 @@ class Mnemon:
             >>> mem.config.idle_review.enabled = False
             >>> mem.settings_changed()  # the review gate now schedules nothing
         """
+        if self._parent is not None:
+            self._parent.settings_changed()
+            return
         if self._reviews is not None:
             from langgraph_mnemon.memory_layers.activity import ReviewSettings
 
@@ -628,6 +654,8 @@ class Mnemon:
         Raises:
             InvalidInputError: ``worker_model`` names a provider whose package is missing.
         """
+        if self._parent is not None:
+            return self._parent.worker_model
         if self._worker_model is _UNSET:
             from langgraph_mnemon.adapters.models import resolve_chat_model
 
@@ -842,6 +870,8 @@ class Mnemon:
             >>> with Mnemon.open("./.mnemon") as mem:
             ...     mem.runtime.add("memory", "Tests run with `pytest -q`.")
         """
+        if self._parent is not None:
+            return  # a scoped view: the host owns every resource
         if self._reviews is not None:
             self._reviews.close()
             self._reviews = None
@@ -865,4 +895,5 @@ class Mnemon:
         self.close()
 
     def __repr__(self) -> str:
-        return f"Mnemon(root={str(self.root)!r})"
+        scope = "" if self.scope.is_local else f", scope={str(self.scope)!r}"
+        return f"Mnemon(root={str(self.root)!r}{scope})"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -33,21 +34,28 @@ def postgres_server() -> str:
     return service_url(POSTGRES_ENV, "PostgreSQL", ".ci/start-postgres.sh")
 
 
-@pytest.fixture
-def postgres_url(postgres_server: str) -> Iterator[str]:
-    """A URL whose ``search_path`` is a fresh schema, dropped after the test."""
+@contextmanager
+def fresh_schema(server: str) -> Iterator[str]:
+    """A URL of ``server`` whose ``search_path`` is a fresh schema, dropped afterwards."""
     import psycopg
 
-    plain = postgres_server.replace("postgresql+psycopg://", "postgresql://", 1)
+    plain = server.replace("postgresql+psycopg://", "postgresql://", 1)
     schema = f"t_{uuid.uuid4().hex[:16]}"
     with psycopg.connect(plain, autocommit=True) as conn:
         conn.execute(f'CREATE SCHEMA "{schema}"')
-    sep = "&" if "?" in postgres_server else "?"
+    sep = "&" if "?" in server else "?"
     try:
-        yield f"{postgres_server}{sep}options=-csearch_path%3D{schema}"
+        yield f"{server}{sep}options=-csearch_path%3D{schema}"
     finally:
         with psycopg.connect(plain, autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str) -> Iterator[str]:
+    """A URL whose ``search_path`` is a fresh schema, dropped after the test."""
+    with fresh_schema(postgres_server) as url:
+        yield url
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -10,6 +10,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from documents_support import Backend
+from documents_support import backend as backend  # the fixture, on every backend
 
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.contracts import Receipt
@@ -175,10 +177,10 @@ def test_frontmatter_quotes_unsafe_characters(tmp_path: Path) -> None:
         docs.create("Title", "body", description="a\u0085b")
 
 
-def test_multibyte_size_accounting(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_multibyte_size_accounting(tmp_path: Path, backend: Backend) -> None:
+    docs = backend.open_docs(tmp_path)
     doc = docs.create("数据库", "数据库迁移计划 🚀").document
-    on_disk = (docs.directory / "active" / doc.filename).read_bytes()
+    on_disk = backend.file_text(docs, doc).encode()
     assert doc.size_bytes == len(on_disk)
     assert docs.usage().used == len(on_disk)
     assert len("数据库迁移计划 🚀".encode()) == 26  # 7 × 3 + space + 4-byte emoji
@@ -188,8 +190,8 @@ def test_multibyte_size_accounting(tmp_path: Path) -> None:
 # get / read / list / update
 
 
-def test_get_read_list_and_find_id(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_get_read_list_and_find_id(tmp_path: Path, backend: Backend) -> None:
+    docs = backend.open_docs(tmp_path)
     a = docs.create("Alpha", "first").document
     b = docs.create("Beta", "second").document
     assert docs.get(a.id) == a
@@ -236,8 +238,10 @@ def test_find_id_ambiguous_prefix(tmp_path: Path) -> None:
         again.find_id("ab")
 
 
-def test_update_bumps_revision_and_renames_on_title_change(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_update_bumps_revision_and_renames_on_title_change(
+    tmp_path: Path, backend: Backend
+) -> None:
+    docs = backend.open_docs(tmp_path)
     doc = docs.create("Runbook", "step one", session_ids=["s1"]).document
     old_file = doc.filename
     r = docs.update(doc.id, content="step one\nstep two", expected_revision=1)
@@ -252,7 +256,7 @@ def test_update_bumps_revision_and_renames_on_title_change(tmp_path: Path) -> No
     assert r.document.revision == 3
     assert r.document.filename == f"deploy-runbook-{doc.id[:8]}.md"
     assert r.document.session_ids == ("s2", "s1")
-    assert doc_files(docs)["active"] == [r.document.filename]
+    assert backend.doc_files(docs)["active"] == [r.document.filename]
     assert docs.read(doc.id) == "step one\nstep two"
 
     # A no-op update is a committed no-change receipt with the same revision.
@@ -267,8 +271,8 @@ def test_update_bumps_revision_and_renames_on_title_change(tmp_path: Path) -> No
     assert cleared.source_paths == ()
 
 
-def test_session_ids_union_keeps_the_20_most_recent(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_session_ids_union_keeps_the_20_most_recent(tmp_path: Path, backend: Backend) -> None:
+    docs = backend.open_docs(tmp_path)
     doc = docs.create("S", "x", session_ids=[f"s{i}" for i in range(15)]).document
     updated = docs.update(doc.id, session_ids=[f"t{i}" for i in range(10)]).document
     assert len(updated.session_ids) == 20
@@ -278,14 +282,14 @@ def test_session_ids_union_keeps_the_20_most_recent(tmp_path: Path) -> None:
         docs.update(doc.id, session_ids=[f"u{i}" for i in range(21)])
 
 
-def test_update_conflict_and_missing(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_update_conflict_and_missing(tmp_path: Path, backend: Backend) -> None:
+    docs = backend.open_docs(tmp_path)
     doc = docs.create("A", "x").document
     docs.update(doc.id, content="y")
-    before = tree(docs.root)
+    before = backend.tree(docs)
     with pytest.raises(ConflictError, match="revision 2, not 1"):
         docs.update(doc.id, content="z", expected_revision=1)
-    assert tree(docs.root) == before
+    assert backend.tree(docs) == before
     with pytest.raises(NotFoundError):
         docs.update("00000000-0000-4000-8000-000000000000", content="z")
 
@@ -294,11 +298,11 @@ def test_update_conflict_and_missing(tmp_path: Path) -> None:
 # limits
 
 
-def test_body_limit_counts_utf8_bytes_after_stripping_nul(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path, body_limit_bytes=30)
+def test_body_limit_counts_utf8_bytes_after_stripping_nul(tmp_path: Path, backend: Backend) -> None:
+    docs = backend.open_docs(tmp_path, body_limit_bytes=30)
     ok = docs.create("Fits", "数" * 10 + "\x00" * 50).document  # 30 bytes once NULs go
     assert docs.read(ok.id) == "数" * 10
-    before = tree(docs.root)
+    before = backend.tree(docs)
     with pytest.raises(InvalidInputError, match="31 bytes") as info:
         docs.create("Too big", "数" * 10 + "a")
     assert info.value.code == "document-too-large"
@@ -306,25 +310,27 @@ def test_body_limit_counts_utf8_bytes_after_stripping_nul(tmp_path: Path) -> Non
         docs.update(ok.id, content="数" * 11)
     with pytest.raises(InvalidInputError, match="content is required"):
         docs.create("Only NUL", "\x00\x00 \n")
-    assert tree(docs.root) == before
+    assert backend.tree(docs) == before
 
 
-def test_default_body_limit_is_2_mib(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
-    before = tree(docs.root)
+def test_default_body_limit_is_2_mib(tmp_path: Path, backend: Backend) -> None:
+    docs = backend.open_docs(tmp_path)
+    before = backend.tree(docs)
     with pytest.raises(InvalidInputError, match=f"limit {2 * 1024 * 1024} bytes"):
         docs.create("Huge", "é" * (1024 * 1024 + 1))  # 2 bytes each
-    assert tree(docs.root) == before
+    assert backend.tree(docs) == before
 
 
-def test_active_capacity_rejects_with_plan_and_lru_candidates(tmp_path: Path) -> None:
-    probe = open_docs(tmp_path / "probe")
+def test_active_capacity_rejects_with_plan_and_lru_candidates(
+    tmp_path: Path, backend: Backend
+) -> None:
+    probe = backend.open_docs(tmp_path / "probe")
     size = probe.create("Doc 0", "数据" * 100).document.size_bytes
-    docs = open_docs(tmp_path, active_limit_bytes=3 * size + 10)
+    docs = backend.open_docs(tmp_path, active_limit_bytes=3 * size + 10)
     ids = [docs.create(f"Doc {i}", "数据" * 100).document.id for i in range(3)]
     # Touch doc 0 so that doc 1 becomes the least recently used.
     assert [h.id for h in docs.search("doc 0", limit=1).results] == [ids[0]]
-    before = tree(docs.root)
+    before = backend.tree(docs)
     with pytest.raises(CapacityError) as info:
         docs.create("Doc 3", "数据" * 100)
     err = info.value
@@ -338,7 +344,7 @@ def test_active_capacity_rejects_with_plan_and_lru_candidates(tmp_path: Path) ->
     assert plan.used == 3 * size
     assert plan.projected == 4 * size
     assert [c.id for c in plan.candidates] == [ids[1], ids[2], ids[0]]
-    assert tree(docs.root) == before
+    assert backend.tree(docs) == before
 
     # capacity_plan says the same without raising and without writing.
     same = docs.capacity_plan(
@@ -353,7 +359,7 @@ def test_active_capacity_rejects_with_plan_and_lru_candidates(tmp_path: Path) ->
     assert grow.projected == 3 * size + 600
     with pytest.raises(CapacityError):
         docs.update(ids[1], content="数据" * 200)
-    assert tree(docs.root) == before
+    assert backend.tree(docs) == before
 
     # Archiving the LRU candidate makes room; the retried create then succeeds.
     lru = docs.plan_archive(mutation={"action": "create", "title": "x", "content": "y"})
@@ -363,17 +369,17 @@ def test_active_capacity_rejects_with_plan_and_lru_candidates(tmp_path: Path) ->
     assert docs.create("Doc 3", "数据" * 100).committed
 
 
-def test_shrinking_update_is_allowed_over_a_lowered_limit(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_shrinking_update_is_allowed_over_a_lowered_limit(tmp_path: Path, backend: Backend) -> None:
+    docs = backend.open_docs(tmp_path)
     doc = docs.create("Big", "x" * 5000).document
-    small = open_docs(tmp_path, active_limit_bytes=1000)
+    small = backend.open_docs(tmp_path, active_limit_bytes=1000)
     with pytest.raises(CapacityError):
         small.update(doc.id, content="x" * 6000)
     assert small.update(doc.id, content="x" * 4000).committed
 
 
-def test_single_document_larger_than_budget_says_so(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path, active_limit_bytes=500)
+def test_single_document_larger_than_budget_says_so(tmp_path: Path, backend: Backend) -> None:
+    docs = backend.open_docs(tmp_path, active_limit_bytes=500)
     with pytest.raises(CapacityError, match="more than the whole budget"):
         docs.create("Big", "x" * 1000)
 
@@ -382,8 +388,8 @@ def test_single_document_larger_than_budget_says_so(tmp_path: Path) -> None:
 # archiving
 
 
-def test_archive_moves_file_and_bumps_revision(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_archive_moves_file_and_bumps_revision(tmp_path: Path, backend: Backend) -> None:
+    docs = backend.open_docs(tmp_path)
     doc = docs.create("Design", "The design.", source_paths=["src/app.py"]).document
     plan = docs.plan_archive(doc.id)
     assert plan is not None
@@ -409,8 +415,8 @@ def test_archive_moves_file_and_bumps_revision(tmp_path: Path) -> None:
     assert archived.memory_body_ids == ("space-a", "space-b")
     assert archived.relative_path == f"documents/archived/{doc.filename}"
     assert archived.updated_at == doc.updated_at
-    assert doc_files(docs) == {"active": [], "archived": [doc.filename]}
-    text = (docs.directory / "archived" / doc.filename).read_text()
+    assert backend.doc_files(docs) == {"active": [], "archived": [doc.filename]}
+    text = backend.file_text(docs, archived)
     assert 'status: "archived"' in text
     assert 'memory_body_ids:\n  - "space-a"\n  - "space-b"\n' in text
     assert archived.size_bytes == len(text.encode())
@@ -419,11 +425,11 @@ def test_archive_moves_file_and_bumps_revision(tmp_path: Path) -> None:
     assert hashlib.sha256(docs.read(doc.id).encode()).hexdigest() == ref.sha256
 
 
-def test_archived_documents_are_immutable(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_archived_documents_are_immutable(tmp_path: Path, backend: Backend) -> None:
+    docs = backend.open_docs(tmp_path)
     doc = docs.create("Old", "text").document
     docs.archive_without_index(doc.id, 1, "gone")
-    before = tree(docs.root)
+    before = backend.tree(docs)
     with pytest.raises(
         ReadOnlyError,
         match=r"^archived documents are immutable; create a new active revision instead$",
@@ -435,31 +441,35 @@ def test_archived_documents_are_immutable(tmp_path: Path) -> None:
         docs.plan_archive(doc.id)
     with pytest.raises(ReadOnlyError):
         docs.capacity_plan({"action": "update", "id": doc.id, "content": "x"})
-    assert tree(docs.root) == before
+    assert backend.tree(docs) == before
 
 
-def test_stale_revision_archive_conflict_keeps_active_copy(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_stale_revision_archive_conflict_keeps_active_copy(
+    tmp_path: Path, backend: Backend
+) -> None:
+    docs = backend.open_docs(tmp_path)
     doc = docs.create("Living doc", "v1").document
     plan = docs.plan_archive()
     assert plan is not None
     assert plan.document_id == doc.id
     docs.update(doc.id, content="v2")  # changes while the worker writes the reference
-    before = tree(docs.root)
+    before = backend.tree(docs)
     with pytest.raises(ConflictError) as info:
         docs.archive(plan.document_id, plan.revision, "summary", ["space"])
     assert str(info.value).startswith(
         "document changed while archival was running; the active copy was preserved"
     )
-    assert tree(docs.root) == before
+    assert backend.tree(docs) == before
     assert docs.get(doc.id).status == "active"
     assert docs.read(doc.id) == "v2"
     with pytest.raises(ConflictError):
         docs.archive_without_index(doc.id, 1)
 
 
-def test_archive_requires_a_memory_space_or_the_explicit_no_index_path(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_archive_requires_a_memory_space_or_the_explicit_no_index_path(
+    tmp_path: Path, backend: Backend
+) -> None:
+    docs = backend.open_docs(tmp_path)
     doc = docs.create("Doc", "x").document
     with pytest.raises(InvalidInputError, match="archive_without_index"):
         docs.archive(doc.id, 1, "s", [])
@@ -469,8 +479,10 @@ def test_archive_requires_a_memory_space_or_the_explicit_no_index_path(tmp_path:
     assert receipt.document.archive_summary == "Archived without a Memory Space index."
 
 
-def test_plan_archive_picks_lru_and_excludes_the_updated_document(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_plan_archive_picks_lru_and_excludes_the_updated_document(
+    tmp_path: Path, backend: Backend
+) -> None:
+    docs = backend.open_docs(tmp_path)
     assert docs.plan_archive() is None
     a = docs.create("A", "a").document
     b = docs.create("B", "b").document
@@ -484,8 +496,8 @@ def test_plan_archive_picks_lru_and_excludes_the_updated_document(tmp_path: Path
         docs.plan_archive(a.id, mutation={"action": "update", "id": b.id})
 
 
-def test_plan_archive_truncates_body_for_the_worker(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_plan_archive_truncates_body_for_the_worker(tmp_path: Path, backend: Backend) -> None:
+    docs = backend.open_docs(tmp_path)
     doc = docs.create("Long", "x" * 70_000).document
     plan = docs.plan_archive(doc.id)
     assert plan is not None
@@ -493,8 +505,8 @@ def test_plan_archive_truncates_body_for_the_worker(tmp_path: Path) -> None:
     assert plan.content_truncated is True
 
 
-def test_cold_reference_validation(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_cold_reference_validation(tmp_path: Path, backend: Backend) -> None:
+    docs = backend.open_docs(tmp_path)
     doc = docs.create("Doc", "x").document
     plan = docs.plan_archive(doc.id)
     assert plan is not None
@@ -506,10 +518,12 @@ def test_cold_reference_validation(tmp_path: Path) -> None:
         docs.cold_reference({"document_id": doc.id}, "s")  # type: ignore[arg-type]
 
 
-def test_cold_path_is_absolute_when_root_is_outside_workspace(tmp_path: Path) -> None:
+def test_cold_path_is_absolute_when_root_is_outside_workspace(
+    tmp_path: Path, backend: Backend
+) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    docs = Documents(tmp_path / "store", workspace=workspace)
+    docs = backend.documents(tmp_path / "store", workspace=workspace)
     doc = docs.create("Doc", "x").document
     plan = docs.plan_archive(doc.id)
     assert plan is not None
@@ -536,20 +550,22 @@ def test_cold_path_is_absolute_when_root_is_outside_workspace(tmp_path: Path) ->
     ],
 )
 def test_bad_source_paths_are_rejected_with_nothing_written(
-    tmp_path: Path, path: str, message: str
+    tmp_path: Path, path: str, message: str, backend: Backend
 ) -> None:
-    docs = open_docs(tmp_path)
+    docs = backend.open_docs(tmp_path)
     doc = docs.create("Doc", "x").document
-    before = tree(docs.root)
+    before = backend.tree(docs)
     with pytest.raises(InvalidInputError, match=message):
         docs.create("New", "y", source_paths=[path])
     with pytest.raises(InvalidInputError, match=message):
         docs.update(doc.id, source_paths=["ok.md", path])
-    assert tree(docs.root) == before
+    assert backend.tree(docs) == before
 
 
-def test_source_path_through_symlink_outside_workspace_is_rejected(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_source_path_through_symlink_outside_workspace_is_rejected(
+    tmp_path: Path, backend: Backend
+) -> None:
+    docs = backend.open_docs(tmp_path)
     outside = tmp_path / "outside"
     outside.mkdir()
     (docs.workspace / "link").symlink_to(outside)
@@ -557,8 +573,10 @@ def test_source_path_through_symlink_outside_workspace_is_rejected(tmp_path: Pat
         docs.create("Doc", "x", source_paths=["link/secret.txt"])
 
 
-def test_source_paths_are_normalised_never_touched_and_need_not_exist(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_source_paths_are_normalised_never_touched_and_need_not_exist(
+    tmp_path: Path, backend: Backend
+) -> None:
+    docs = backend.open_docs(tmp_path)
     real = docs.workspace / "src" / "main.py"
     real.parent.mkdir()
     real.write_text("print('hi')\n")
@@ -579,10 +597,12 @@ def test_source_paths_are_normalised_never_touched_and_need_not_exist(tmp_path: 
 # validation of every public method
 
 
-def test_invalid_inputs_raise_typed_errors_and_write_nothing(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_invalid_inputs_raise_typed_errors_and_write_nothing(
+    tmp_path: Path, backend: Backend
+) -> None:
+    docs = backend.open_docs(tmp_path)
     doc = docs.create("Doc", "x").document
-    before = tree(docs.root)
+    before = backend.tree(docs)
     bad_calls = [
         lambda: docs.create(None, "x"),  # type: ignore[arg-type]
         lambda: docs.create("", "x"),
@@ -620,7 +640,7 @@ def test_invalid_inputs_raise_typed_errors_and_write_nothing(tmp_path: Path) -> 
     for call in bad_calls:
         with pytest.raises(InvalidInputError):
             call()
-    assert tree(docs.root) == before
+    assert backend.tree(docs) == before
     assert issubclass(InvalidInputError, MnemonError)
 
 
@@ -764,8 +784,8 @@ def test_reading_verifies_the_hash(tmp_path: Path) -> None:
 # concurrency inside one process
 
 
-def test_threads_creating_at_once_all_commit(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_threads_creating_at_once_all_commit(tmp_path: Path, backend: Backend) -> None:
+    docs = backend.open_docs(tmp_path)
     errors: list[BaseException] = []
 
     def work(n: int) -> None:
@@ -781,14 +801,14 @@ def test_threads_creating_at_once_all_commit(tmp_path: Path) -> None:
     for t in threads:
         t.join()
     assert errors == []
-    titles = sorted(r.title for r in open_docs(tmp_path).list())
+    titles = sorted(r.title for r in backend.open_docs(tmp_path).list())
     assert titles == sorted(f"T{n}-{i}" for n in range(4) for i in range(8))
-    assert len(doc_files(docs)["active"]) == 32
+    assert len(backend.doc_files(docs)["active"]) == 32
 
 
-def test_two_instances_see_each_others_commits(tmp_path: Path) -> None:
-    one = open_docs(tmp_path)
-    two = open_docs(tmp_path)
+def test_two_instances_see_each_others_commits(tmp_path: Path, backend: Backend) -> None:
+    one = backend.open_docs(tmp_path)
+    two = backend.open_docs(tmp_path)
     doc = one.create("Shared", "x").document
     assert two.get(doc.id).title == "Shared"
     two.update(doc.id, content="y")
@@ -821,11 +841,11 @@ def test_mnemon_exposes_documents_and_status(tmp_path: Path) -> None:
     assert status.revision == mem.documents.revision
 
 
-def test_item17_6_find_id_says_exactly_what_is_wrong(tmp_path: Path) -> None:
+def test_item17_6_find_id_says_exactly_what_is_wrong(tmp_path: Path, backend: Backend) -> None:
     """The layer's own messages (the control plane and the CLI show them as they are)."""
     from langgraph_mnemon.errors import InvalidInputError, NotFoundError
 
-    docs = Documents(tmp_path)
+    docs = backend.documents(tmp_path)
     with pytest.raises(NotFoundError, match="'nope' is not a document id"):
         docs.find_id("nope")
     with pytest.raises(InvalidInputError, match="too short to pick a document"):

@@ -12,6 +12,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from documents_support import Backend
+from documents_support import backend as backend  # the fixture, on every backend
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -108,8 +110,8 @@ def test_required_coverage() -> None:
 # scoring and matching
 
 
-def test_score_weights_whole_query_and_tokens(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_score_weights_whole_query_and_tokens(tmp_path: Path, backend: Backend) -> None:
+    docs = backend.open_docs(tmp_path)
     in_title = docs.create("Release checklist", "nothing here").document
     in_desc = docs.create("Ops", "nothing", description="the release checklist").document
     in_body = docs.create("Misc", "see the release checklist below").document
@@ -125,15 +127,15 @@ def test_score_weights_whole_query_and_tokens(tmp_path: Path) -> None:
     assert result.query == "Release  Checklist"
 
 
-def test_whole_query_matches_across_line_breaks(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_whole_query_matches_across_line_breaks(tmp_path: Path, backend: Backend) -> None:
+    docs = backend.open_docs(tmp_path)
     doc = docs.create("Notes", "we keep a release\nchecklist").document
     assert docs.search("release checklist").results[0].score == 4 + 1 + 1
     assert docs.search("release checklist").results[0].id == doc.id
 
 
-def test_coverage_threshold_filters_weak_matches(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_coverage_threshold_filters_weak_matches(tmp_path: Path, backend: Backend) -> None:
+    docs = backend.open_docs(tmp_path)
     one = docs.create("Alpha", "alpha only").document
     two = docs.create("Beta", "alpha beta").document
     query = "alpha beta gamma delta epsilon zeta eta theta"  # 8 tokens → need 2
@@ -144,15 +146,15 @@ def test_coverage_threshold_filters_weak_matches(tmp_path: Path) -> None:
     assert {h.id for h in docs.search("alpha gamma").results} == {one.id, two.id}
 
 
-def test_substring_containment_of_tokens(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_substring_containment_of_tokens(tmp_path: Path, backend: Backend) -> None:
+    docs = backend.open_docs(tmp_path)
     doc = docs.create("Notes", "database migrations and cataloguing").document
     assert [h.id for h in docs.search("migration").results] == [doc.id]
     assert [h.id for h in docs.search("catalog").results] == [doc.id]
 
 
-def test_ties_are_broken_by_updated_at_descending(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_ties_are_broken_by_updated_at_descending(tmp_path: Path, backend: Backend) -> None:
+    docs = backend.open_docs(tmp_path)
     first = docs.create("Same", "token").document
     second = docs.create("Same", "token").document
     third = docs.create("Same", "token").document
@@ -161,8 +163,8 @@ def test_ties_are_broken_by_updated_at_descending(tmp_path: Path) -> None:
     assert docs.search("token").results[0].id == first.id
 
 
-def test_chinese_query_matches_chinese_passage(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_chinese_query_matches_chinese_passage(tmp_path: Path, backend: Backend) -> None:
+    docs = backend.open_docs(tmp_path)
     zh = docs.create(
         "存储决策",
         "经过评估，我们决定使用嵌入式数据库，并在下个季度完成数据迁移。回滚方案保留三十天。",
@@ -178,9 +180,9 @@ def test_chinese_query_matches_chinese_passage(tmp_path: Path) -> None:
 
 
 def test_english_document_does_not_match_chinese_query_and_suggests_recent(
-    tmp_path: Path,
+    tmp_path: Path, backend: Backend
 ) -> None:
-    docs = open_docs(tmp_path)
+    docs = backend.open_docs(tmp_path)
     ids = [
         docs.create(f"English doc {i}", f"Deployment notes number {i}.").document.id
         for i in range(5)
@@ -195,8 +197,8 @@ def test_english_document_does_not_match_chinese_query_and_suggests_recent(
     assert result.suggestions[0].content == "Deployment notes number 4."
 
 
-def test_suggestion_excerpt_is_bounded(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_suggestion_excerpt_is_bounded(tmp_path: Path, backend: Backend) -> None:
+    docs = backend.open_docs(tmp_path)
     docs.create("Long", "# Heading\n\n" + "word " * 400)
     [suggestion] = docs.search("不存在").suggestions
     assert len(suggestion.content) <= 1000
@@ -205,8 +207,8 @@ def test_suggestion_excerpt_is_bounded(tmp_path: Path) -> None:
     assert suggestion.truncated is True
 
 
-def test_empty_query_lists_recent_and_no_documents_hint(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_empty_query_lists_recent_and_no_documents_hint(tmp_path: Path, backend: Backend) -> None:
+    docs = backend.open_docs(tmp_path)
     empty = docs.search("")
     assert empty.results == ()
     assert empty.suggestions == ()
@@ -219,16 +221,16 @@ def test_empty_query_lists_recent_and_no_documents_hint(tmp_path: Path) -> None:
     assert a.id != b.id
 
 
-def test_single_letter_query_matches_whole_text_only(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_single_letter_query_matches_whole_text_only(tmp_path: Path, backend: Backend) -> None:
+    docs = backend.open_docs(tmp_path)
     doc = docs.create("x", "nothing").document
     docs.create("other", "none")
     result = docs.search("x")  # no tokens: only the whole-query rule applies
     assert [(h.id, h.score) for h in result.results] == [(doc.id, 12)]
 
 
-def test_archived_documents_only_with_include_archived(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_archived_documents_only_with_include_archived(tmp_path: Path, backend: Backend) -> None:
+    docs = backend.open_docs(tmp_path)
     doc = docs.create("Legacy billing", "old billing design").document
     docs.archive_without_index(doc.id, 1)
     assert docs.search("billing").results == ()
@@ -236,8 +238,8 @@ def test_archived_documents_only_with_include_archived(tmp_path: Path) -> None:
     assert [(h.id, h.status) for h in hits] == [(doc.id, "archived")]
 
 
-def test_limit_and_total(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_limit_and_total(tmp_path: Path, backend: Backend) -> None:
+    docs = backend.open_docs(tmp_path)
     for i in range(7):
         docs.create(f"Doc {i}", "shared term")
     result = docs.search("shared", limit=3)
@@ -245,12 +247,14 @@ def test_limit_and_total(tmp_path: Path) -> None:
     assert result.total == 7
 
 
-def test_search_updates_last_accessed_of_returned_documents_only(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_search_updates_last_accessed_of_returned_documents_only(
+    tmp_path: Path, backend: Backend
+) -> None:
+    docs = backend.open_docs(tmp_path)
     hit = docs.create("Kafka runbook", "consumer lag").document
     miss = docs.create("Postgres", "vacuum").document
     docs.search("kafka")
-    other = open_docs(tmp_path)  # another process view sees the access
+    other = backend.open_docs(tmp_path)  # another process view sees the access
     assert other.get(hit.id).last_accessed_at > hit.last_accessed_at
     assert other.get(miss.id).last_accessed_at == miss.last_accessed_at
     # Suggestions are not accesses.
@@ -259,15 +263,15 @@ def test_search_updates_last_accessed_of_returned_documents_only(tmp_path: Path)
     assert docs.get(miss.id).last_accessed_at == before
     # Bodies are untouched, and the next commit folds the access journal into index.json.
     bumped = docs.get(hit.id).last_accessed_at
-    assert (docs.directory / "access.jsonl").exists()
+    assert backend.unfolded_access(docs)
     docs.create("Third", "x")
-    assert not (docs.directory / "access.jsonl").exists()
-    assert f'"last_accessed_at":"{bumped}"' in (docs.directory / "index.json").read_text()
+    assert not backend.unfolded_access(docs)
+    assert f'"last_accessed_at":"{bumped}"' in backend.index_text(docs)
 
 
-def test_search_sees_changes_made_by_another_instance(tmp_path: Path) -> None:
-    one = open_docs(tmp_path)
-    two = open_docs(tmp_path)
+def test_search_sees_changes_made_by_another_instance(tmp_path: Path, backend: Backend) -> None:
+    one = backend.open_docs(tmp_path)
+    two = backend.open_docs(tmp_path)
     doc = one.create("Alpha", "apples").document
     assert [h.id for h in two.search("apples").results] == [doc.id]
     one.update(doc.id, content="bananas")
@@ -278,8 +282,8 @@ def test_search_sees_changes_made_by_another_instance(tmp_path: Path) -> None:
     assert [h.status for h in two.search("bananas", include_archived=True).results] == ["archived"]
 
 
-def test_many_updates_compact_the_search_index(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_many_updates_compact_the_search_index(tmp_path: Path, backend: Backend) -> None:
+    docs = backend.open_docs(tmp_path)
     other = docs.create("Stable", "unchanging text").document
     doc = docs.create("Counter", "value 0").document
     for i in range(1, 261):  # compaction starts past 256 dead entries
@@ -338,7 +342,11 @@ texts = st.text(alphabet=ALPHABET, min_size=1, max_size=40)
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None
+    max_examples=40,
+    deadline=None,
+    # One backend per test; every example opens its own root (its own owner on a database).
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    database=None,
 )
 @given(
     corpus=st.lists(st.tuples(texts, texts, texts, st.booleans()), min_size=1, max_size=7),
@@ -346,10 +354,10 @@ texts = st.text(alphabet=ALPHABET, min_size=1, max_size=40)
     limit=st.integers(1, 5),
 )
 def test_indexed_search_equals_brute_force(
-    corpus: list[tuple[str, str, str, bool]], queries: list[str], limit: int
+    corpus: list[tuple[str, str, str, bool]], queries: list[str], limit: int, backend: Backend
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        docs = open_docs(Path(tmp))
+        docs = backend.open_docs(Path(tmp))
         for title, desc, body, archive in corpus:
             if not title.strip() or not body.strip():
                 continue
@@ -437,8 +445,8 @@ def test_evidence_window_validation() -> None:
         evidence_window("text", "q", max_chars=10)
 
 
-def test_search_results_carry_evidence_windows(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_search_results_carry_evidence_windows(tmp_path: Path, backend: Backend) -> None:
+    docs = backend.open_docs(tmp_path)
     body = "intro " * 1000 + "the failover procedure is manual " + "outro " * 1000
     doc = docs.create("Ops", body).document
     [hit] = docs.search("failover procedure").results
@@ -501,8 +509,8 @@ def test_bound_for_model_caps_records_and_characters() -> None:
         bound_for_model({"results": []})  # type: ignore[arg-type]
 
 
-def test_bound_for_model_applies_to_suggestions(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_bound_for_model_applies_to_suggestions(tmp_path: Path, backend: Backend) -> None:
+    docs = backend.open_docs(tmp_path)
     for i in range(3):
         docs.create(f"Doc {i}", f"body {i} " * 400)
     result = bound_for_model(docs.search("无匹配"), max_characters=1500)
@@ -510,24 +518,26 @@ def test_bound_for_model_applies_to_suggestions(tmp_path: Path) -> None:
     assert sum(len(s.content) for s in result.suggestions) <= 1500
 
 
-def test_suggestion_not_marked_truncated_when_only_whitespace_collapsed(tmp_path: Path) -> None:
-    docs = open_docs(tmp_path)
+def test_suggestion_not_marked_truncated_when_only_whitespace_collapsed(
+    tmp_path: Path, backend: Backend
+) -> None:
+    docs = backend.open_docs(tmp_path)
     docs.create("Short", "line one\n\nline two")
     [suggestion] = docs.search("没有").suggestions
     assert suggestion.content == "line one line two"
     assert suggestion.truncated is False
 
 
-def test_access_times_survive_folds_by_another_instance(tmp_path: Path) -> None:
-    a = open_docs(tmp_path)
-    b = open_docs(tmp_path)
+def test_access_times_survive_folds_by_another_instance(tmp_path: Path, backend: Backend) -> None:
+    a = backend.open_docs(tmp_path)
+    b = backend.open_docs(tmp_path)
     doc = a.create("Kafka", "consumer lag").document
     for _ in range(3):
         a.search("kafka")  # journal lines
         seen = b.get(doc.id).last_accessed_at
         assert seen > doc.last_accessed_at
         b.create("Filler", "x")  # b folds the journal into index.json and removes it
-        assert not (b.directory / "access.jsonl").exists()
+        assert not backend.unfolded_access(b)
         assert a.get(doc.id).last_accessed_at == seen
         assert b.get(doc.id).last_accessed_at == seen
         doc = a.get(doc.id)

@@ -436,7 +436,7 @@ def _scramble_pages(path: Path) -> None:
     data = bytearray(path.read_bytes())
     rnd = random.Random(12)
     pages = len(data) // 4096
-    for page in range(pages // 2, pages):  # the schema page stays, the data pages do not
+    for page in range(1, pages):  # the schema page stays, every data page does not
         offset = page * 4096 + rnd.randrange(0, 4096 - 16)
         data[offset : offset + 16] = bytes(rnd.randrange(256) for _ in range(16))
     path.write_bytes(bytes(data))

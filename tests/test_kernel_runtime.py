@@ -3,7 +3,9 @@ archival destinations, multi-step receipts, USER compaction without a model, Run
 
 Everything runs on real files under ``tmp_path`` (and the embedded SQLite database for Memory
 Spaces); the archival graphs are real LangGraph runs. Refusals compare every byte under the
-root and every row of every table before and after.
+root and every row of every table before and after. Runtime Memory itself runs on every
+backend (``backend``: files, a SQLite database, PostgreSQL; see ``runtime_support``), whose
+rows are compared too; the test that damages ``memories.json`` stays on files.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage
+from runtime_support import RuntimeBackend, backend_fixture  # noqa: F401  (the fixture)
 from spaces_support import CountingStoreProvider, FailingProvider
 
 from langgraph_mnemon import Mnemon
@@ -62,6 +65,11 @@ def _tree(root: Path) -> dict[str, bytes]:
     }
 
 
+def _stored(backend: RuntimeBackend, root: Path) -> tuple[dict[str, bytes], dict[str, Any]]:
+    """Every file under ``root`` and every row of the backend's runtime tables."""
+    return _tree(root), backend.dump()
+
+
 def _rows(root: Path) -> dict[str, list[tuple[Any, ...]]]:
     """A dump of every table of the embedded database (empty when it does not exist)."""
     path = root / "mnemon.db"
@@ -75,9 +83,12 @@ def _rows(root: Path) -> dict[str, list[tuple[Any, ...]]]:
         conn.close()
 
 
-def _seed(root: Path, **settings: Any) -> None:
+_FILES = RuntimeBackend("files", None)
+
+
+def _seed(backend: RuntimeBackend, root: Path, **settings: Any) -> None:
     """A root with one USER and one MEMORY entry, written with every channel open."""
-    with Mnemon.open(root, **settings) as mem:
+    with backend.host(root, **settings) as mem:
         mem.runtime.add("user", "Prefers short answers.")
         mem.runtime.add("memory", "Deploys go through CI.")
 
@@ -104,20 +115,22 @@ WRITES = {
 @pytest.mark.parametrize("trigger", TRIGGERS)
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("op", sorted(WRITES))
-def test_item1_runtime_write_channel(tmp_path: Path, op: str, mode: str, trigger: str) -> None:
-    _seed(tmp_path)
-    with Mnemon.open(tmp_path, layers={"runtime": _layer(mode, "write")}) as mem:
-        before = _tree(tmp_path)
+def test_item1_runtime_write_channel(
+    backend: RuntimeBackend, tmp_path: Path, op: str, mode: str, trigger: str
+) -> None:
+    _seed(backend, tmp_path)
+    with backend.host(tmp_path, layers={"runtime": _layer(mode, "write")}) as mem:
+        before = _stored(backend, tmp_path)
         with acting(trigger):  # type: ignore[arg-type]
             if _admitted(mode, trigger):
                 receipt = WRITES[op](mem.runtime)
                 assert receipt.status == "committed"
                 assert receipt.changed
-                assert _tree(tmp_path) != before
+                assert _stored(backend, tmp_path) != before
                 return
             with pytest.raises(ParticipationError) as info:
                 WRITES[op](mem.runtime)
-        assert _tree(tmp_path) == before
+        assert _stored(backend, tmp_path) == before
         error = info.value
         assert error.code == _code(mode)
         assert error.decision is not None
@@ -136,10 +149,12 @@ def test_item1_runtime_write_channel(tmp_path: Path, op: str, mode: str, trigger
         assert mem.status().runtime.memory_entries == 1
 
 
-def test_item1_read_only_refuses_every_runtime_write_and_maintenance(tmp_path: Path) -> None:
-    _seed(tmp_path)
-    with Mnemon.open(tmp_path, write_enabled=False) as mem:
-        before = _tree(tmp_path)
+def test_item1_read_only_refuses_every_runtime_write_and_maintenance(
+    backend: RuntimeBackend, tmp_path: Path
+) -> None:
+    _seed(backend, tmp_path)
+    with backend.host(tmp_path, write_enabled=False) as mem:
+        before = _stored(backend, tmp_path)
         rt = mem.runtime
         calls = [
             *(lambda op=op: WRITES[op](rt) for op in WRITES),
@@ -153,15 +168,16 @@ def test_item1_read_only_refuses_every_runtime_write_and_maintenance(tmp_path: P
                 call()
             assert info.value.decision is not None
             assert info.value.decision["setting"] == "write_enabled"
-        assert _tree(tmp_path) == before
+        assert _stored(backend, tmp_path) == before
 
 
 # --- item 1: the runtime maintenance channel ------------------------------------------------
 
 
-def _overflowing(root: Path, maintenance: str, **settings: Any) -> Mnemon:
+def _overflowing(backend: RuntimeBackend, root: Path, maintenance: str, **settings: Any) -> Mnemon:
     layers = {"runtime": _layer(maintenance, "maintenance")}
-    mem = Mnemon.open(root, layers=layers, runtime={"memory_limit_bytes": MEMORY_LIMIT}, **settings)
+    limits = {"memory_limit_bytes": MEMORY_LIMIT}
+    mem = backend.host(root, layers=layers, runtime=limits, **settings)
     _full_memory(mem)
     return mem
 
@@ -176,25 +192,27 @@ def _overflowing(root: Path, maintenance: str, **settings: Any) -> Mnemon:
     ],
 )
 def test_item1_overflow_without_maintenance_is_a_capacity_error(
-    tmp_path: Path, maintenance: str, trigger: str, strategy: str
+    backend: RuntimeBackend, tmp_path: Path, maintenance: str, trigger: str, strategy: str
 ) -> None:
     # (maintenance "disabled" = the layer disabled: its writes are refused first, see above)
-    mem = _overflowing(tmp_path, maintenance, strategy=strategy)
+    mem = _overflowing(backend, tmp_path, maintenance, strategy=strategy)
     space = mem.spaces.create_space("Ops", "Operations", active=True).space
     assert space is not None
-    before, rows = _tree(tmp_path), _rows(tmp_path)
+    before, rows = _stored(backend, tmp_path), _rows(tmp_path)
     with acting(trigger), pytest.raises(CapacityError) as info:  # type: ignore[arg-type]
         mem.write_runtime(_add(ONE_MORE))
     assert "Would exceed memory runtime memory capacity" in str(info.value)
     assert info.value.plan is not None  # the original error, its plan included
-    assert _tree(tmp_path) == before
+    assert _stored(backend, tmp_path) == before
     assert _rows(tmp_path) == rows  # no archival copy in the space either
     assert not (tmp_path / "runtime" / "archived").exists()
     mem.close()
 
 
-def test_item1_manual_maintenance_runs_for_an_explicit_write(tmp_path: Path) -> None:
-    with _overflowing(tmp_path, "manual") as mem:
+def test_item1_manual_maintenance_runs_for_an_explicit_write(
+    backend: RuntimeBackend, tmp_path: Path
+) -> None:
+    with _overflowing(backend, tmp_path, "manual") as mem:
         receipt = mem.write_runtime(_add(ONE_MORE))  # the Python API: explicit
         assert receipt.status == "committed"
         assert receipt.action == "add"
@@ -204,31 +222,35 @@ def test_item1_manual_maintenance_runs_for_an_explicit_write(tmp_path: Path) -> 
         assert [s.target for s in receipt.steps] == ["runtime/archived"]
 
 
-def test_item1_maintenance_set_off_by_a_model_write_is_automatic(tmp_path: Path) -> None:
+def test_item1_maintenance_set_off_by_a_model_write_is_automatic(
+    backend: RuntimeBackend, tmp_path: Path
+) -> None:
     # runtime write automatic, maintenance manual: the model's write itself is admitted, the
     # maintenance it would set off is not (an automatic trigger on a manual channel).
-    with _overflowing(tmp_path, "manual") as mem:
-        before = _tree(tmp_path)
+    with _overflowing(backend, tmp_path, "manual") as mem:
+        before = _stored(backend, tmp_path)
         with acting("automatic"), pytest.raises(CapacityError) as info:
             mem.write_runtime(_add(ONE_MORE))
         # A CapacityError, not a ParticipationError: the write was admitted, maintenance not.
         assert info.value.code == "runtime-capacity"
         assert "Capacity maintenance did not complete" not in str(info.value)  # never ran
-        assert _tree(tmp_path) == before
+        assert _stored(backend, tmp_path) == before
 
 
-def test_item1_graph_run_directly_asks_the_kernel_before_any_space_write(tmp_path: Path) -> None:
+def test_item1_graph_run_directly_asks_the_kernel_before_any_space_write(
+    backend: RuntimeBackend, tmp_path: Path
+) -> None:
     # The served lifecycle graphs can be run on their own: the plan step asks maintenance.
-    with _overflowing(tmp_path, "off") as mem:
+    with _overflowing(backend, tmp_path, "off") as mem:
         space = mem.spaces.create_space("Ops", "Operations", active=True).space
         assert space is not None
-        before, rows = _tree(tmp_path), _rows(tmp_path)
+        before, rows = _stored(backend, tmp_path), _rows(tmp_path)
         out = build_memory_archival_graph(mem.runtime, mem.spaces).invoke(
             {"request": _add(ONE_MORE)}
         )
         assert "maintenance is off" in out["error"]
         assert "receipt" not in out
-        assert _tree(tmp_path) == before
+        assert _stored(backend, tmp_path) == before
         assert _rows(tmp_path) == rows
         for call in (
             lambda: mem.runtime.compact_target(mem.runtime.revision, "memory", []),
@@ -236,7 +258,7 @@ def test_item1_graph_run_directly_asks_the_kernel_before_any_space_write(tmp_pat
         ):
             with pytest.raises(ParticipationError, match="maintenance is off"):
                 call()
-        assert _tree(tmp_path) == before
+        assert _stored(backend, tmp_path) == before
 
 
 # --- item 1: MEMORY archival destinations are automatic Memory Space writes ----------------
@@ -245,15 +267,15 @@ def test_item1_graph_run_directly_asks_the_kernel_before_any_space_write(tmp_pat
 @pytest.mark.parametrize("spaces_mode", ["off", "manual", "disabled"])
 @pytest.mark.parametrize("trigger", TRIGGERS)
 def test_item1_memory_archival_without_an_admitting_space_stays_local(
-    tmp_path: Path, spaces_mode: str, trigger: str
+    backend: RuntimeBackend, tmp_path: Path, spaces_mode: str, trigger: str
 ) -> None:
     limits = {"memory_limit_bytes": MEMORY_LIMIT}
-    with Mnemon.open(tmp_path, runtime=limits) as setup:
+    with backend.host(tmp_path, runtime=limits) as setup:
         space = setup.spaces.create_space("Ops", "Operations", active=True).space
         assert space is not None
         _full_memory(setup)
     layers = {"memory_spaces": _layer(spaces_mode, "write")}
-    with Mnemon.open(tmp_path, layers=layers, runtime=limits) as mem:
+    with backend.host(tmp_path, layers=layers, runtime=limits) as mem:
         rows = _rows(tmp_path)
         with acting(trigger):  # type: ignore[arg-type]
             receipt = mem.write_runtime(_add(ONE_MORE))
@@ -267,8 +289,10 @@ def test_item1_memory_archival_without_an_admitting_space_stays_local(
         assert [(s.target, s.status) for s in receipt.steps] == [("runtime/archived", "committed")]
 
 
-def test_item1_memory_archival_into_an_admitting_space(tmp_path: Path) -> None:
-    with Mnemon.open(tmp_path, runtime={"memory_limit_bytes": MEMORY_LIMIT}) as mem:
+def test_item1_memory_archival_into_an_admitting_space(
+    backend: RuntimeBackend, tmp_path: Path
+) -> None:
+    with backend.host(tmp_path, runtime={"memory_limit_bytes": MEMORY_LIMIT}) as mem:
         space = mem.spaces.create_space("Ops", "Operations", active=True).space
         assert space is not None
         _full_memory(mem)
@@ -293,8 +317,10 @@ def _routes(mapping: list[tuple[list[int], str]]) -> AIMessage:
     )
 
 
-def test_item2_a_failing_destination_is_partial_and_named(tmp_path: Path) -> None:
-    with Mnemon.open(tmp_path, runtime={"memory_limit_bytes": MEMORY_LIMIT}) as mem:
+def test_item2_a_failing_destination_is_partial_and_named(
+    backend: RuntimeBackend, tmp_path: Path
+) -> None:
+    with backend.host(tmp_path, runtime={"memory_limit_bytes": MEMORY_LIMIT}) as mem:
         mem.spaces.register_provider(FailingProvider())
         good = mem.spaces.create_space("Ops", "Operations", active=True).space
         bad = mem.spaces.create_space("Broken", "x", provider_id="failing", active=True).space
@@ -340,26 +366,29 @@ PROFILE = [
 
 
 def test_item7_user_compaction_without_a_model_refuses_instead_of_archiving(
+    backend: RuntimeBackend,
     tmp_path: Path,
 ) -> None:
-    with Mnemon.open(tmp_path, runtime={"user_limit_bytes": 130}) as mem:
+    with backend.host(tmp_path, runtime={"user_limit_bytes": 130}) as mem:
         for fact in PROFILE:
             mem.runtime.add("user", fact)
-        user_md = (tmp_path / "runtime" / "USER.md").read_bytes()
-        before = _tree(tmp_path)
+        user_md = backend.projection(mem.runtime, tmp_path, "user")
+        before = _stored(backend, tmp_path)
         with pytest.raises(CapacityError) as info:
             mem.write_runtime(_add("Speaks Portuguese and English at home.", "user"))
         message = str(info.value)
         assert "'I work from Lisbon.' (19 bytes)" in message
         assert "Shorten or remove entries" in message
-        assert _tree(tmp_path) == before
-        assert (tmp_path / "runtime" / "USER.md").read_bytes() == user_md
+        assert _stored(backend, tmp_path) == before
+        assert backend.projection(mem.runtime, tmp_path, "user") == user_md
         assert not (tmp_path / "runtime" / "archived" / "user.jsonl").exists()
         assert [e.content for e in mem.runtime.entries("user")] == PROFILE
         assert mem.spaces.list_spaces() == []
 
 
-def test_item7_near_duplicates_merge_and_keep_every_fact(tmp_path: Path) -> None:
+def test_item7_near_duplicates_merge_and_keep_every_fact(
+    backend: RuntimeBackend, tmp_path: Path
+) -> None:
     profile = [
         "I work from Lisbon.",
         "i work from LISBON",
@@ -369,7 +398,7 @@ def test_item7_near_duplicates_merge_and_keep_every_fact(tmp_path: Path) -> None
     ]
     pending = "Has a cat called Miso."
     # 131 bytes stored; the add needs 26 more (limit 140); merged, the profile takes 70.
-    with Mnemon.open(tmp_path, runtime={"user_limit_bytes": 140}) as mem:
+    with backend.host(tmp_path, runtime={"user_limit_bytes": 140}) as mem:
         for fact in profile:
             mem.runtime.add("user", fact)
         receipt = mem.write_runtime(_add(pending, "user"))
@@ -385,8 +414,10 @@ def test_item7_near_duplicates_merge_and_keep_every_fact(tmp_path: Path) -> None
             assert any(f" {_fold(fact)} " in f" {_fold(h)} " for h in hot), fact
 
 
-def test_item7_a_short_fact_inside_a_longer_one_is_not_blurred(tmp_path: Path) -> None:
-    with Mnemon.open(tmp_path) as mem:
+def test_item7_a_short_fact_inside_a_longer_one_is_not_blurred(
+    backend: RuntimeBackend, tmp_path: Path
+) -> None:
+    with backend.host(tmp_path) as mem:
         for fact in ("Vegetarian.", "Partner is vegetarian.", "Prefers tea.", "prefers TEA"):
             mem.runtime.add("user", fact)
         plan = mem.runtime.plan_maintenance(_add("Has a cat.", "user"))
@@ -395,11 +426,13 @@ def test_item7_a_short_fact_inside_a_longer_one_is_not_blurred(tmp_path: Path) -
         assert groups == [[1], [2], [3, 4]]
 
 
-def test_item7_the_model_path_is_still_validated_for_coverage(tmp_path: Path) -> None:
-    with Mnemon.open(tmp_path, runtime={"user_limit_bytes": 130}) as mem:
+def test_item7_the_model_path_is_still_validated_for_coverage(
+    backend: RuntimeBackend, tmp_path: Path
+) -> None:
+    with backend.host(tmp_path, runtime={"user_limit_bytes": 130}) as mem:
         for fact in PROFILE:
             mem.runtime.add("user", fact)
-        before = _tree(tmp_path)
+        before = _stored(backend, tmp_path)
         dropped = tool_call(
             "mnemon_compaction_result",
             {
@@ -412,22 +445,22 @@ def test_item7_the_model_path_is_still_validated_for_coverage(tmp_path: Path) ->
             mem.runtime, ScriptedChatModel(responses=[dropped])
         ).invoke({"request": _add("Speaks Portuguese.", "user")})
         assert "not covered" in out["error"]
-        assert _tree(tmp_path) == before
+        assert _stored(backend, tmp_path) == before
 
 
 # --- item 7: Runtime recall over current and archived entries ------------------------------
 
 
-def _with_archive(root: Path, **settings: Any) -> Mnemon:
-    mem = Mnemon.open(root, runtime={"memory_limit_bytes": MEMORY_LIMIT}, **settings)
+def _with_archive(backend: RuntimeBackend, root: Path, **settings: Any) -> Mnemon:
+    mem = backend.host(root, runtime={"memory_limit_bytes": MEMORY_LIMIT}, **settings)
     mem.runtime.add("user", "Lives in São Paulo.")
     _full_memory(mem)
     mem.write_runtime(_add(ONE_MORE))  # no space: left-out rules go to runtime/archived/
     return mem
 
 
-def test_item7_search_finds_archived_entries(tmp_path: Path) -> None:
-    with _with_archive(tmp_path) as mem:
+def test_item7_search_finds_archived_entries(backend: RuntimeBackend, tmp_path: Path) -> None:
+    with _with_archive(backend, tmp_path) as mem:
         archived = {r["entry"]["content"] for r in mem.runtime.archived("memory")}
         assert archived
         gone = sorted(archived)[0]
@@ -451,7 +484,7 @@ def test_item7_search_finds_archived_entries(tmp_path: Path) -> None:
 
 
 def test_item7_search_asks_recall_before_reading_anything(tmp_path: Path) -> None:
-    _with_archive(tmp_path).close()
+    _with_archive(_FILES, tmp_path).close()
     for mode in ("off", "disabled"):
         layers = {"runtime": _layer(mode, "recall")}
         with Mnemon.open(tmp_path, layers=layers) as mem:
@@ -477,17 +510,17 @@ def test_item7_search_asks_recall_before_reading_anything(tmp_path: Path) -> Non
             authority.write_bytes(good)
 
 
-def test_item7_search_under_manual_recall(tmp_path: Path) -> None:
-    _with_archive(tmp_path).close()
-    with Mnemon.open(tmp_path, layers={"runtime": _layer("manual", "recall")}) as mem:
+def test_item7_search_under_manual_recall(backend: RuntimeBackend, tmp_path: Path) -> None:
+    _with_archive(backend, tmp_path).close()
+    with backend.host(tmp_path, layers={"runtime": _layer("manual", "recall")}) as mem:
         assert mem.runtime.search("systemctl")  # explicit: admitted
         with acting("automatic"), pytest.raises(ParticipationError) as info:
             mem.runtime.search("systemctl")
         assert info.value.code == "channel-manual"
 
 
-def test_item7_search_never_touches_a_memory_space(tmp_path: Path) -> None:
-    with _with_archive(tmp_path) as mem:
+def test_item7_search_never_touches_a_memory_space(backend: RuntimeBackend, tmp_path: Path) -> None:
+    with _with_archive(backend, tmp_path) as mem:
         provider = CountingStoreProvider()
         mem.spaces.register_provider(provider)
         space = mem.spaces.create_space("Ops", "x", provider_id=provider.descriptor.id).space

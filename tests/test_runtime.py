@@ -1,4 +1,9 @@
-"""Runtime Memory: storage format, mutations, matching, capacity, snapshot, maintenance."""
+"""Runtime Memory: storage format, mutations, matching, capacity, snapshot, maintenance.
+
+Behaviour seen through the public API runs on every backend (``backend``: files, a SQLite
+database, PostgreSQL; see ``runtime_support``); the storage format, projections, corrupt files
+and folder layout are the file backend's own and stay on files.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from runtime_support import RuntimeBackend, backend_fixture  # noqa: F401  (the fixture)
 
 from langgraph_mnemon.errors import (
     AmbiguousMatchError,
@@ -47,7 +53,12 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def rm(tmp_path: Path, clock: Clock) -> RuntimeMemory:
+def rm(backend: RuntimeBackend, tmp_path: Path, clock: Clock) -> RuntimeMemory:
+    return backend.open(tmp_path, clock=clock)
+
+
+@pytest.fixture
+def file_rm(tmp_path: Path, clock: Clock) -> RuntimeMemory:
     return RuntimeMemory(tmp_path, clock=clock)
 
 
@@ -59,13 +70,18 @@ def files(root: Path) -> dict[str, bytes | None]:
     return out
 
 
+def stored(backend: RuntimeBackend, root: Path) -> tuple[dict[str, bytes | None], dict]:
+    """What the backend keeps: the runtime files under ``root`` and every runtime table row."""
+    return files(root), backend.dump()
+
+
 # -- storage format -----------------------------------------------------------------------------
 
 
-def test_add_writes_authority_and_projections(rm: RuntimeMemory, tmp_path: Path) -> None:
-    r1 = rm.add("user", "Prefers tea.")
-    r2 = rm.add("user", "Works in Berlin.", importance="critical")
-    rm.add("memory", "Run tests with pytest -q.", branches=["main", "feature/x"])
+def test_add_writes_authority_and_projections(file_rm: RuntimeMemory, tmp_path: Path) -> None:
+    r1 = file_rm.add("user", "Prefers tea.")
+    r2 = file_rm.add("user", "Works in Berlin.", importance="critical")
+    file_rm.add("memory", "Run tests with pytest -q.", branches=["main", "feature/x"])
     assert (r1.status, r1.message, r1.changed, r1.added) == (
         "committed",
         "Entry added.",
@@ -95,28 +111,28 @@ def test_add_writes_authority_and_projections(rm: RuntimeMemory, tmp_path: Path)
     assert (tmp_path / "runtime" / "MEMORY.md").read_text() == "Run tests with pytest -q.\n"
 
 
-def test_empty_root_has_empty_projections(rm: RuntimeMemory, tmp_path: Path) -> None:
+def test_empty_root_has_empty_projections(file_rm: RuntimeMemory, tmp_path: Path) -> None:
     assert files(tmp_path) == {
         "memories.json": b'{\n  "version": 1,\n  "entries": []\n}\n',
         "USER.md": b"",
         "MEMORY.md": b"",
     }
-    assert rm.entries() == []
+    assert file_rm.entries() == []
 
 
-def test_directory_and_file_modes(rm: RuntimeMemory, tmp_path: Path) -> None:
-    rm.add("user", "x1")
+def test_directory_and_file_modes(file_rm: RuntimeMemory, tmp_path: Path) -> None:
+    file_rm.add("user", "x1")
     assert (tmp_path / "runtime").stat().st_mode & 0o777 == 0o700
     assert (tmp_path / "runtime" / "memories.json").stat().st_mode & 0o777 == 0o600
 
 
-def test_revision_is_sha256_of_json_state(rm: RuntimeMemory, tmp_path: Path) -> None:
-    rm.add("memory", "Deploys go through staging first.")
+def test_revision_is_sha256_of_json_state(file_rm: RuntimeMemory, tmp_path: Path) -> None:
+    file_rm.add("memory", "Deploys go through staging first.")
     data = json.loads((tmp_path / "runtime" / "memories.json").read_text())
     expected = hashlib.sha256(
         json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
     ).hexdigest()
-    assert rm.revision == expected
+    assert file_rm.revision == expected
     assert len(expected) == 64
 
 
@@ -126,16 +142,18 @@ def test_content_is_whitespace_normalised(rm: RuntimeMemory) -> None:
     assert rm.entries("memory")[0].content == "Use uv for installs"
 
 
-def test_identical_add_is_committed_noop(rm: RuntimeMemory, tmp_path: Path) -> None:
+def test_identical_add_is_committed_noop(
+    rm: RuntimeMemory, backend: RuntimeBackend, tmp_path: Path
+) -> None:
     rm.add("user", "Prefers tea.")
-    before = files(tmp_path)
+    before = stored(backend, tmp_path)
     revision = rm.revision
     receipt = rm.add("user", "  Prefers   tea. ")
     assert receipt.status == "committed"
     assert receipt.changed is False
     assert receipt.message == "Entry already exists (no duplicate added)."
     assert rm.revision == revision == receipt.revision
-    assert files(tmp_path) == before
+    assert stored(backend, tmp_path) == before
 
 
 def test_same_text_in_other_target_is_separate(rm: RuntimeMemory) -> None:
@@ -170,15 +188,16 @@ def test_same_text_in_other_target_is_separate(rm: RuntimeMemory) -> None:
     ],
 )
 def test_add_rejects_bad_input(
-    rm: RuntimeMemory, tmp_path: Path, kwargs: dict, message: str
+    rm: RuntimeMemory, backend: RuntimeBackend, tmp_path: Path, kwargs: dict, message: str
 ) -> None:
-    before = files(tmp_path)
+    before = stored(backend, tmp_path)
+    kwargs = dict(kwargs)  # the parameter dict is shared by every backend's run
     target = kwargs.pop("target")
     content = kwargs.pop("content")
     with pytest.raises(InvalidInputError) as info:
         rm.add(target, content, **kwargs)
     assert str(info.value) == message
-    assert files(tmp_path) == before
+    assert stored(backend, tmp_path) == before
 
 
 def test_max_entry_size_is_accepted(rm: RuntimeMemory) -> None:
@@ -291,30 +310,34 @@ def test_replace_keeps_created_at_and_defaults(rm: RuntimeMemory, clock: Clock) 
     assert (entry.importance, entry.branches) == ("low", None)
 
 
-def test_replace_to_identical_is_noop(rm: RuntimeMemory, tmp_path: Path) -> None:
+def test_replace_to_identical_is_noop(
+    rm: RuntimeMemory, backend: RuntimeBackend, tmp_path: Path
+) -> None:
     rm.add("user", "Prefers tea.")
-    before = files(tmp_path)
+    before = stored(backend, tmp_path)
     receipt = rm.replace("user", "tea", "Prefers tea.")
     assert receipt.changed is False
-    assert files(tmp_path) == before
+    assert stored(backend, tmp_path) == before
 
 
-def test_replace_onto_existing_content_is_rejected(rm: RuntimeMemory, tmp_path: Path) -> None:
+def test_replace_onto_existing_content_is_rejected(
+    rm: RuntimeMemory, backend: RuntimeBackend, tmp_path: Path
+) -> None:
     rm.add("user", "A fact")
     rm.add("user", "B fact")
-    before = files(tmp_path)
+    before = stored(backend, tmp_path)
     with pytest.raises(InvalidInputError, match="already has this content"):
         rm.replace("user", "A fact", "B fact")
-    assert files(tmp_path) == before
+    assert stored(backend, tmp_path) == before
 
 
-def test_entries_keep_file_order_across_targets(rm: RuntimeMemory, tmp_path: Path) -> None:
-    rm.add("user", "u1")
-    rm.add("memory", "m1")
-    rm.add("user", "u2")
-    rm.replace("user", "u1", "u1b")
-    rm.remove("memory", "m1")
-    rm.add("memory", "m2")
+def test_entries_keep_file_order_across_targets(file_rm: RuntimeMemory, tmp_path: Path) -> None:
+    file_rm.add("user", "u1")
+    file_rm.add("memory", "m1")
+    file_rm.add("user", "u2")
+    file_rm.replace("user", "u1", "u1b")
+    file_rm.remove("memory", "m1")
+    file_rm.add("memory", "m2")
     data = json.loads((tmp_path / "runtime" / "memories.json").read_text())
     assert [e["content"] for e in data["entries"]] == ["u1b", "u2", "m2"]
 
@@ -322,8 +345,8 @@ def test_entries_keep_file_order_across_targets(rm: RuntimeMemory, tmp_path: Pat
 # -- capacity -----------------------------------------------------------------------------------
 
 
-def test_capacity_counts_utf8_bytes_and_delimiters(tmp_path: Path) -> None:
-    rm = RuntimeMemory(tmp_path, user_limit_bytes=20)
+def test_capacity_counts_utf8_bytes_and_delimiters(backend: RuntimeBackend, tmp_path: Path) -> None:
+    rm = backend.open(tmp_path, user_limit_bytes=20)
     rm.add("user", "中文")  # 6 bytes
     rm.add("user", "😀😀")  # 8 bytes + 4 delimiter = 18
     assert rm.usage("user").used == 18
@@ -332,14 +355,14 @@ def test_capacity_counts_utf8_bytes_and_delimiters(tmp_path: Path) -> None:
     rm.remove("user", "中文")  # now 8
     rm.add("user", "12345678")  # 8 + 4 + 8 = 20 == limit: fits exactly
     assert rm.usage("user").used == 20
-    projection = (tmp_path / "runtime" / "USER.md").read_bytes()
+    projection = backend.projection(rm, tmp_path, "user")
     assert len(projection) == 20 + 1  # body + trailing newline
 
 
-def test_capacity_error_message_plan_and_no_change(tmp_path: Path) -> None:
-    rm = RuntimeMemory(tmp_path, memory_limit_bytes=30)
+def test_capacity_error_message_plan_and_no_change(backend: RuntimeBackend, tmp_path: Path) -> None:
+    rm = backend.open(tmp_path, memory_limit_bytes=30)
     rm.add("memory", "first entry here")  # 16 bytes
-    before = files(tmp_path)
+    before = stored(backend, tmp_path)
     revision = rm.revision
     with pytest.raises(CapacityError) as info:
         rm.add("memory", "second entry too long", importance="critical")
@@ -356,14 +379,16 @@ def test_capacity_error_message_plan_and_no_change(tmp_path: Path) -> None:
     assert plan.pending.importance == "critical"
     assert [e.content for e in plan.entries] == ["first entry here"]
     assert plan.budget == 0  # floor(0.7 × 30) − 21 − 4 clamps at zero
-    assert files(tmp_path) == before
+    assert stored(backend, tmp_path) == before
 
 
-def test_shrinking_replace_over_a_lowered_limit_is_allowed(tmp_path: Path) -> None:
-    rm = RuntimeMemory(tmp_path, memory_limit_bytes=100)
+def test_shrinking_replace_over_a_lowered_limit_is_allowed(
+    backend: RuntimeBackend, tmp_path: Path
+) -> None:
+    rm = backend.open(tmp_path, memory_limit_bytes=100)
     rm.add("memory", "a" * 60)
     rm.add("memory", "b" * 30)
-    lowered = RuntimeMemory(tmp_path, memory_limit_bytes=50)
+    lowered = backend.open(tmp_path, memory_limit_bytes=50)
     assert lowered.replace("memory", "a" * 60, "a" * 20).changed  # 54 > 50 but shrinking
     assert lowered.remove("memory", "b" * 30).changed
     with pytest.raises(CapacityError):
@@ -416,18 +441,18 @@ def test_corrupt_authority_is_reported_and_never_overwritten(
     assert not (tmp_path / "runtime" / "USER.md").exists()
 
 
-def test_corrupt_authority_after_open_blocks_writes(rm: RuntimeMemory, tmp_path: Path) -> None:
-    rm.add("user", "keep me")
+def test_corrupt_authority_after_open_blocks_writes(file_rm: RuntimeMemory, tmp_path: Path) -> None:
+    file_rm.add("user", "keep me")
     path = tmp_path / "runtime" / "memories.json"
     path.write_text("garbage")
     with pytest.raises(StorageError):
-        rm.add("user", "another")
+        file_rm.add("user", "another")
     assert path.read_text() == "garbage"
 
 
-def test_projections_are_repaired_on_open(rm: RuntimeMemory, tmp_path: Path) -> None:
-    rm.add("user", "Prefers tea.")
-    rm.add("memory", "Use uv.")
+def test_projections_are_repaired_on_open(file_rm: RuntimeMemory, tmp_path: Path) -> None:
+    file_rm.add("user", "Prefers tea.")
+    file_rm.add("memory", "Use uv.")
     good = files(tmp_path)
     (tmp_path / "runtime" / "USER.md").unlink()
     (tmp_path / "runtime" / "MEMORY.md").write_text("tampered")
@@ -437,15 +462,17 @@ def test_projections_are_repaired_on_open(rm: RuntimeMemory, tmp_path: Path) -> 
     assert not list((tmp_path / "runtime").glob("*.tmp"))
 
 
-def test_snapshot_repairs_projections(rm: RuntimeMemory, tmp_path: Path) -> None:
-    rm.add("memory", "Use uv.")
+def test_snapshot_repairs_projections(file_rm: RuntimeMemory, tmp_path: Path) -> None:
+    file_rm.add("memory", "Use uv.")
     (tmp_path / "runtime" / "MEMORY.md").write_text("")
-    rm.snapshot(branch="main")
+    file_rm.snapshot(branch="main")
     assert (tmp_path / "runtime" / "MEMORY.md").read_text() == "Use uv.\n"
 
 
-def test_external_change_is_seen(rm: RuntimeMemory, tmp_path: Path, clock: Clock) -> None:
-    other = RuntimeMemory(tmp_path, clock=clock)
+def test_external_change_is_seen(
+    rm: RuntimeMemory, backend: RuntimeBackend, tmp_path: Path, clock: Clock
+) -> None:
+    other = backend.open(tmp_path, clock=clock)
     rm.add("user", "from first")
     other.add("user", "from second")
     assert [e.content for e in rm.entries("user")] == ["from first", "from second"]
@@ -454,8 +481,8 @@ def test_external_change_is_seen(rm: RuntimeMemory, tmp_path: Path, clock: Clock
 # -- snapshot -----------------------------------------------------------------------------------
 
 
-def test_snapshot_text(tmp_path: Path, clock: Clock) -> None:
-    rm = RuntimeMemory(tmp_path, clock=clock)
+def test_snapshot_text(backend: RuntimeBackend, tmp_path: Path, clock: Clock) -> None:
+    rm = backend.open(tmp_path, clock=clock)
     rm.add("user", "Prefers tea.", importance="critical")
     rm.add("memory", "Global rule.")
     rm.add("memory", "Main only.", branches=["main"])
@@ -491,8 +518,8 @@ def test_snapshot_text(tmp_path: Path, clock: Clock) -> None:
     assert "(1 branch-scoped entry hidden)" in dev.text
 
 
-def test_snapshot_without_branch_shows_everything(tmp_path: Path) -> None:
-    rm = RuntimeMemory(tmp_path, workspace=tmp_path)  # not a git work tree
+def test_snapshot_without_branch_shows_everything(backend: RuntimeBackend, tmp_path: Path) -> None:
+    rm = backend.open(tmp_path, workspace=tmp_path)  # not a git work tree
     rm.add("memory", "Main only.", branches=["main"])
     snap = rm.snapshot()
     assert snap.branch is None
@@ -534,7 +561,7 @@ def test_snapshot_age_annotations(tmp_path: Path) -> None:
     assert "created=2d; updated=2d]\noffset" in text
 
 
-def test_git_branch_detection(tmp_path: Path) -> None:
+def test_git_branch_detection(backend: RuntimeBackend, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
     (repo / "src").mkdir()
@@ -551,7 +578,7 @@ def test_git_branch_detection(tmp_path: Path) -> None:
     assert current_git_branch(worktree) == "hotfix"
     assert current_git_branch(None) is None
 
-    rm = RuntimeMemory(tmp_path / "root", workspace=worktree)
+    rm = backend.open(tmp_path / "root", workspace=worktree)
     rm.add("memory", "Only on main", branches=["main"])
     rm.add("user", "User entries are never hidden")
     snap = rm.snapshot()
@@ -606,8 +633,10 @@ def _fill(rm: RuntimeMemory) -> None:
     rm.add("memory", "delta normal")
 
 
-def test_plan_maintenance_excludes_pending_and_replaced(tmp_path: Path) -> None:
-    rm = RuntimeMemory(tmp_path, memory_limit_bytes=64)
+def test_plan_maintenance_excludes_pending_and_replaced(
+    backend: RuntimeBackend, tmp_path: Path
+) -> None:
+    rm = backend.open(tmp_path, memory_limit_bytes=64)
     _fill(rm)  # 9 + 12 + 16 + 12 bytes + 3 delimiters = 61
     used = rm.usage("memory").used
     plan = rm.plan_maintenance(
@@ -637,8 +666,10 @@ def test_plan_maintenance_validates(rm: RuntimeMemory) -> None:
         rm.plan_maintenance(RuntimeMutation(action="add", target="user", content="a§b"))
 
 
-def test_compact_and_mutate_packs_by_importance(tmp_path: Path, clock: Clock) -> None:
-    rm = RuntimeMemory(tmp_path, memory_limit_bytes=64, clock=clock)
+def test_compact_and_mutate_packs_by_importance(
+    backend: RuntimeBackend, tmp_path: Path, clock: Clock
+) -> None:
+    rm = backend.open(tmp_path, memory_limit_bytes=64, clock=clock)
     _fill(rm)
     request = RuntimeMutation(action="add", target="memory", content="echo new", importance="low")
     plan = rm.plan_maintenance(request)
@@ -660,8 +691,8 @@ def test_compact_and_mutate_packs_by_importance(tmp_path: Path, clock: Clock) ->
     assert all(a["revision"] == plan.revision for a in archived)
 
 
-def test_packing_is_deterministic_and_keeps_order(tmp_path: Path) -> None:
-    rm = RuntimeMemory(tmp_path, memory_limit_bytes=200)
+def test_packing_is_deterministic_and_keeps_order(backend: RuntimeBackend, tmp_path: Path) -> None:
+    rm = backend.open(tmp_path, memory_limit_bytes=200)
     _fill(rm)
     plan = rm.plan_maintenance(RuntimeMutation(action="add", target="memory", content="zz"))
     candidates = [
@@ -682,17 +713,17 @@ def test_packing_is_deterministic_and_keeps_order(tmp_path: Path) -> None:
     assert rm.archived("memory") == []
 
 
-def test_compact_and_mutate_conflict_leaves_files(tmp_path: Path) -> None:
-    rm = RuntimeMemory(tmp_path, memory_limit_bytes=64)
+def test_compact_and_mutate_conflict_leaves_files(backend: RuntimeBackend, tmp_path: Path) -> None:
+    rm = backend.open(tmp_path, memory_limit_bytes=64)
     _fill(rm)
     request = RuntimeMutation(action="add", target="memory", content="echo new")
     plan = rm.plan_maintenance(request)
     rm.remove("memory", "alpha")  # a concurrent write lands
-    before = files(tmp_path)
+    before = stored(backend, tmp_path)
     with pytest.raises(ConflictError) as info:
         rm.compact_and_mutate(plan.revision, request, [CompactedEntry(content="merged")])
     assert "no compacted data was applied" in str(info.value)
-    assert files(tmp_path) == before
+    assert stored(backend, tmp_path) == before
 
 
 @pytest.mark.parametrize(
@@ -703,23 +734,25 @@ def test_compact_and_mutate_conflict_leaves_files(tmp_path: Path) -> None:
     ],
 )
 def test_compact_rejects_bad_candidates(
-    tmp_path: Path, candidates: list[str], message: str
+    backend: RuntimeBackend, tmp_path: Path, candidates: list[str], message: str
 ) -> None:
-    rm = RuntimeMemory(tmp_path, memory_limit_bytes=64)
+    rm = backend.open(tmp_path, memory_limit_bytes=64)
     _fill(rm)
     request = RuntimeMutation(action="add", target="memory", content="echo new")
     plan = rm.plan_maintenance(request)
-    before = files(tmp_path)
+    before = stored(backend, tmp_path)
     with pytest.raises(InvalidInputError) as info:
         rm.compact_and_mutate(
             plan.revision, request, [CompactedEntry(content=c) for c in candidates]
         )
     assert str(info.value) == message
-    assert files(tmp_path) == before
+    assert stored(backend, tmp_path) == before
 
 
-def test_compact_rejects_reintroduced_entry(tmp_path: Path, clock: Clock) -> None:
-    rm = RuntimeMemory(tmp_path, memory_limit_bytes=64, clock=clock)
+def test_compact_rejects_reintroduced_entry(
+    backend: RuntimeBackend, tmp_path: Path, clock: Clock
+) -> None:
+    rm = backend.open(tmp_path, memory_limit_bytes=64, clock=clock)
     _fill(rm)
     request = RuntimeMutation(
         action="replace", target="memory", old_text="bravo", content="bravo rewritten and longer"
@@ -741,21 +774,21 @@ def test_compact_rejects_reintroduced_entry(tmp_path: Path, clock: Clock) -> Non
     assert set(receipt.left_out) == {"alpha low", "delta normal"}
 
 
-def test_compact_result_must_fit_limit(tmp_path: Path) -> None:
-    rm = RuntimeMemory(tmp_path, memory_limit_bytes=64)
+def test_compact_result_must_fit_limit(backend: RuntimeBackend, tmp_path: Path) -> None:
+    rm = backend.open(tmp_path, memory_limit_bytes=64)
     _fill(rm)
     request = RuntimeMutation(action="add", target="memory", content="y" * 50)
     plan = rm.plan_maintenance(request)
-    before = files(tmp_path)
+    before = stored(backend, tmp_path)
     with pytest.raises(CapacityError):
         rm.compact_and_mutate(
             plan.revision, request, [CompactedEntry(content="charlie critical")], max_bytes=60
         )
-    assert files(tmp_path) == before
+    assert stored(backend, tmp_path) == before
 
 
-def test_compact_target_without_pending(tmp_path: Path) -> None:
-    rm = RuntimeMemory(tmp_path, user_limit_bytes=100)
+def test_compact_target_without_pending(backend: RuntimeBackend, tmp_path: Path) -> None:
+    rm = backend.open(tmp_path, user_limit_bytes=100)
     rm.add("user", "Likes tea")
     rm.add("user", "Likes green tea")
     receipt = rm.compact_target(
@@ -772,20 +805,21 @@ def test_compact_target_without_pending(tmp_path: Path) -> None:
 
 
 def test_item17_5_an_entry_larger_than_the_whole_file_gets_advice_that_can_work(
+    backend: RuntimeBackend,
     tmp_path: Path,
 ) -> None:
     """No compaction can make room for an entry larger than the limit itself: the host does not
     try, and the error says what can work."""
-    from langgraph_mnemon import Mnemon, RuntimeMutation
+    from langgraph_mnemon import RuntimeMutation
 
-    mem = Mnemon.open(tmp_path / "root", runtime={"user_limit_bytes": 64})
+    mem = backend.host(tmp_path / "root", runtime={"user_limit_bytes": 64})
     mem.runtime.add("user", "Prefers metric units.")
-    before = files(tmp_path / "root" / "runtime")
+    before = stored(backend, tmp_path / "root" / "runtime")
     with pytest.raises(CapacityError) as info:
         mem.write_runtime(RuntimeMutation(action="add", target="user", content="x" * 65))
     assert info.value.code == "runtime-entry-too-large"
     assert info.value.plan is None
     assert "Shorten it, split it into smaller entries, or store it as a Document" in str(info.value)
     assert "compact" not in str(info.value).split("so compacting")[1]
-    assert files(tmp_path / "root" / "runtime") == before
+    assert stored(backend, tmp_path / "root" / "runtime") == before
     mem.close()

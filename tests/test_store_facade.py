@@ -24,6 +24,7 @@ from langgraph.store.base import (
 )
 
 from langgraph_mnemon import Mnemon
+from langgraph_mnemon.contracts import Scope
 from langgraph_mnemon.errors import InvalidInputError, ReadOnlyError
 from langgraph_mnemon.store import NAMESPACE_PREFIX, MnemonStore
 
@@ -684,7 +685,9 @@ def test_langmem_memory_tools_work_against_the_facade(mem: Mnemon) -> None:
     assert found[0]["namespace"] == ["memories", "u42"]
     assert isinstance(found[0]["score"], float)
 
-    store = mem.store()
+    # The run named user u42: its items are in u42's scope, and only there (issue 15).
+    assert mem.store().search(("memories", "u42")) == []
+    store = mem.store().scoped(Scope(user="u42"))
     memories = store.search(("memories", "u42"))
     assert {m.value["content"] for m in memories} == {
         "User's dog is called Rex.",

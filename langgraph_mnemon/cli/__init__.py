@@ -30,5 +30,15 @@ def _host_class() -> type[Mnemon]:
 use_host_class(_host_class)
 
 # Commands register on ``app`` when their module is imported, in --help's order.
-for _group in ("status", "ingest", "workers", "serve", "runtime", "docs", "mnemos", "spaces"):
+for _group in (
+    "status",
+    "ingest",
+    "workers",
+    "serve",
+    "runtime",
+    "docs",
+    "mnemos",
+    "spaces",
+    "transfer",
+):
     importlib.import_module(f"{__name__}.{_group}")

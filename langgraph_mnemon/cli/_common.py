@@ -41,6 +41,7 @@ __all__ = [
     "out",
     "print_json",
     "root_of",
+    "scope_options",
     "task_of",
     "use_host_class",
 ]
@@ -66,6 +67,18 @@ RootOption = Annotated[
     Path | None,
     typer.Option("--root", envvar="MNEMON_ROOT", help="Storage root (default ./.mnemon)."),
 ]
+UserOption = Annotated[
+    str | None,
+    typer.Option(
+        "--user", envvar="MNEMON_USER", help="Work in this user's scope (default: local)."
+    ),
+]
+ProjectOption = Annotated[
+    str | None,
+    typer.Option(
+        "--project", envvar="MNEMON_PROJECT", help="Work in this project's scope (default: local)."
+    ),
+]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
 SpaceOption = Annotated[
     str | None,
@@ -74,8 +87,13 @@ SpaceOption = Annotated[
 
 
 @app.callback()
-def _options(ctx: typer.Context, root: RootOption = None) -> None:
-    ctx.obj = {"root": root}
+def _options(
+    ctx: typer.Context,
+    root: RootOption = None,
+    user: UserOption = None,
+    project: ProjectOption = None,
+) -> None:
+    ctx.obj = {"root": root, "user": user, "project": project}
 
 
 def root_of(ctx: typer.Context) -> Path | None:
@@ -96,12 +114,20 @@ def use_host_class(resolver: Callable[[], type[Mnemon]]) -> None:
 
 
 def open_host(ctx: typer.Context, **settings: Any) -> Mnemon:
-    """Open the storage root of this invocation.
+    """Open the storage root of this invocation, in the scope ``--user`` / ``--project`` name.
 
     The host class is looked up on the package, so a test or an embedding program can put a
     subclass there (``langgraph_mnemon.cli.Mnemon``).
     """
-    return _host_class[0]().open(root_of(ctx), **settings)
+    host = _host_class[0]().open(root_of(ctx), **settings)
+    user, project = scope_options(ctx)
+    return host if user is None and project is None else host.scoped(user=user, project=project)
+
+
+def scope_options(ctx: typer.Context) -> tuple[str | None, str | None]:
+    """The ``--user`` and ``--project`` given to ``mnemon`` (None: the local one)."""
+    obj = ctx.find_root().obj or {}
+    return obj.get("user"), obj.get("project")
 
 
 def print_json(value: BaseModel | dict[str, Any] | list[Any]) -> None:

@@ -122,6 +122,14 @@ def _listening(host: str, port: int) -> str:
     return f"http://{shown}:{port} (all interfaces) — web page at {here}/mnemon/ on this machine"
 
 
+def _auth_path(auth: Path) -> str:
+    """``FILE.py:name`` with the file made absolute (the server runs in ROOT/server)."""
+    file, _, name = str(auth).partition(":")
+    if not Path(file).is_file():
+        raise InvalidInputError(f"--auth {auth}: no such file; name FILE.py:auth")
+    return f"{Path(file).resolve()}:{name or 'auth'}"
+
+
 @app.command("serve")
 def serve(
     ctx: typer.Context,
@@ -136,6 +144,13 @@ def serve(
         typer.Option(
             help="Chroma server for chroma Memory Spaces: HOST:PORT or http(s)://HOST:PORT "
             "(https = TLS)."
+        ),
+    ] = None,
+    auth: Annotated[
+        Path | None,
+        typer.Option(
+            help="A LangGraph custom auth module (auth.path: FILE.py:auth); the control plane "
+            "then serves each authenticated user their own scope. See docs/multi-user.md."
         ),
     ] = None,
 ) -> None:
@@ -155,7 +170,16 @@ def serve(
     with open_host(ctx, **overrides) as mem:
         check_models(mem)
     check_port(host, port)
-    server = _Server(start(root, host=host, port=port, postgres=postgres, chroma=chroma))
+    server = _Server(
+        start(
+            root,
+            host=host,
+            port=port,
+            postgres=postgres,
+            chroma=chroma,
+            auth=None if auth is None else _auth_path(auth),
+        )
+    )
     try:
         seconds = server.wait_up(root, host, port)
         typer.echo(

@@ -21,18 +21,23 @@ def status(ctx: typer.Context, as_json: JsonOption = False) -> None:
     table.add_column("tier")
     table.add_column("entries", justify="right")
     table.add_column("bytes used / limit", justify="right")
-    rt = report.runtime
-    table.add_row("Runtime USER.md", str(rt.user_entries), f"{rt.user.used} / {rt.user.limit}")
-    table.add_row(
-        "Runtime MEMORY.md", str(rt.memory_entries), f"{rt.memory.used} / {rt.memory.limit}"
-    )
-    dc = report.documents
-    table.add_row(
-        "Documents (active)",
-        str(dc.active),
-        f"{dc.active_bytes.used} / {dc.active_bytes.limit}",
-    )
-    table.add_row("Documents (archived)", str(dc.archived), "-")
+    rt, dc = report.runtime, report.documents
+    if rt is not None:
+        table.add_row("Runtime USER.md", str(rt.user_entries), f"{rt.user.used} / {rt.user.limit}")
+        table.add_row(
+            "Runtime MEMORY.md", str(rt.memory_entries), f"{rt.memory.used} / {rt.memory.limit}"
+        )
+    else:
+        table.add_row("Runtime Memory", "-", "unavailable (see below)")
+    if dc is not None:
+        table.add_row(
+            "Documents (active)",
+            str(dc.active),
+            f"{dc.active_bytes.used} / {dc.active_bytes.limit}",
+        )
+        table.add_row("Documents (archived)", str(dc.archived), "-")
+    else:
+        table.add_row("Documents", "-", "unavailable (see below)")
     out.print(table)
     if report.spaces is not None:
         sp = report.spaces
@@ -41,8 +46,9 @@ def status(ctx: typer.Context, as_json: JsonOption = False) -> None:
             f"{', '.join(sp.providers) or 'none'}",
             markup=False,
         )
-    out.print(f"runtime revision: {rt.revision}")
-    if rt.locally_archived:
+    if rt is not None:
+        out.print(f"runtime revision: {rt.revision}")
+    if rt is not None and rt.locally_archived:
         out.print(f"entries in runtime/archived/: {rt.locally_archived}")
     out.print(f"database: {report.database_url}", markup=False)
     out.print(f"chroma: {report.chroma or 'disabled'}", markup=False)

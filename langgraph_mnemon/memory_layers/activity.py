@@ -29,7 +29,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from langgraph_mnemon.contracts import safe_text
+from langgraph_mnemon.contracts import Scope, safe_text
 from langgraph_mnemon.errors import InvalidInputError, MnemonError
 from langgraph_mnemon.memory_layers.kernel import Kernel
 
@@ -96,6 +96,9 @@ class TurnActivity(BaseModel):
     assistant_chars: int = Field(0, ge=0)
     tool_calls: tuple[str, ...] = Field(
         (), description="Names of the tool calls that completed with a result in this turn."
+    )
+    scope: Scope = Field(
+        default_factory=Scope, description="Whose memory the turn used: its review runs there."
     )
 
     @cached_property

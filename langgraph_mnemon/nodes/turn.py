@@ -28,7 +28,7 @@ from langchain_core.runnables import RunnableConfig
 
 from langgraph_mnemon.adapters.messages import plugin_form
 from langgraph_mnemon.config import MnemonConfig
-from langgraph_mnemon.contracts import safe_text
+from langgraph_mnemon.contracts import Scope, safe_text
 from langgraph_mnemon.errors import NotFoundError
 from langgraph_mnemon.memory_layers.activity import TurnActivity
 from langgraph_mnemon.memory_layers.health import HealthRecord
@@ -82,6 +82,10 @@ class TurnHost(Protocol):
 
     @property
     def mnemos(self) -> Mnemos: ...
+
+    def resolve_scope(self, config: Mapping[str, Any] | None) -> Scope:
+        """The user and project of a run (``Mnemon.resolve_scope``)."""
+        ...
 
 
 # --------------------------------------------------------------------------------------------
@@ -176,16 +180,26 @@ def begin_turn(
     root: bool,
     task: str | None = None,
     retained: str | None = None,
+    memory_scope: Scope | None = None,
 ) -> tuple[str, list[BaseMessage]]:
     """Begin the turn; return its id and the messages to append.
 
     Those are the task's resume block (a new thread of an existing task), the one cue, and the
     Wake when it changed. A begin that fails after pinning releases the turn before raising.
+    ``memory_scope`` is whose memory the turn sees (default: the local scope).
     """
     facts = thread_facts(messages)
-    start = mem.turns.begin(
-        TurnScope(thread_id=thread, agent_id=agent_id, root=root), facts, retained=retained
+    scope = TurnScope(
+        thread_id=thread, agent_id=agent_id, root=root, memory_scope=memory_scope or Scope()
     )
+    start = mem.turns.begin(scope, facts, retained=retained)
+    if root and task is not None and not scope.memory_scope.is_local:
+        try:  # the task is the user's: the control plane shows it to them only
+            if mem.kernel.admits("mnemos", "write"):
+                mem.mnemos.claim_task(task, scope.memory_scope.user_key)
+        except BaseException:
+            mem.turns.end(start.turn_id)
+            raise
     resume = None
     if root and task is not None and task != thread and facts.new_thread:
         try:
@@ -256,6 +270,7 @@ def begin_update(
     """
     with acting("automatic"), memory_step(mem.health, "begin") as step:
         thread = thread_of(config)
+        scope = mem.resolve_scope(config)  # refused (another user named): no memory this turn
         turn_id, new = begin_turn(
             mem,
             thread,
@@ -264,6 +279,7 @@ def begin_update(
             root=root,
             task=task_of(mem, config, thread),
             retained=retained,
+            memory_scope=scope,
         )
     if step.failed:
         return {"mnemon_turn": DEGRADED_TURN, "messages": []}

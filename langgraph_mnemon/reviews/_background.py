@@ -10,6 +10,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
+from langgraph_mnemon.contracts import Scope
 from langgraph_mnemon.memory_layers.activity import ReviewGate, TurnActivity
 from langgraph_mnemon.memory_layers.kernel import acting
 from langgraph_mnemon.nodes import ReviewOutcome, memory_step
@@ -42,8 +43,12 @@ class BackgroundReviews:
         self, host: ReviewHost, gate: ReviewGate, model: BaseChatModel | None = None
     ) -> None:
         self.gate = gate
+        self._host, self._model = host, model
         self._health = host.health
         self._graph = host.review_graph(model)  # bounded by the host's idle_review settings
+        # Other scopes' review graphs, built on first use; each thread's latest turn's scope.
+        self._graphs: dict[Scope, Any] = {}
+        self._scopes: dict[str, Scope] = {}
         self._messages: dict[str, list[BaseMessage]] = {}
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
@@ -68,13 +73,23 @@ class BackgroundReviews:
     ) -> float | None:
         """Record the turn and arm the review timer when due; returns the delay, if armed."""
         self._messages[thread_id] = list(messages)
+        self._scopes[thread_id] = turn.scope
         return self._call(self.scheduler.turn_finished, thread_id, turn)
+
+    def _graph_of(self, thread_id: str) -> Any:
+        scope = self._scopes.get(thread_id)
+        if scope is None or scope.is_local:
+            return self._graph
+        if scope not in self._graphs:
+            self._graphs[scope] = self._host.scoped(scope).review_graph(self._model)
+        return self._graphs[scope]
 
     async def _review(self, thread_id: str) -> bool:
         outcome: ReviewOutcome | None = None
         # A review is an automatic trigger, and this loop's thread starts explicit: say so.
         with memory_step(self._health, "idle-review") as step, acting("automatic"):
-            out = await self._graph.ainvoke({"messages": self._messages.get(thread_id, [])})
+            graph = self._graph_of(thread_id)
+            out = await graph.ainvoke({"messages": self._messages.get(thread_id, [])})
             outcome = out["outcome"]
         if step.failed or outcome is None:
             return False

@@ -7,6 +7,7 @@ from typing import Any, Protocol
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
+from langgraph_mnemon.contracts import Scope
 from langgraph_mnemon.memory_layers.activity import ReviewGate, TurnActivity
 from langgraph_mnemon.memory_layers.health import HealthRecord
 
@@ -52,4 +53,8 @@ class ReviewHost(Protocol):
 
     def review_graph(self, model: BaseChatModel | None = None) -> Any:
         """The compiled idle-review graph (``{"messages": [...]}`` in, ``outcome`` out)."""
+        ...
+
+    def scoped(self, scope: Scope) -> ReviewHost:
+        """The host in ``scope`` (a review runs in the scope of the turn that scheduled it)."""
         ...

@@ -1,8 +1,11 @@
 """The control-plane endpoints: one small sync handler per route, and the route table.
 
-Each handler takes the host, the path parameters, and the validated ``body`` / ``query``
-model, calls one host or layer service, and returns a pydantic model. Handlers run on a worker
-thread (they may block); :mod:`.http` turns typed errors into HTTP responses.
+Each handler takes the host *as seen from the caller's scope* (``host.scoped(scope)``), the
+path parameters, and the validated ``body`` / ``query`` model (and, where it declares
+``caller``, the :class:`~._callers.Caller`), calls one host or layer service, and returns a
+pydantic model. Handlers run on a worker thread (they may block); :mod:`.http` turns typed
+errors into HTTP responses. Mnemos tasks are listed and read for their owner only (the
+caller's user; tasks nobody claimed are the local user's).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from langgraph_mnemon.memory_layers.spaces import (
 )
 
 from . import _models as m
+from ._callers import Caller, authentication, require_admin
 from ._settings import SettingsPatch, apply_settings, public_settings
 
 if TYPE_CHECKING:
@@ -47,7 +51,8 @@ class Endpoint:
 
     ``mutates`` decides the authority rule (reads: trusted hosts; mutations: loopback or
     token). It defaults from the method; POST routes that change nothing (recall, agent
-    query, resume) declare ``mutates=False``.
+    query, resume) declare ``mutates=False``. ``caller``: the handler takes the request's
+    :class:`~._callers.Caller` as ``caller=``.
     """
 
     method: str
@@ -57,6 +62,7 @@ class Endpoint:
     query: type[BaseModel] | None = None
     returns: type[BaseModel] | None = None
     mutates: bool | None = None
+    caller: bool = False
 
     @property
     def is_mutation(self) -> bool:
@@ -74,10 +80,18 @@ class Endpoint:
 # --- status and settings --------------------------------------------------------------------
 
 
-def get_status(host: Mnemon) -> m.StatusView:
-    """Where data lives, how full each tier is, and the control-plane switches."""
+def get_status(host: Mnemon, caller: Caller) -> m.StatusView:
+    """Where data lives, how full each tier is, the caller's scope and the switches."""
     data = host.status().model_dump()
-    return m.StatusView(**data, remote_access=host.config.remote_access, version=__version__)
+    mode = authentication(host.config)
+    return m.StatusView(
+        **data,
+        remote_access=host.config.remote_access,
+        version=__version__,
+        scope=m.ScopeView(user=caller.scope.user, project=caller.scope.project, via=caller.via),
+        authentication=mode,
+        scope_pick=mode == "none" and caller.via in ("local", "picked"),
+    )
 
 
 def get_settings(host: Mnemon) -> dict[str, Any]:
@@ -85,12 +99,14 @@ def get_settings(host: Mnemon) -> dict[str, Any]:
     return public_settings(host.config)
 
 
-def patch_settings(host: Mnemon, body: SettingsPatch) -> dict[str, Any]:
+def patch_settings(host: Mnemon, body: SettingsPatch, caller: Caller) -> dict[str, Any]:
     """Change live switches (modes, idle review, layer participation) for the next operation.
 
     The switches: recall_mode, writeback_mode, routing_guidance, idle_review_enabled and
-    layers.<layer>.enabled / layers.<layer>.participation.<channel>.
+    layers.<layer>.enabled / layers.<layer>.participation.<channel>. They are host-wide: only
+    the local user (or a LangGraph user with the mnemon:admin permission) changes them.
     """
+    require_admin(caller, "the settings")
     host.kernel.require_writes("the settings")  # not a layer operation: the kernel's own rule
     apply_settings(host.config, body)
     host.settings_changed()
@@ -269,21 +285,25 @@ def agent_query(host: Mnemon, body: m.AgentQueryRequest) -> QueryAnswer:
 
 def _task(host: Mnemon, task_id: str) -> str:
     task = validate_task_id(task_id)
-    if task not in host.mnemos.tasks():
+    # Another user's task is "not found", exactly like a task that does not exist.
+    if task not in host.mnemos.tasks(owner=host.scope.user_key):
         raise NotFoundError(f"no Mnemos task {task!r}; list tasks with GET {API}/mnemos/tasks")
     return task
 
 
 def list_tasks(host: Mnemon) -> m.TaskList:
-    """Every Mnemos task: its goal, node counts, checkpoints, last fatigue."""
+    """The caller's Mnemos tasks: goal, node counts, checkpoints, last fatigue."""
     mnemos = host.mnemos
+    tasks = mnemos.status(owner=host.scope.user_key)
+    mine = {task.task_id for task in tasks}
     goals: dict[str, str] = {}
     for node in mnemos.nodes(type="goal", status="all"):  # heaviest first: that one names it
-        goals.setdefault(node.task_id, node.text)
+        if node.task_id in mine:
+            goals.setdefault(node.task_id, node.text)
     return m.TaskList(
         tasks=[
             m.TaskRow.model_validate({**task.model_dump(), "goal": goals.get(task.task_id)})
-            for task in mnemos.status()
+            for task in tasks
         ]
     )
 
@@ -318,7 +338,7 @@ def task_resume(host: Mnemon, task_id: str, body: m.Empty) -> m.ResumeView:
 
 
 ENDPOINTS: tuple[Endpoint, ...] = (
-    Endpoint("GET", f"{API}/status", get_status, returns=m.StatusView),
+    Endpoint("GET", f"{API}/status", get_status, returns=m.StatusView, caller=True),
     Endpoint("GET", f"{API}/runtime", get_runtime, returns=m.RuntimeView),
     Endpoint("POST", f"{API}/runtime", write_runtime, body=m.RuntimeWrite, returns=RuntimeReceipt),
     Endpoint(
@@ -426,5 +446,5 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         mutates=False,
     ),
     Endpoint("GET", f"{API}/settings", get_settings),
-    Endpoint("PATCH", f"{API}/settings", patch_settings, body=SettingsPatch),
+    Endpoint("PATCH", f"{API}/settings", patch_settings, body=SettingsPatch, caller=True),
 )

@@ -24,8 +24,13 @@ never skipped because of a prefix. In order:
    and the like are never read) and must be in ``trusted_hosts`` → else 403. Every request
    passes it, mutations included: a response never hands data to a client that may not read.
 5. **Write rule** (mutations): from loopback, or, with ``remote_access="trusted-host"``, from a
-   trusted host sending ``Authorization: Bearer <remote_token>`` (constant-time compare; wrong
-   or missing → 401).
+   trusted host sending ``Authorization: Bearer <remote_token>`` or the token of a user in
+   ``scopes.user_tokens`` (constant-time compare; wrong or missing → 401). Under LangGraph
+   server with custom auth on the custom routes (``auth.path`` and
+   ``http.enable_custom_route_auth``), LangGraph authenticates the request *after* this guard:
+   any other remote mutation passes here marked
+   ``scope["state"]["mnemon_write_needs_user"]`` and the handler refuses it unless LangGraph
+   authenticated a user (:mod:`._callers`).
 
 Whether the operation itself may run (``write_enabled``, participation switches) is not this
 guard's business: the layers ask the kernel, and its refusal becomes 403 with the decision.
@@ -38,6 +43,8 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import json
+import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit
@@ -46,6 +53,7 @@ from urllib.parse import urlsplit
 from starlette._utils import get_route_path
 
 from langgraph_mnemon.config import MnemonConfig, host_name, normalize_origin
+from langgraph_mnemon.contracts import LOCAL
 from langgraph_mnemon.errors import AuthorityError, InvalidInputError
 
 PREFIX = "/mnemon"
@@ -241,12 +249,63 @@ def check_content_type(scope: Scope) -> None:
 # --- 4. and 5. Read and write rules -----------------------------------------------------------
 
 
-def _bearer(scope: Scope) -> str | None:
+def bearer_token(scope: Scope) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header, if the request sends one."""
     for name, value in scope.get("headers", ()):
         if name.lower() == b"authorization":
             scheme, _, token = value.decode("latin-1").partition(" ")
             return token.strip() if scheme.lower() == "bearer" else None
     return None
+
+
+def _same(token: str, expected: str) -> bool:
+    return bool(expected) and hmac.compare_digest(token.encode(), expected.encode())
+
+
+def token_user(token: str | None, config: MnemonConfig) -> str | None:
+    """The user a bearer token stands for: ``local`` for ``remote_token``, the user id of a
+    ``scopes.user_tokens`` token, else None (every token is compared, in constant time)."""
+    if not token:
+        return None
+    found: str | None = None
+    if config.remote_token is not None and _same(token, config.remote_token.get_secret_value()):
+        found = LOCAL
+    for user, secret in config.scopes.user_tokens.items():
+        if _same(token, secret.get_secret_value()) and found is None:
+            found = user
+    return found
+
+
+def langgraph_route_auth(env: dict[str, str] | None = None) -> bool:
+    """Whether LangGraph server authenticates the custom routes: custom auth
+    (``LANGGRAPH_AUTH``) and ``http.enable_custom_route_auth`` (``LANGGRAPH_HTTP``)."""
+    env = dict(os.environ) if env is None else env
+    if not langgraph_auth(env):
+        return False
+    try:
+        http = json.loads(env.get("LANGGRAPH_HTTP") or "null")
+    except ValueError:
+        return False
+    return isinstance(http, dict) and bool(http.get("enable_custom_route_auth"))
+
+
+def langgraph_auth(env: dict[str, str] | None = None) -> bool:
+    """Whether LangGraph server runs with custom auth (``auth.path`` in ``langgraph.json``)."""
+    value = (os.environ if env is None else env).get("LANGGRAPH_AUTH", "").strip()
+    return value not in ("", "null", "{}")
+
+
+def authenticated_identity(scope: Scope) -> str | None:
+    """The identity LangGraph's auth middleware put on the request (``scope["user"]``)."""
+    user = scope.get("user")
+    if user is None or not getattr(user, "is_authenticated", False):
+        return None
+    try:
+        identity = getattr(user, "identity", None)
+    except NotImplementedError:  # a plain Starlette user: its display name is its id
+        identity = None
+    identity = identity or getattr(user, "display_name", None)
+    return identity if isinstance(identity, str) and identity.strip() else None
 
 
 def _check_write(scope: Scope, config: MnemonConfig, address: Address | None) -> None:
@@ -256,17 +315,18 @@ def _check_write(scope: Scope, config: MnemonConfig, address: Address | None) ->
             raise AuthorityError(
                 f"changes come from loopback only (remote_access=read-only); {where} may only read"
             )
-        expected = config.remote_token.get_secret_value() if config.remote_token else ""
-        token = _bearer(scope)
-        if (
-            not expected
-            or token is None
-            or not hmac.compare_digest(token.encode(), expected.encode())
-        ):
-            raise Unauthorized(
-                "remote changes need the header 'Authorization: Bearer <remote_token>' with "
-                "the configured token"
-            )
+        if token_user(bearer_token(scope), config) is not None:
+            return
+        if authenticated_identity(scope) is not None:
+            return  # LangGraph authenticated the caller already (auth before this guard)
+        if langgraph_route_auth():
+            # LangGraph authenticates the custom routes after this guard: the handler checks.
+            scope.setdefault("state", {})["mnemon_write_needs_user"] = True
+            return
+        raise Unauthorized(
+            "remote changes need the header 'Authorization: Bearer <remote_token>' with "
+            "the configured token (or a user's token from scopes.user_tokens)"
+        )
 
 
 def check(scope: Scope, config: MnemonConfig, *, mutates: bool) -> None:

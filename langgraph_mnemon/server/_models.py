@@ -219,11 +219,26 @@ class FatigueQuery(Query):
 # --- responses ------------------------------------------------------------------------------
 
 
+class ScopeView(BaseModel):
+    """The scope a request ran in and how its user was known (``via``)."""
+
+    user: str
+    project: str
+    via: Literal["local", "picked", "token", "langgraph"]
+
+
 class StatusView(Status):
-    """Host status plus the control-plane switches and the package version."""
+    """Status of the caller's scope plus the control-plane switches and the package version.
+
+    ``authentication`` says what identifies users (LangGraph custom auth, ``user_tokens`` or
+    none); ``scope_pick`` whether this caller may pick a user on the web page.
+    """
 
     remote_access: str
     version: str
+    scope: ScopeView
+    authentication: Literal["none", "tokens", "langgraph"] = "none"
+    scope_pick: bool = False
 
 
 class RuntimeEntryView(BaseModel):

@@ -23,10 +23,12 @@ from ._rules import PATH_PARAMETERS, with_body_limit
 _PARAM = re.compile(r"{(\w+)(?::\w+)?}")
 _ERRORS = {
     "401": "A remote change without the right bearer token.",
-    "403": "Not allowed from this address, Host or web origin; or refused by the kernel: "
+    "403": "Not allowed from this address, Host or web origin; a scope the caller may not "
+    "act for (scope-mismatch); a host-wide setting changed by a non-admin user; or refused by "
+    "the kernel: "
     "writes are switched off (read-only), the layer is disabled or its channel is off or "
     "manual (the body's decision names the setting that would allow it).",
-    "404": "No such object.",
+    "404": "No such object (in the caller's scope).",
     "409": "Conflict, no unique match, or over capacity; nothing changed.",
     "415": "A POST, PUT, PATCH or DELETE without 'Content-Type: application/json'.",
     "422": "Invalid input (malformed JSON, wrong types, unknown keys, out-of-range values).",

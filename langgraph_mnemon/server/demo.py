@@ -4,6 +4,8 @@ The scripted model lets the demo run offline with no API key. It follows these r
 user's last message, so every memory path can be tried from a client and a second thread
 visibly knows what the first one was told:
 
+* ``remember about me: <fact>`` → ``mnemon_runtime_memory`` adds the fact to USER (the
+  user's own memory, in every project of theirs);
 * ``remember <fact>`` (or ``note``/``save``, optionally ``please`` and ``that``) →
   ``mnemon_runtime_memory`` adds the fact to MEMORY;
 * a question (ends with ``?``, or starts with a question word such as *when* or *what*) →
@@ -52,6 +54,7 @@ DEMO_LABEL = "[scripted demo model; set MNEMON_MODEL=provider:model for a real o
 _REMEMBER = re.compile(
     r"^\s*(?:please\s+)?(?:remember|note|save)(?:\s+that)?[:,]?\s+(.+)$", re.I | re.S
 )
+_ABOUT_ME = re.compile(r"^\s*(?:please\s+)?remember\s+about\s+me[:,]?\s+(.+)$", re.I | re.S)
 _QUESTION_WORD = re.compile(
     r"^\s*(?:what|when|where|who|whom|whose|which|why|how|is|are|was|were|does|did|can|"
     r"could|should|will|would|have|has)\b",
@@ -108,6 +111,12 @@ def _reply(messages: list[BaseMessage]) -> AIMessage:
     text = _last_user_text(messages)
     if text is None:
         return _say("Nothing to answer yet.")
+    about_me = _ABOUT_ME.match(text)
+    if about_me:
+        return _call(
+            "mnemon_runtime_memory",
+            {"action": "add", "target": "user", "content": about_me.group(1).strip()},
+        )
     fact = _REMEMBER.match(text)
     if fact:
         return _call(

@@ -12,6 +12,12 @@ Triggers: a run a client starts for ``mnemon_write_worker`` or ``mnemon_agent_qu
 an explicit request (an application asked); the demo agent's tools, the turn lifecycle and
 the recall-refine graph set ``acting("automatic")`` themselves; ``mnemon_idle_review`` runs its
 pass under ``acting("automatic")`` here.
+
+Scopes: every run works in the scope of its config (``Mnemon.resolve_scope``: the
+authenticated LangGraph user, else ``user_id``; ``mnemon_project``). The worker, recall, agent
+query and review graphs are built once per scope over ``mem.scoped(scope)`` (kept, least
+recently used dropped first); the agent and turn graphs resolve the scope at each turn. A run
+naming another user than the authenticated one is refused (``error``), nothing is read.
 """
 
 from __future__ import annotations
@@ -28,16 +34,23 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import ValidationError
 
-from langgraph_mnemon.errors import InvalidInputError, ParticipationError, ReadOnlyError
-from langgraph_mnemon.graphs.agent_query import build_agent_query_graph
+from langgraph_mnemon.errors import (
+    InvalidInputError,
+    MnemonError,
+    ParticipationError,
+    ReadOnlyError,
+    ScopeMismatchError,
+)
+from langgraph_mnemon.graphs.agent_query import AgentQueryState, build_agent_query_graph
 from langgraph_mnemon.graphs.recall import build_recall_graph
-from langgraph_mnemon.graphs.review import build_review_graph
 from langgraph_mnemon.graphs.turn import MnemonTurnState
 from langgraph_mnemon.graphs.write_worker import build_write_worker_graph
 from langgraph_mnemon.host import Mnemon
 from langgraph_mnemon.memory_layers.kernel import acting
+from langgraph_mnemon.memory_layers.scopes import ScopedLayers
 from langgraph_mnemon.memory_layers.write_worker import WriteCandidate
 from langgraph_mnemon.reviews import REVIEW_GRAPH, ServerReviews
+from langgraph_mnemon.server._authority import langgraph_auth
 from langgraph_mnemon.server._host import shared_host
 from langgraph_mnemon.server.demo import demo_model
 
@@ -77,8 +90,21 @@ def _single(name: str, state: type, node: Any) -> CompiledStateGraph:
     return graph.compile(name=name)
 
 
+class _PerScope:
+    """What ``build`` makes of ``mem.scoped(scope)``, once per scope (built off the loop)."""
+
+    def __init__(self, mem: Mnemon, build: Any) -> None:
+        self._mem = mem
+        self._built: ScopedLayers[Any] = ScopedLayers(lambda scope: build(mem.scoped(scope)))
+
+    async def of(self, config: RunnableConfig) -> Any:
+        """The scope's graph for the run with ``config`` (raises on a refused scope)."""
+        scope = self._mem.resolve_scope(config)
+        return await asyncio.to_thread(self._built.get, scope)
+
+
 def _write_worker(mem: Mnemon) -> CompiledStateGraph:
-    inner = build_write_worker_graph(mem.spaces, mem.worker_model)
+    inner = _PerScope(mem, lambda view: build_write_worker_graph(view.spaces, mem.worker_model))
 
     # Async wrappers: the inner graph runs as a subgraph on the server's async saver, its sync
     # nodes on worker threads.
@@ -88,7 +114,8 @@ def _write_worker(mem: Mnemon) -> CompiledStateGraph:
         except ValidationError as exc:
             return {"error": f"invalid candidate: {_first_error(exc)}"}
         try:
-            out = await inner.ainvoke({"candidate": candidate}, config)
+            graph = await inner.of(config)
+            out = await graph.ainvoke({"candidate": candidate}, config)
         except _KERNEL_REFUSALS as exc:  # an answer for the client, not a failed run
             return _refused(exc)
         return {"receipt": out.get("receipt"), "error": out.get("error")}
@@ -97,20 +124,24 @@ def _write_worker(mem: Mnemon) -> CompiledStateGraph:
 
 
 def _recall(mem: Mnemon) -> CompiledStateGraph:
-    inner = build_recall_graph(mem.spaces, mem.worker_model, turns=mem.turns.budgets)
+    def build(view: Mnemon) -> tuple[Mnemon, CompiledStateGraph]:
+        return view, build_recall_graph(view.spaces, mem.worker_model, turns=mem.turns.budgets)
+
+    inner = _PerScope(mem, build)
 
     async def recall(state: _RecallIO, config: RunnableConfig) -> dict[str, Any]:
-        # Each run is one turn with its own envelope over the active spaces.
+        # Each run is one turn with its own envelope over the scope's active spaces.
         key = f"server:{uuid.uuid4().hex}"
-        spaces = await mem.spaces.alist_spaces(active=True)
-        inputs: dict[str, Any] = {
-            "query": state.get("query"),
-            "turn_id": key,
-            "granted_space_ids": [s.id for s in spaces],
-        }
-        inputs.update({k: state[k] for k in ("space_ids", "limit", "mode") if k in state})
         try:
-            out = await inner.ainvoke(inputs, config)
+            view, graph = await inner.of(config)
+            spaces = await view.spaces.alist_spaces(active=True)
+            inputs: dict[str, Any] = {
+                "query": state.get("query"),
+                "turn_id": key,
+                "granted_space_ids": [s.id for s in spaces],
+            }
+            inputs.update({k: state[k] for k in ("space_ids", "limit", "mode") if k in state})
+            out = await graph.ainvoke(inputs, config)
         except _KERNEL_REFUSALS as exc:
             return _refused(exc)
         finally:
@@ -120,15 +151,22 @@ def _recall(mem: Mnemon) -> CompiledStateGraph:
     return _single("mnemon_recall", _RecallIO, recall)
 
 
+def _agent_query(mem: Mnemon) -> CompiledStateGraph:
+    inner = _PerScope(mem, lambda view: build_agent_query_graph(view.spaces, mem.worker_model))
+
+    async def query(state: AgentQueryState, config: RunnableConfig) -> dict[str, Any]:
+        try:
+            graph = await inner.of(config)
+        except _SCOPE_REFUSALS as exc:
+            return {"error": f"{exc.code}: {exc.message}"}
+        # A kernel refusal stays a failed run, as the unscoped graph raised it.
+        return dict(await graph.ainvoke(state, config))
+
+    return _single("mnemon_agent_query", AgentQueryState, query)
+
+
 def _idle_review(mem: Mnemon) -> CompiledStateGraph:
-    cfg = mem.config.idle_review
-    inner = build_review_graph(
-        mem,
-        mem.worker_model,
-        runtime_memory=cfg.runtime_memory,
-        max_context_chars=cfg.max_context_chars,
-        max_tokens=cfg.max_tokens,
-    )
+    inner = _PerScope(mem, lambda view: view.review_graph(mem.worker_model))
 
     async def review(state: _ReviewIO, config: RunnableConfig) -> dict[str, Any]:
         reviews = mem.reviews
@@ -136,20 +174,25 @@ def _idle_review(mem: Mnemon) -> CompiledStateGraph:
             return {"error": "idle review runs are scheduled by the server host only"}
         thread, generation = state["thread_id"], state["generation"]
         transcript = state.get("transcript") or []
+        try:  # the run carries the scope of the turn that scheduled it
+            scope = mem.resolve_scope(config)
+        except _SCOPE_REFUSALS as exc:
+            return {"error": f"{exc.code}: {exc.message}"}
         # The gate reads and saves the thread's activity in the database: off the event loop.
         decision = await asyncio.to_thread(reviews.fire, thread, generation)
         if decision.action == "reschedule" and decision.delay_seconds is not None:
             await asyncio.to_thread(
-                reviews.reschedule, thread, generation, decision.delay_seconds, transcript
+                reviews.reschedule, thread, generation, decision.delay_seconds, transcript, scope
             )
             return {"outcome": {"action": "rescheduled", "summary": decision.reason}}
         if decision.action != "run":
             return {"outcome": {"action": "dropped", "summary": decision.reason}}
         success = False
         try:
+            graph = await inner.of(config)
             # A review is an automatic trigger: manual and off channels refuse its writes.
             with acting("automatic"):
-                out = await inner.ainvoke({"messages": messages_from_dict(transcript)}, config)
+                out = await graph.ainvoke({"messages": messages_from_dict(transcript)}, config)
             outcome = out["outcome"]
             success = outcome.action != "failed"
             return {"outcome": outcome.model_dump(mode="json"), "error": out.get("error")}
@@ -178,10 +221,12 @@ def _agent(mem: Mnemon) -> CompiledStateGraph:
     )
 
 
-_KERNEL_REFUSALS = (ParticipationError, ReadOnlyError)
+# A run that names another user than the authenticated one, or a malformed id.
+_SCOPE_REFUSALS = (ScopeMismatchError, InvalidInputError)
+_KERNEL_REFUSALS = (ParticipationError, ReadOnlyError, *_SCOPE_REFUSALS)
 
 
-def _refused(exc: ParticipationError | ReadOnlyError) -> dict[str, Any]:
+def _refused(exc: MnemonError) -> dict[str, Any]:
     """A kernel refusal as the run's output: ``error`` says why, ``refusal`` is its JSON."""
     return {"error": f"{exc.code}: {exc.message}", "refusal": exc.to_dict()}
 
@@ -202,14 +247,23 @@ def build_server_graphs(mem: Mnemon) -> dict[str, CompiledStateGraph]:
         "mnemon_recall": _recall(mem),
         "mnemon_write_worker": _write_worker(mem),
         REVIEW_GRAPH: _idle_review(mem),
-        "mnemon_agent_query": build_agent_query_graph(mem.spaces, mem.worker_model),
+        "mnemon_agent_query": _agent_query(mem),
     }
 
 
 _host = shared_host()
-# Under LangGraph server, idle reviews become delayed runs on the server itself.
+# Under LangGraph server, idle reviews become delayed runs on the server itself; with custom
+# auth the server refuses our credential-less client, so they run in this process instead.
 if os.environ.get("LANGGRAPH_API_URL"):
-    _host.set_reviews(ServerReviews(_host.review_gate, os.environ["LANGGRAPH_API_URL"]))
+    _host.set_reviews(
+        ServerReviews(
+            _host.review_gate,
+            os.environ["LANGGRAPH_API_URL"],
+            host=_host,
+            model=_host.worker_model,
+            in_process=langgraph_auth(),
+        )
+    )
 _graphs = build_server_graphs(_host)
 agent = _graphs["mnemon_agent"]
 turn = _graphs["mnemon_turn"]

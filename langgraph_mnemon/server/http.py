@@ -6,7 +6,10 @@ langgraph_mnemon.server.http:app --no-proxy-headers``. Routes, bodies and status
 the API contract; ``GET /mnemon/openapi.json`` describes them, generated from the route table.
 
 Every request first passes the guard of :mod:`._authority` (Host, Origin, JSON content type,
-who may read and change; on the path the router sees, under any root path or prefix). Every
+who may read and change; on the path the router sees, under any root path or prefix), then
+runs in the caller's scope (:mod:`._callers`: the LangGraph-authenticated user, a user token,
+or the local user; the ``project`` parameter): its handler works on ``host.scoped(scope)``, so
+an id of another scope is 404 like an unknown one. Every
 handler runs on a worker thread, so no endpoint blocks the event loop (LangGraph server runs
 ``blockbuster``). Errors are JSON ``{"error": code, "message": text}``: a full disk is 507,
 any other storage error (and an ``OSError`` a layer did not type) 503; only an unexpected
@@ -70,10 +73,12 @@ from ._authority import (
     Unauthorized,
     UnsupportedMediaType,
 )
+from ._callers import PROJECT_PARAMETER, resolve_caller
 from ._openapi import docstring, operation
 
 if TYPE_CHECKING:
     from langgraph_mnemon.config import MnemonConfig
+    from langgraph_mnemon.contracts import Scope
     from langgraph_mnemon.host import Mnemon
 
 __all__ = ["WEB_DIR", "app", "body_limit", "create_app", "error_response"]
@@ -228,18 +233,25 @@ def _api_route(endpoint: Endpoint, hosts: _HostRef) -> Route:
     async def handle(request: Request) -> Response:
         try:
             kwargs: dict[str, Any] = dict(request.path_params)
+            params = dict(request.query_params)
+            # Every request runs in one scope; ``project`` picks it, on every endpoint.
+            caller = resolve_caller(
+                request.scope, await hosts.config(), project=params.pop(PROJECT_PARAMETER, None)
+            )
             if endpoint.body is not None:
                 limit = body_limit(await hosts.config())
                 kwargs["body"] = _validate(endpoint.body, await _read_body(request, limit), "body")
-            params = dict(request.query_params)
             if endpoint.query is not None:
                 kwargs["query"] = _validate(endpoint.query, params, "query")
             elif params:
                 raise InvalidInputError(
                     f"this endpoint takes no query parameters (got {', '.join(sorted(params))})"
                 )
+            if endpoint.caller:
+                kwargs["caller"] = caller
             host = await hosts.get()
-            call = functools.partial(endpoint.handler, host, **kwargs)
+            # Opening a scope's files may touch the disk: off the event loop, with the handler.
+            call = functools.partial(_in_scope, endpoint.handler, host, caller.scope, kwargs)
             result = await anyio.to_thread.run_sync(call)
         except Exception as exc:
             return error_response(exc)
@@ -251,6 +263,12 @@ def _api_route(endpoint: Endpoint, hosts: _HostRef) -> Route:
     op = operation(endpoint, _tag(endpoint.path), body_limit=limit)
     handle.__doc__ = docstring(endpoint.summary, op)
     return Route(endpoint.path, handle, methods=[endpoint.method])
+
+
+def _in_scope(
+    handler: Callable[..., Any], host: Mnemon, scope: Scope, kwargs: dict[str, Any]
+) -> Any:
+    return handler(host.scoped(scope), **kwargs)
 
 
 async def _read_body(request: Request, limit: int) -> bytes:
@@ -351,7 +369,12 @@ def _openapi_route(routes: list[BaseRoute]) -> Route:
                 "header must name this server (loopback, the served host or "
                 "MNEMON_ALLOWED_HOSTS); a browser Origin must be the server's own (or "
                 "MNEMON_ALLOWED_ORIGINS); POST, PUT, PATCH and DELETE need "
-                "'Content-Type: application/json', bodiless ones too.",
+                "'Content-Type: application/json', bodiless ones too. Every request runs in "
+                "one scope (user, project): the user LangGraph server authenticated, the user "
+                "of a bearer token in scopes.user_tokens, else the local user (from loopback "
+                "with no authentication configured, the X-Mnemon-User header picks one); the "
+                "project is the 'project' query parameter or the X-Mnemon-Project header "
+                "(percent-encoded UTF-8), else the local one. Ids of another scope answer 404.",
             },
         }
     )

@@ -22,6 +22,7 @@ from langgraph_mnemon.config import chroma_server, redact_url
 from langgraph_mnemon.errors import InvalidInputError, MnemonError
 
 __all__ = [
+    "AUTH_ENV",
     "OFFLINE_ENV",
     "check_port",
     "langgraph_config",
@@ -53,23 +54,62 @@ OFFLINE_ENV = {
 }
 
 
-def langgraph_config() -> dict[str, Any]:
-    """The ``langgraph.json`` content: graphs, checkpointer, store and control plane."""
-    return {
+AUTH_ENV = "MNEMON_SERVE_AUTH"
+"""An ``auth.path`` for ``mnemon serve`` (``path/to/auth.py:auth``): custom auth, also on the
+control plane's routes (see docs/multi-user.md)."""
+
+
+def langgraph_config(*, auth: str | None = None) -> dict[str, Any]:
+    """The ``langgraph.json`` content: graphs, checkpointer, store and control plane.
+
+    Args:
+        auth: an ``auth.path`` (``"path/to/auth.py:auth"`` or ``"module:auth"``): LangGraph
+            custom auth, switched on for the control plane's routes too
+            (``http.enable_custom_route_auth``), so every request runs as its user.
+
+    Returns:
+        The configuration as a dict (without ``auth``: the repository's ``langgraph.json``).
+
+    Example:
+        >>> langgraph_config(auth="./examples/auth.py:auth")["auth"]
+        {'path': '.../examples/auth.py:auth'}
+    """
+    config: dict[str, Any] = {
         "dependencies": ["."],
         "graphs": {f"mnemon_{g}": f"langgraph_mnemon.server.graphs:{g}" for g in GRAPHS},
         "checkpointer": {"path": "langgraph_mnemon.server.persistence.checkpointer"},
         "store": {"path": "langgraph_mnemon.server.persistence.store"},
         "http": {"app": "langgraph_mnemon.server.http:app"},
     }
+    if auth is not None:
+        config["auth"] = {"path": _auth_path(auth)}
+        config["http"]["enable_custom_route_auth"] = True
+    return config
 
 
-def write_config(directory: Path, *, extra_graphs: dict[str, str] | None = None) -> Path:
+def _auth_path(value: str) -> str:
+    target, sep, name = value.strip().rpartition(":")
+    if not sep or not target or not name.isidentifier():
+        raise InvalidInputError(
+            f"the auth path must look like path/to/auth.py:auth or module:auth (got {value!r})"
+        )
+    if target.endswith(".py") or "/" in target:  # a file: absolute, the server runs elsewhere
+        path = Path(target).expanduser().absolute()
+        if not path.is_file():
+            raise InvalidInputError(f"the auth module {str(path)!r} does not exist")
+        target = str(path)
+    return f"{target}:{name}"
+
+
+def write_config(
+    directory: Path, *, extra_graphs: dict[str, str] | None = None, auth: str | None = None
+) -> Path:
     """Write ``langgraph.json`` into ``directory`` (created) and return its path.
 
-    ``extra_graphs`` (graph id → ``"path/file.py:name"``) serves more graphs beside ours.
+    ``extra_graphs`` (graph id → ``"path/file.py:name"``) serves more graphs beside ours;
+    ``auth`` is an ``auth.path`` (:func:`langgraph_config`).
     """
-    config = langgraph_config()
+    config = langgraph_config(auth=auth)
     config["graphs"].update(extra_graphs or {})
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "langgraph.json"
@@ -143,12 +183,17 @@ def start(
     postgres: str | None = None,
     chroma: str | None = None,
     extra_graphs: dict[str, str] | None = None,
+    auth: str | None = None,
     **popen: Any,
 ) -> subprocess.Popen[bytes]:
-    """Start the server in ``<root>/server`` (its run queue and thread files live there)."""
+    """Start the server in ``<root>/server`` (its run queue and thread files live there).
+
+    ``auth`` (default: the ``MNEMON_SERVE_AUTH`` environment variable) is an ``auth.path``.
+    """
     env = server_env(root, postgres=postgres, chroma=chroma, host=host)
     workdir = Path(env["MNEMON_ROOT"]) / "server"
-    config = write_config(workdir, extra_graphs=extra_graphs)
+    auth = auth if auth is not None else (os.environ.get(AUTH_ENV) or None)
+    config = write_config(workdir, extra_graphs=extra_graphs, auth=auth)
     return subprocess.Popen(
         serve_command(config, host=host, port=port), cwd=workdir, env=env, **popen
     )

@@ -13,6 +13,14 @@ Mapping (one rule, no hidden state):
   list (``LangGraph store namespace: ["users", "alice"]``; do not edit it, a later ``put``
   repairs it). Like every Memory Space, it becomes *active* with its first committed write, so
   store items also take part in the agent's federated recall (``mnemon_recall``).
+* **Scopes.** Each op runs in a scope (:mod:`langgraph_mnemon.store._scope`): the store's
+  bound one (``mem.store().scoped(scope)``), else the LangGraph run's (``user_id``, the
+  authenticated user, or LangMem's ``langgraph_user_id``), else the local one. A user's
+  namespace lives in a space owned by that user, whose id also hashes the user's key in, so
+  the same namespace of two users is two spaces and neither user reads the other's items. The
+  local user maps namespaces exactly as above; its view is the host operator's and also reads
+  every user's namespaces (``get`` gives the newest copy of a key, ``delete`` removes all),
+  while its puts go to its own space.
 * **Item → memory row.** The value is stored as its JSON text (key order kept) in the row's
   ``content``, so keyword and dense recall index the whole value and ``get`` returns exactly
   what was ``put`` (after a JSON round trip: tuples come back as lists). The key, the first
@@ -84,7 +92,7 @@ import asyncio
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from langgraph.store.base import (
     GetOp,
@@ -97,7 +105,7 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from langgraph_mnemon.contracts import shown
+from langgraph_mnemon.contracts import LOCAL, Scope, shown
 from langgraph_mnemon.errors import (
     InvalidInputError,
     MnemonError,
@@ -138,29 +146,12 @@ from langgraph_mnemon.store._mapping import (
     _space_name,
 )
 from langgraph_mnemon.store._run import say_applied
+from langgraph_mnemon.store._scope import StoreHost, op_scope, spaces_of
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
-    from langgraph_mnemon.memory_layers.kernel import Kernel
-    from langgraph_mnemon.memory_layers.spaces import MemorySpaces, SpaceRecord
+    from langgraph_mnemon.memory_layers.spaces import SpaceRecord
 
 __all__ = ["MAX_KEY_CHARS", "MAX_VALUE_CHARS", "NAMESPACE_PREFIX", "MnemonStore", "StoreHost"]
-
-
-class StoreHost(Protocol):
-    """What the facade needs from its host (``Mnemon`` satisfies it; the facade never imports
-    the host): the kernel that decides every operation, the storage root it names in its repr,
-    and the Memory Spaces, opened lazily on first use."""
-
-    @property
-    def kernel(self) -> Kernel: ...
-
-    @property
-    def root(self) -> Path: ...
-
-    @property
-    def spaces(self) -> MemorySpaces: ...
 
 
 class MnemonStore(CheckedArguments):
@@ -181,7 +172,13 @@ class MnemonStore(CheckedArguments):
     supports_ttl: bool = False
 
     def __init__(
-        self, host: StoreHost, *, trigger: Trigger | None = None, _runner: LoopRunner | None = None
+        self,
+        host: StoreHost,
+        *,
+        trigger: Trigger | None = None,
+        _runner: LoopRunner | None = None,
+        _scope: Scope | None = None,
+        _family: dict[tuple[Trigger | None, Scope | None], MnemonStore] | None = None,
     ) -> None:
         if trigger is not None and trigger not in _TRIGGERS:
             raise InvalidInputError(
@@ -189,14 +186,18 @@ class MnemonStore(CheckedArguments):
             )
         self._host = host
         self._trigger = trigger
-        self._siblings: dict[str, MnemonStore] = {}
+        self._scope = _scope
+        # One store per (trigger, scope), shared by all of them: acting_as / scoped find it.
+        self._family = _family if _family is not None else {}
+        self._family.setdefault((trigger, _scope), self)
         # The sync/async rule of every service (storage.loop): ``batch`` runs ``abatch`` on one
         # private loop that the siblings share.
         self._runner = _runner or LoopRunner("mnemon-store", owner="store", service="the store")
 
     def __repr__(self) -> str:
         shown_trigger = f", trigger={self._trigger!r}" if self._trigger else ""
-        return f"MnemonStore(root={str(self._host.root)!r}{shown_trigger})"
+        shown_scope = f", scope={str(self._scope)!r}" if self._scope is not None else ""
+        return f"MnemonStore(root={str(self._host.root)!r}{shown_trigger}{shown_scope})"
 
     @property
     def host(self) -> StoreHost:
@@ -208,6 +209,23 @@ class MnemonStore(CheckedArguments):
         """The trigger every op runs under; None = the caller's (explicit by default)."""
         return self._trigger
 
+    @property
+    def scope(self) -> Scope | None:
+        """The scope every op runs in; None = the current LangGraph run's (local outside)."""
+        return self._scope
+
+    def _sibling(self, trigger: Trigger | None, scope: Scope | None) -> MnemonStore:
+        sibling = self._family.get((trigger, scope))
+        if sibling is None:
+            sibling = MnemonStore(
+                self._host,
+                trigger=trigger,
+                _runner=self._runner,
+                _scope=scope,
+                _family=self._family,
+            )
+        return self._family.setdefault((trigger, scope), sibling)
+
     def acting_as(self, trigger: Trigger) -> MnemonStore:
         """This store with every op run under ``trigger`` (one instance per trigger).
 
@@ -218,11 +236,38 @@ class MnemonStore(CheckedArguments):
         """
         if trigger == self._trigger:
             return self
-        sibling = self._siblings.get(trigger)
-        if sibling is None:
-            sibling = MnemonStore(self._host, trigger=trigger, _runner=self._runner)
-            self._siblings[trigger] = sibling
-        return sibling
+        return self._sibling(trigger, self._scope)
+
+    def scoped(self, scope: Scope) -> MnemonStore:
+        """This store with every op run in ``scope`` (one instance per scope and trigger).
+
+        Its namespaces are that scope's user's: ``("memories",)`` of alice and of bob are two
+        Memory Spaces, owned by each, and no op of one shows the other's items. A bound scope
+        wins over the scope of the LangGraph run an op is part of.
+
+        Args:
+            scope: The :class:`~langgraph_mnemon.contracts.Scope` (``Scope()`` binds the
+                local scope: the run's config is then ignored).
+
+        Returns:
+            The sibling store bound to ``scope`` (the same object on every call).
+
+        Raises:
+            InvalidInputError: ``scope`` is not a :class:`Scope`.
+
+        Example:
+            >>> alice = mem.store().scoped(Scope(user="alice"))
+            >>> alice.put(("memories",), "k", {"text": "Alice's"})
+            >>> mem.store().scoped(Scope(user="bob")).get(("memories",), "k") is None
+            True
+        """
+        if not isinstance(scope, Scope):
+            raise InvalidInputError(
+                f"scoped() takes a Scope (got {type(scope).__name__}); e.g. Scope(user='alice')"
+            )
+        if scope == self._scope:
+            return self
+        return self._sibling(self._trigger, scope)
 
     def close(self) -> None:
         """Stop the private loop that runs sync ``batch`` calls (shared with the siblings).
@@ -232,14 +277,26 @@ class MnemonStore(CheckedArguments):
         self._runner.close()
 
     @staticmethod
-    def space_id_for(namespace: tuple[str, ...]) -> str:
+    def space_id_for(namespace: tuple[str, ...], scope: Scope | None = None) -> str:
         """The id of the Memory Space that holds ``namespace`` (it may not exist yet).
+
+        Args:
+            namespace: The namespace.
+            scope: Whose namespace: a user's scope, or ``None`` / any scope of the local user
+                for the local user's (today's) space.
+
+        Returns:
+            ``store-`` and 24 hex digits.
+
+        Raises:
+            InvalidNamespaceError: ``namespace`` is not one the store takes.
 
         Example:
             >>> MnemonStore.space_id_for(("users", "alice")).startswith("store-")
             True
         """
-        return _space_id(_check_namespace(namespace))
+        local = scope is None or scope.user == LOCAL
+        return _space_id(_check_namespace(namespace), None if local else scope.user_key)
 
     # ------------------------------------------------------------------ BaseStore
 
@@ -258,7 +315,9 @@ class MnemonStore(CheckedArguments):
             >>> store.batch([GetOp(("users", "alice"), "editor")])[0].value
             {'theme': 'dark', 'font_size': 14}
         """
-        return self._runner.run(self.abatch(ops), "abatch")
+        ops = self._checked(ops)
+        scope = op_scope(self._host, self._scope)  # the caller's run, before the hand-off
+        return self._runner.run(self._abatch(ops, scope), "abatch")
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ``ops`` in order without blocking the event loop; one result per op.
@@ -270,6 +329,13 @@ class MnemonStore(CheckedArguments):
             >>> await store.abatch([PutOp(("docs",), "a", {"x": 1}), SearchOp(("docs",))])
             [None, [Item(namespace=['docs'], key='a', ...)]]
         """
+        ops = self._checked(ops)
+        return await self._abatch(ops, op_scope(self._host, self._scope))
+
+    # ------------------------------------------------------------------ helpers
+
+    @staticmethod
+    def _checked(ops: Iterable[Op]) -> list[Op]:
         if isinstance(ops, (str, bytes, Mapping)) or not isinstance(ops, Iterable):
             raise InvalidInputError(
                 "ops must be a list of GetOp, PutOp, SearchOp or ListNamespacesOp"
@@ -277,11 +343,13 @@ class MnemonStore(CheckedArguments):
         ops = list(ops)
         for op in ops:
             _check_op(op)
+        return ops
+
+    async def _abatch(self, ops: list[Op], scope: Scope) -> list[Result]:
         with self._acting():
             self._admit(ops)
-            return await self._run(ops)
-
-    # ------------------------------------------------------------------ helpers
+            spaces, owner = await asyncio.to_thread(spaces_of, self._host, scope)
+            return await self._run(ops, _Batch(spaces, owner))
 
     def _acting(self) -> AbstractContextManager[None]:
         return acting(self._trigger) if self._trigger is not None else nullcontext()
@@ -295,9 +363,7 @@ class MnemonStore(CheckedArguments):
         if any(isinstance(op, SearchOp) and (op.query or "").strip() for op in ops):
             kernel.admit("memory_spaces", "recall")
 
-    async def _run(self, ops: Sequence[Op]) -> list[Result]:
-        spaces = await asyncio.to_thread(getattr, self._host, "spaces")
-        batch = _Batch(spaces)
+    async def _run(self, ops: Sequence[Op], batch: _Batch) -> list[Result]:
         results: list[Result] = []
         applied: list[PutOp] = []
         for index, op in enumerate(ops):
@@ -320,26 +386,36 @@ class MnemonStore(CheckedArguments):
             return None
         return await self._list_namespaces(batch, op)
 
-    async def _catalog(self, batch: _Batch) -> dict[tuple[str, ...], SpaceRecord]:
+    async def _catalog(self, batch: _Batch) -> dict[tuple[str, ...], list[SpaceRecord]]:
+        """The store spaces the batch reads, by namespace (its own space of each first)."""
         if batch.catalog is None:
-            found: dict[tuple[str, ...], SpaceRecord] = {}
+            found: dict[tuple[str, ...], list[SpaceRecord]] = {}
             for record in await batch.spaces.alist_spaces():
                 namespace = _namespace_of(record)
-                if namespace is not None:
-                    found[namespace] = record
+                if namespace is not None and batch.reads(record):
+                    held = found.setdefault(namespace, [])
+                    if record.id == batch.home_id(namespace):
+                        held.insert(0, record)
+                    else:
+                        held.append(record)
             batch.catalog = found
         return batch.catalog
 
     async def _record(
         self, batch: _Batch, namespace: tuple[str, ...], *, create: bool = False
     ) -> SpaceRecord | None:
+        """The batch's own space of ``namespace`` (where its puts go); ``create`` makes it."""
         if not namespace or namespace[0] == "langgraph":
             return None
-        if batch.catalog is not None and namespace in batch.catalog:
-            return batch.catalog[namespace]
-        sid = _space_id(namespace)
+        sid = batch.home_id(namespace)
+        if batch.catalog is not None:
+            held = batch.catalog.get(namespace, [])
+            if held and held[0].id == sid:
+                return held[0]
         try:
             record = await batch.spaces.aget_space(sid)
+            if not batch.reads(record):  # a space another owner took that id for
+                raise NotFoundError(f"no store space {sid!r}")
         except NotFoundError:
             if not create:
                 return None
@@ -348,8 +424,14 @@ class MnemonStore(CheckedArguments):
             if create and _namespace_of(record) != namespace:
                 record = await self._repair(batch, namespace, record)
         if batch.catalog is not None:
-            batch.catalog[namespace] = record
+            held = batch.catalog.setdefault(namespace, [])
+            held[:] = [record, *(r for r in held if r.id != record.id)]
         return record
+
+    async def _holders(self, batch: _Batch, namespace: tuple[str, ...]) -> list[SpaceRecord]:
+        """The spaces a read of ``namespace`` looks in: the batch's own (the scope's), if any."""
+        own = await self._record(batch, namespace)
+        return [own] if own is not None else []
 
     async def _create_space(
         self, batch: _Batch, namespace: tuple[str, ...], sid: str
@@ -445,10 +527,10 @@ class MnemonStore(CheckedArguments):
 
     async def _under(
         self, batch: _Batch, prefix: tuple[str, ...]
-    ) -> list[tuple[tuple[str, ...], SpaceRecord]]:
+    ) -> list[tuple[tuple[str, ...], list[SpaceRecord]]]:
         catalog = await self._catalog(batch)
         return sorted(
-            ((ns, rec) for ns, rec in catalog.items() if ns[: len(prefix)] == prefix),
+            ((ns, held) for ns, held in catalog.items() if held and ns[: len(prefix)] == prefix),
             key=lambda pair: pair[0],
         )
 
@@ -466,11 +548,12 @@ class MnemonStore(CheckedArguments):
 
     async def _get(self, batch: _Batch, op: GetOp) -> Item | None:
         namespace = tuple(op.namespace)
-        record = await self._record(batch, namespace)
-        if record is None:
-            return None
-        versions = await self._versions(batch, record, op.key)
-        return versions[0].item(namespace) if versions else None
+        newest: _Row | None = None
+        for record in await self._holders(batch, namespace):
+            versions = await self._versions(batch, record, op.key)
+            if versions and (newest is None or versions[0].updated_at > newest.updated_at):
+                newest = versions[0]
+        return newest.item(namespace) if newest is not None else None
 
     async def _put(self, batch: _Batch, op: PutOp) -> None:
         namespace = tuple(op.namespace)
@@ -514,15 +597,13 @@ class MnemonStore(CheckedArguments):
             raise
 
     async def _delete(self, batch: _Batch, namespace: tuple[str, ...], key: str) -> None:
-        record = await self._record(batch, namespace)
-        if record is None:
-            return
-        doomed = await self._versions(batch, record, key)
-        if not doomed:
-            return
-        batch.rows.pop(record.id, None)
-        for row in doomed:
-            await self._forget(batch, record, row.memory_id)
+        for record in await self._holders(batch, namespace):
+            doomed = await self._versions(batch, record, key)
+            if not doomed:
+                continue
+            batch.rows.pop(record.id, None)
+            for row in doomed:
+                await self._forget(batch, record, row.memory_id)
 
     async def _search(self, batch: _Batch, op: SearchOp) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)
@@ -535,25 +616,32 @@ class MnemonStore(CheckedArguments):
         if query:
             return await self._recall(batch, op, query, targets)
         listed: list[tuple[tuple[str, ...], _Row]] = []
-        wanted = op.offset + op.limit
-        for namespace, record in targets:
-            if op.filter or record.id in batch.rows:
-                current = list((await self._rows(batch, record)).current.values())
-            else:  # no filter: the newest ``wanted`` items of each namespace are enough
-                current = await self._newest(batch, record, wanted)
-            listed.extend((namespace, r) for r in current if _passes(r.value, op.filter))
+        for namespace, held in targets:
+            current: dict[str, _Row] = {}
+            for record in held:  # the newest copy of a key wins (several owners: operator)
+                for row in await self._current(batch, record, op):
+                    if row.key not in current or row.updated_at > current[row.key].updated_at:
+                        current[row.key] = row
+            listed.extend((namespace, r) for r in current.values() if _passes(r.value, op.filter))
         listed.sort(key=lambda pair: (-pair[1].updated_at, pair[0], pair[1].key))
         window = listed[op.offset : op.offset + op.limit]
         return [row.search_item(namespace, None) for namespace, row in window]
+
+    async def _current(self, batch: _Batch, record: SpaceRecord, op: SearchOp) -> list[_Row]:
+        """The current rows of one space a listing needs: all with a filter, else the newest
+        ``offset + limit`` (enough for the window)."""
+        if op.filter or record.id in batch.rows:
+            return list((await self._rows(batch, record)).current.values())
+        return await self._newest(batch, record, op.offset + op.limit)
 
     async def _recall(
         self,
         batch: _Batch,
         op: SearchOp,
         query: str,
-        targets: Sequence[tuple[tuple[str, ...], SpaceRecord]],
+        targets: Sequence[tuple[tuple[str, ...], list[SpaceRecord]]],
     ) -> list[SearchItem]:
-        by_space = {record.id: namespace for namespace, record in targets}
+        by_space = {record.id: ns for ns, held in targets for record in held}
         wanted = op.offset + op.limit
         fetch = _MAX_RECALL if op.filter else min(_MAX_RECALL, wanted + 10)
         found = await batch.spaces.asearch(query, space_ids=list(by_space), limit=fetch)
@@ -574,18 +662,21 @@ class MnemonStore(CheckedArguments):
     async def _list_namespaces(self, batch: _Batch, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         catalog = await self._catalog(batch)
         candidates = [
-            (ns, rec)
-            for ns, rec in catalog.items()
-            if all(_matches(c, ns) for c in op.match_conditions or ())
+            (ns, held)
+            for ns, held in catalog.items()
+            if held and all(_matches(c, ns) for c in op.match_conditions or ())
         ]
 
-        async def holds_items(record: SpaceRecord) -> bool:
-            cached = batch.rows.get(record.id)
-            if cached is not None:
-                return bool(cached.current)
-            return bool(await batch.spaces.abrowse(record.id, limit=1))
+        async def holds_items(held: list[SpaceRecord]) -> bool:
+            for record in held:
+                cached = batch.rows.get(record.id)
+                if cached is not None and cached.current:
+                    return True
+                if cached is None and await batch.spaces.abrowse(record.id, limit=1):
+                    return True
+            return False
 
-        present = await asyncio.gather(*(holds_items(rec) for _, rec in candidates))
+        present = await asyncio.gather(*(holds_items(held) for _, held in candidates))
         namespaces = {
             ns if op.max_depth is None else ns[: op.max_depth]
             for (ns, _), keep in zip(candidates, present, strict=True)

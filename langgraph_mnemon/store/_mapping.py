@@ -48,6 +48,7 @@ MAX_VALUE_CHARS = 65_536
 """Longest value, measured as its JSON text (the Memory Space content limit)."""
 
 _SPACE_ID_PREFIX = "store-"
+_USER_PREFIX = "user:"
 _NATIVE = "mnemos"
 _MAX_NAMESPACE_JSON = 500 - len(NAMESPACE_PREFIX)
 _MAX_NAME = 120
@@ -68,9 +69,19 @@ def _namespace_json(namespace: tuple[str, ...]) -> str:
     return json.dumps(list(namespace), ensure_ascii=False, separators=(",", ":"))
 
 
-def _space_id(namespace: tuple[str, ...]) -> str:
-    digest = hashlib.blake2b(_namespace_json(namespace).encode(), digest_size=12).hexdigest()
+def _space_id(namespace: tuple[str, ...], owner: str | None = None) -> str:
+    """The id of the space of ``namespace``: of the local user (``owner`` None), as before
+    scopes, or of one user (``user:alice``), whose key is hashed in so users never share one."""
+    text = _namespace_json(namespace)
+    if owner is not None:  # an owner key is percent-quoted: it holds no newline
+        text = f"{owner}\n{text}"
+    digest = hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
     return _SPACE_ID_PREFIX + digest
+
+
+def _store_owner(owner: str | None) -> bool:
+    """Whether a space of ``owner`` can be a store space (the local user's or one user's)."""
+    return owner is None or owner.startswith(_USER_PREFIX)
 
 
 def _space_name(namespace: tuple[str, ...]) -> str:
@@ -86,6 +97,8 @@ def _namespace_of(record: SpaceRecord) -> tuple[str, ...] | None:
     """The namespace a store space serves, or None for any other Memory Space."""
     if not record.id.startswith(_SPACE_ID_PREFIX) or record.provider_id != _NATIVE:
         return None
+    if not _store_owner(record.owner):
+        return None
     if not record.description.startswith(NAMESPACE_PREFIX):
         return None
     try:
@@ -95,7 +108,7 @@ def _namespace_of(record: SpaceRecord) -> tuple[str, ...] | None:
     if not isinstance(labels, list) or not labels or not all(isinstance(x, str) for x in labels):
         return None
     namespace = tuple(labels)
-    return namespace if _space_id(namespace) == record.id else None
+    return namespace if _space_id(namespace, record.owner) == record.id else None
 
 
 def _check_namespace(namespace: Any) -> tuple[str, ...]:
@@ -377,12 +390,26 @@ class _Rows:
 
 
 class _Batch:
-    """Per-batch caches (the catalog and the rows of each namespace read so far)."""
+    """One batch's scope and caches (the catalog and the rows of each namespace read so far).
 
-    def __init__(self, spaces: MemorySpaces) -> None:
+    ``owner`` is the user key whose namespaces the batch uses; ``None`` is the local user,
+    whose view (the host operator's) also reads the namespaces of every user.
+    """
+
+    def __init__(self, spaces: MemorySpaces, owner: str | None = None) -> None:
         self.spaces = spaces
-        self.catalog: dict[tuple[str, ...], SpaceRecord] | None = None
+        self.owner = owner
+        self.catalog: dict[tuple[str, ...], list[SpaceRecord]] | None = None
         self.rows: dict[str, _Rows] = {}
+
+    def home_id(self, namespace: tuple[str, ...]) -> str:
+        """The id of the space this batch writes ``namespace`` into."""
+        return _space_id(namespace, self.owner)
+
+    def reads(self, record: SpaceRecord) -> bool:
+        """Whether this batch reads the store space ``record``: a user's own spaces only; the
+        local user's every store space (theirs and every user's)."""
+        return self.owner is None or record.owner == self.owner
 
 
 # --------------------------------------------------------------------------------------------

@@ -46,6 +46,7 @@ from langgraph_mnemon.tools._spaces_manage import (
 )
 from langgraph_mnemon.tools._spaces_write import forget, link, remember
 from langgraph_mnemon.tools._status import catalog, status
+from langgraph_mnemon.tools._turns import scoped_context
 from langgraph_mnemon.tools._view import view_action, view_route
 
 __all__ = ["TOOLS", "TOOL_CHANNELS", "VIEW_TOOLS", "WRITE_TOOLS", "ToolSpec", "build_tools"]
@@ -151,7 +152,9 @@ def call_tool(ctx: ToolContext, spec: ToolSpec, **kwargs: Any) -> str:
             channel = spec.call_channel(kwargs)
             if channel is not None:
                 ctx.kernel.admit(*channel)
-            value = spec.run(ctx, spec.args.model_validate(kwargs))
+            # The turn's (or run's) user and project: every read and write below stays there.
+            scoped = scoped_context(ctx, kwargs.get("state"))
+            value = spec.run(scoped, spec.args.model_validate(kwargs))
         except ValidationError as exc:  # a value the layer's own model refused
             value = invalid_result(exc)
     if step.failed:

@@ -11,9 +11,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from langchain_core.language_models import BaseChatModel
 
     from langgraph_mnemon.config import MnemonConfig
+    from langgraph_mnemon.contracts import Scope
     from langgraph_mnemon.memory_layers.documents import (
         DocumentMutation,
         DocumentReceipt,
@@ -59,6 +62,16 @@ class ToolContext(Protocol):
     def worker_model(self) -> BaseChatModel | None: ...
     @property
     def turns(self) -> Turns: ...
+    @property
+    def scope(self) -> Scope: ...
+
+    def scoped(self, scope: Scope) -> ToolContext:
+        """The same context in ``scope`` (``Mnemon.scoped``)."""
+        ...
+
+    def resolve_scope(self, config: Mapping[str, Any] | None) -> Scope:
+        """The scope of a run config (``Mnemon.resolve_scope``)."""
+        ...
 
     def status(self) -> Any:
         """The host's ``Status`` report (declared in the host, which the tools cannot import)."""

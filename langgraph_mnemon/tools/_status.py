@@ -18,14 +18,14 @@ CATALOG_LIMIT = 16
 def status(ctx: ToolContext, _args: NoArgs | None = None) -> dict[str, Any]:
     """``mnemon_status``: the real state (``ctx.status()``), not a hard-coded one."""
     report = ctx.status()
+    rt, docs = report.runtime, report.documents  # None: unreadable now (see "degraded")
     out: dict[str, Any] = {
         "healthy": report.healthy,
         "writeEnabled": report.write_enabled,
-        "runtime": {
-            "user": report.runtime.user.model_dump(),
-            "memory": report.runtime.memory.model_dump(),
-        },
-        "documents": {"active": report.documents.active, "archived": report.documents.archived},
+        "runtime": None
+        if rt is None
+        else {"user": rt.user.model_dump(), "memory": rt.memory.model_dump()},
+        "documents": None if docs is None else {"active": docs.active, "archived": docs.archived},
         "memorySpaces": None if report.spaces is None else _spaces_status(ctx, report.spaces),
     }
     if report.health.degraded:  # what fails, not the details: those are for the operator

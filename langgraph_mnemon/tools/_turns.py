@@ -10,12 +10,19 @@ from typing import Any
 
 from langgraph.config import get_config
 
-from langgraph_mnemon.errors import InvalidInputError, MnemonError
+from langgraph_mnemon.errors import InvalidInputError, MnemonError, NotFoundError
 from langgraph_mnemon.memory_layers.turns import TurnRetrieval, TurnView
 from langgraph_mnemon.nodes import DEGRADED_TURN
 from langgraph_mnemon.tools._context import ToolContext
 
-__all__ = ["is_root_turn", "pinned_view", "thread_id", "turn_id", "turn_retrieval"]
+__all__ = [
+    "is_root_turn",
+    "pinned_view",
+    "scoped_context",
+    "thread_id",
+    "turn_id",
+    "turn_retrieval",
+]
 
 
 def turn_id(state: dict[str, Any]) -> str:
@@ -33,6 +40,29 @@ def turn_id(state: dict[str, Any]) -> str:
             "or put mem.turn_graph() around the agent node"
         )
     return turn
+
+
+def scoped_context(ctx: ToolContext, state: Any) -> ToolContext:
+    """``ctx`` in the scope the call runs in: the one its turn's view pinned, else the run's.
+
+    Tools built on a scoped view (``mem.scoped(...).tools()``) stay in that view's scope.
+
+    Raises:
+        ScopeMismatchError: the run names a user other than the authenticated one.
+    """
+    if not ctx.scope.is_local:
+        return ctx
+    turn = state.get("mnemon_turn") if isinstance(state, dict) else None
+    if isinstance(turn, str) and turn and turn != DEGRADED_TURN:
+        try:
+            return ctx.scoped(ctx.turns.pinned(turn).scope)
+        except NotFoundError:
+            pass  # the turn is gone (a restarted process): the run's config says whose it is
+    try:
+        config = get_config()
+    except RuntimeError:
+        return ctx  # called outside a run: the context's own scope
+    return ctx.scoped(ctx.resolve_scope(config))
 
 
 def pinned_view(ctx: ToolContext, turn: str) -> TurnView:

@@ -11,10 +11,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph_mnemon.adapters.providers._configured import configured_providers
 from langgraph_mnemon.adapters.providers.base import BaseProvider
 from langgraph_mnemon.adapters.providers.mnemos import HybridWeights, MnemosProvider
 
-__all__ = ["BaseProvider", "ChromaProvider", "HybridWeights", "MnemosProvider", "StoreProvider"]
+__all__ = [
+    "BaseProvider",
+    "ChromaProvider",
+    "HybridWeights",
+    "MnemosProvider",
+    "StoreProvider",
+    "configured_providers",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -34,11 +34,18 @@ Example:
     >>> docs.archive(plan.document_id, plan.revision, ref.summary, ["space-1"]).document.status
     'archived'
 
+On a database (``Documents(root, database=db, owner_key="project:billing")``) the same records
+and bodies live in two tables of the shared database (:mod:`._sql_schema`), one owner per
+project scope, so server replicas share them; revisions, limits, LRU and search answer exactly
+as on files, and there is nothing to repair. :func:`copy_documents` moves Documents between the
+two (``mnemon export`` / ``mnemon import``).
+
 Layout (private modules, lowest first): ``_models`` (records, mutations, plans, receipts,
 hits), ``_validation`` (every argument check), ``_text`` (rendering, excerpts, evidence
 windows), ``_state`` (committed state, access overlay), ``_records`` (what a mutation writes),
 ``_index`` / ``_search`` (the inverted index and ranking), ``_store`` (files, journal, commit),
-``_repair``, ``_service`` (:class:`Documents`), ``_cold_archive``.
+``_sql_schema`` / ``_sql_store`` (the database twin of ``_store``), ``_repair``, ``_service``
+(:class:`Documents`), ``_transfer`` (export / import), ``_cold_archive``.
 """
 
 from langgraph_mnemon.memory_layers.documents._cold_archive import (
@@ -64,6 +71,7 @@ from langgraph_mnemon.memory_layers.documents._models import (
     RepairReport,
 )
 from langgraph_mnemon.memory_layers.documents._service import Documents
+from langgraph_mnemon.memory_layers.documents._sql_schema import MIGRATIONS as DOCUMENTS_MIGRATIONS
 from langgraph_mnemon.memory_layers.documents._text import (
     EARLIER_MARKER,
     LATER_MARKER,
@@ -75,9 +83,11 @@ from langgraph_mnemon.memory_layers.documents._text import (
     render_document,
     slugify,
 )
+from langgraph_mnemon.memory_layers.documents._transfer import copy_documents, fold_access_times
 from langgraph_mnemon.memory_layers.text import normalize_text, required_coverage, tokenize
 
 __all__ = [
+    "DOCUMENTS_MIGRATIONS",
     "DOCUMENT_ID_PATTERN",
     "EARLIER_MARKER",
     "LATER_MARKER",
@@ -100,9 +110,11 @@ __all__ = [
     "Documents",
     "RepairReport",
     "bound_for_model",
+    "copy_documents",
     "evidence_window",
     "excerpt",
     "extractive_summary",
+    "fold_access_times",
     "normalize_text",
     "render_document",
     "required_coverage",

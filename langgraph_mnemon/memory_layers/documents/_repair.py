@@ -6,6 +6,10 @@ leftover file), files of ours that no record owns are removed, temp files of dea
 deleted. A body that cannot be found is reported as unrecoverable and its files are left alone.
 A missing ``index.json`` is rebuilt from the files' frontmatter. Symbolic links are never
 followed, replaced or removed.
+
+Documents on database tables (:class:`~._sql_store.SqlDocumentStore`) keep each record and its
+body in one row written by one transaction: there is nothing to repair, and the functions here
+report so; access times go to a column instead of ``access.jsonl``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from langgraph_mnemon.memory_layers.documents._models import (
     RepairReport,
 )
 from langgraph_mnemon.memory_layers.documents._records import record_from_header
+from langgraph_mnemon.memory_layers.documents._sql_store import SqlDocumentStore, Store
 from langgraph_mnemon.memory_layers.documents._state import State
 from langgraph_mnemon.memory_layers.documents._store import DocumentStore, Guard, file_header_id
 from langgraph_mnemon.memory_layers.documents._text import parse_document, render_document
@@ -113,9 +118,11 @@ def looks_consistent(store: DocumentStore) -> bool:
 # --- repair -----------------------------------------------------------------------------------
 
 
-def repair(store: DocumentStore) -> RepairReport:
+def repair(store: Store) -> RepairReport:
     """Make the files agree with ``index.json``: a lock-free check first, the lock only when
-    something needs repairing."""
+    something needs repairing. A database store has nothing to repair."""
+    if isinstance(store, SqlDocumentStore):
+        return RepairReport()
     store.check_paths()
     with io_errors("inspect the documents folder", store.directory):
         if looks_consistent(store):
@@ -124,8 +131,10 @@ def repair(store: DocumentStore) -> RepairReport:
         return repair_locked(store)
 
 
-def repair_locked(store: DocumentStore) -> RepairReport:
+def repair_locked(store: Store) -> RepairReport:
     """Repair under the lock (the caller holds it); I/O failures become ``StorageError``."""
+    if isinstance(store, SqlDocumentStore):
+        return RepairReport()
     with io_errors("repair the documents folder", store.directory):
         return _repair_files(store)
 
@@ -264,7 +273,7 @@ def _record_from_file(
 # --- under the lock: reads and folds that repair first -------------------------------------
 
 
-def load_for_write(store: DocumentStore) -> State:
+def load_for_write(store: Store) -> State:
     """The committed state under the lock; rebuilds a missing index first."""
     state = store.load()
     if not state.exists:
@@ -274,10 +283,12 @@ def load_for_write(store: DocumentStore) -> State:
 
 
 def body_for_write(
-    store: DocumentStore, state: State, record: DocumentRecord
+    store: Store, state: State, record: DocumentRecord
 ) -> tuple[State, DocumentRecord, str]:
     """Under the lock: the committed body, repairing a crashed writer's leftovers first."""
     body = store.body_or_none(record)
+    if body is None and isinstance(store, SqlDocumentStore):
+        raise store.damaged(record, "")
     if body is None:
         repair_locked(store)
         state = store.load()
@@ -286,13 +297,16 @@ def body_for_write(
     return state, record, body
 
 
-def record_access(store: DocumentStore, ids: Sequence[str]) -> bool:
+def record_access(store: Store, ids: Sequence[str]) -> bool:
     """Record an access of ``ids`` in ``access.jsonl``; fold the journal when it is large.
 
     Access times only order LRU archiving, so the line is not fsynced: a power loss may
     forget recent accesses, never documents. A line torn by a crash is skipped on read.
     Returns False (with a warning logged once) when the access could not be recorded.
+    On the database the access moves a column forward under the same short lock wait.
     """
+    if isinstance(store, SqlDocumentStore):
+        return _record_access_sql(store, ids)
     line = json.dumps({"at": store.now(), "ids": list(ids)}) + "\n"
     try:
         # A search never waits long for a writer in another process: it skips recording.
@@ -308,6 +322,21 @@ def record_access(store: DocumentStore, ids: Sequence[str]) -> bool:
             f"access times {store.access_path}",
             "documents access times not recorded (%s): %s",
             store.access_path,
+            exc,
+        )
+        return False
+    return True
+
+
+def _record_access_sql(store: SqlDocumentStore, ids: Sequence[str]) -> bool:
+    try:
+        # A search never waits long for a writer elsewhere: it skips recording.
+        store.touch(ids, timeout=min(store.lock_timeout, _ACCESS_LOCK_SECONDS))
+    except StorageError as exc:
+        warn_once(
+            f"access times {store.where}",
+            "documents access times not recorded (%s): %s",
+            store.where,
             exc,
         )
         return False

@@ -15,6 +15,10 @@ treated as foreign: never read through, replaced or deleted, and reading that do
 byte-identical. Each operation asks the kernel before any I/O: create / update / archive =
 Documents write (an overflow's LRU plan and move = maintenance), search = recall; list / get /
 read are management reads and never ask.
+
+With ``database`` the Documents of one owner live in database tables instead
+(:mod:`._sql_store`): the same records, revisions, limits and answers, no file touched, nothing
+to repair.
 """
 
 from __future__ import annotations
@@ -73,8 +77,12 @@ from langgraph_mnemon.memory_layers.documents._search import (
     sync_scope,
     unreadable_notes,
 )
+from langgraph_mnemon.memory_layers.documents._sql_store import (
+    body_reader,
+    make_store,
+    validate_owner_key,
+)
 from langgraph_mnemon.memory_layers.documents._state import State
-from langgraph_mnemon.memory_layers.documents._store import DocumentStore
 from langgraph_mnemon.memory_layers.documents._validation import (
     as_tuple,
     checked_bool,
@@ -90,6 +98,7 @@ from langgraph_mnemon.memory_layers.documents._validation import (
     validate_summary,
 )
 from langgraph_mnemon.memory_layers.kernel import Kernel
+from langgraph_mnemon.storage.db import Database
 from langgraph_mnemon.storage.files import (
     checked_path,
     tolerate_unwritable,
@@ -99,10 +108,11 @@ __all__ = ["Documents"]
 
 
 class Documents:
-    """Documents service over ``<root>/documents/``.
+    """Documents service over ``<root>/documents/`` (or, with ``database``, over tables).
 
     Args:
-        root: storage root; files live in ``<root>/documents/``.
+        root: storage root; files live in ``<root>/documents/``. With ``database`` nothing is
+            written there; paths shown to users are still the ones under this root.
         workspace: project folder that source paths are relative to (default: current folder).
         body_limit_bytes: largest body, in UTF-8 bytes after NUL characters are removed.
         active_limit_bytes: budget for all active rendered files together.
@@ -110,9 +120,13 @@ class Documents:
         clock: returns the current time (injectable for tests).
         write_enabled: with no ``kernel``, whether the layer's own kernel allows writes.
         kernel: the kernel every operation asks (a standalone one by default).
+        database: keep the Documents in this database's tables instead of files (shared by
+            every process on it; the first write creates the tables).
+        owner_key: whose Documents these are in ``database`` (``Scope.project_key()``:
+            ``"project:local"``, ``"project:billing"``, ``"project:billing/user:alice"``).
 
     Raises:
-        InvalidInputError: a limit or the lock timeout is out of range.
+        InvalidInputError: a limit, the lock timeout, ``database`` or ``owner_key`` is bad.
         StorageError: ``index.json`` is corrupt, or a managed path is a symbolic link
             (code ``symlink-refused``); see the module docstring for the file rules.
 
@@ -123,6 +137,7 @@ class Documents:
         2
         >>> docs.search("sqlite").results[0].id == doc.id
         True
+        >>> shared = Documents("./.mnemon", database=db, owner_key="project:billing")
     """
 
     def __init__(
@@ -136,8 +151,12 @@ class Documents:
         clock: Callable[[], datetime] | None = None,
         write_enabled: bool = True,
         kernel: Kernel | None = None,
+        database: Database | None = None,
+        owner_key: str = "project:local",
     ) -> None:
         validate_limits(body_limit_bytes, active_limit_bytes, lock_timeout)
+        self.owner_key = validate_owner_key(owner_key)
+        self.database = database
         self.root = checked_path(root, "root")
         self.workspace = checked_path(workspace, "workspace") if workspace else Path.cwd()
         self.body_limit_bytes = body_limit_bytes
@@ -145,8 +164,12 @@ class Documents:
         # Every operation asks the kernel; a layer built alone gets one of its own.
         self.kernel = kernel or Kernel.standalone(write_enabled=bool(write_enabled))
         self.lock_timeout = float(lock_timeout)
-        store = DocumentStore(
-            self.root, lock_timeout=self.lock_timeout, clock=clock or (lambda: datetime.now(UTC))
+        store = make_store(
+            self.root,
+            database,
+            self.owner_key,
+            lock_timeout=self.lock_timeout,
+            clock=clock or (lambda: datetime.now(UTC)),
         )
         self._store = store
         self.directory = store.directory
@@ -167,12 +190,24 @@ class Documents:
 
     # -- paths -------------------------------------------------------------------------------
 
+    @property
+    def backend(self) -> Literal["files", "database"]:
+        """Where the Documents live: ``files`` under the root, or ``database`` tables.
+
+        Example:
+            >>> Documents("./.mnemon", database=db).backend
+            'database'
+        """
+        return "files" if self.database is None else "database"
+
     def folder(self, status: DocumentStatus) -> Path:
-        """``documents/active`` or ``documents/archived``."""
+        """``documents/active`` or ``documents/archived`` (on the database: the folder the
+        files would have; nothing is written there)."""
         return self._store.folder(status)
 
     def path_of(self, record: DocumentRecord) -> Path:
-        """Absolute path of the file ``record`` names."""
+        """Absolute path of the file ``record`` names (on the database: where that file would
+        be; its body is read with :meth:`read`)."""
         return self._store.path_of(record)
 
     def display_path(self, relative_path: str) -> str:
@@ -625,8 +660,8 @@ class Documents:
         checked_bool(include_archived, "include_archived")
         limit = validate_search_limit(limit)
         state = self._load()
-        read_body = self._store.body_or_none
         with self._store.mutex:
+            read_body = body_reader(self._store, self._search, state, include_archived)
             scope, unreadable = sync_scope(self._search, state, include_archived, read_body)
             ranked, total = rank(self._search, scope, query, limit)
         notes = unreadable_notes(unreadable)

@@ -15,13 +15,14 @@ transaction and calls one function of :mod:`._nodes`, :mod:`._signals`, :mod:`._
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from langgraph_mnemon.config import MnemosConfig
-from langgraph_mnemon.contracts import shown
+from langgraph_mnemon.contracts import Scope, check_text, shown
 from langgraph_mnemon.errors import InvalidInputError, NotFoundError
 from langgraph_mnemon.memory_layers.kernel import Kernel
 from langgraph_mnemon.memory_layers.mnemos._checkpoints import cooldown_receipt, write_checkpoint
@@ -80,6 +81,8 @@ from langgraph_mnemon.memory_layers.mnemos._signals import (
 from langgraph_mnemon.memory_layers.mnemos._summary import task_summary
 from langgraph_mnemon.memory_layers.mnemos.schema import MIGRATIONS
 from langgraph_mnemon.memory_layers.mnemos.store import (
+    OWNER_MIGRATIONS,
+    claim_owner,
     decay_weights,
     fetch_node,
     fetch_nodes,
@@ -87,6 +90,7 @@ from langgraph_mnemon.memory_layers.mnemos.store import (
     list_checkpoints,
     list_fatigue,
     new_id,
+    owned_task_ids,
     resolve_node_id,
     task_ids,
 )
@@ -95,10 +99,15 @@ from langgraph_mnemon.memory_layers.mnemos.store import (
 )
 from langgraph_mnemon.storage.db import Database
 
-__all__ = ["Mnemos"]
+__all__ = ["LOCAL_OWNER", "Mnemos"]
+
+logger = logging.getLogger(__name__)
 
 _STATUSES = ("active", "compressed", "evicted", "all")
 _MAX_WINDOW = 100_000_000
+_MAX_OWNER_CHARS = 4096
+LOCAL_OWNER = Scope().user_key
+"""The owner key of the single local user: tasks no one claimed belong to it."""
 
 
 class Mnemos:
@@ -712,19 +721,89 @@ class Mnemos:
 
     # ---------------------------------------------------------------------------- overview
 
-    def tasks(self) -> list[str]:
-        """Every task id with nodes, checkpoints or signals."""
+    def tasks(self, *, owner: str | None = None) -> list[str]:
+        """Every task id with nodes, checkpoints or signals; ``owner`` keeps that user's only.
+
+        Args:
+            owner: an owner key (``Scope.user_key``, e.g. ``"user:alice"``); the local user
+                (:data:`LOCAL_OWNER`) also owns every task nobody claimed. None: every task.
+
+        Returns:
+            The task ids, sorted.
+
+        Raises:
+            InvalidInputError: ``owner`` is not a non-empty key.
+            StorageError: the database could not be read.
+
+        Example:
+            >>> mnemos.claim_task("thread-1", "user:alice")
+            >>> mnemos.tasks(owner="user:alice")
+            ['thread-1']
+        """
+        key = _check_owner(owner) if owner is not None else None
         if not self._readable():
             return []
+        # No claim was ever recorded (no owner table): every task is the local user's.
+        claimed = key is not None and self.db.ready_for_read(OWNER_MIGRATIONS)
         with self.db.read() as conn:
-            return task_ids(conn)
+            if key is None or (not claimed and key == LOCAL_OWNER):
+                return task_ids(conn)
+            if not claimed:
+                return []
+            return owned_task_ids(conn, key, unowned=key == LOCAL_OWNER)
 
-    def status(self, task_id: str | None = None) -> list[TaskOverview]:
-        """Node counts, checkpoints and last fatigue of one task or of every task."""
+    def claim_task(self, task_id: str, owner: str) -> None:
+        """Record who a task belongs to; the first claim wins and later ones change nothing.
+
+        A turn claims its thread's task for the turn's user, so the control plane lists and
+        reads a task for its owner only. A claim by a different owner later is ignored (and
+        logged), never raised: a turn must not fail over it. A read-only host records nothing.
+
+        Args:
+            task_id: the task (for a LangGraph thread: its ``thread_id``).
+            owner: the owner key (``Scope.user_key``, e.g. ``"user:alice"``).
+
+        Raises:
+            InvalidInputError: a bad ``task_id`` or ``owner``.
+            StorageError: the database refused the write.
+
+        Example:
+            >>> mnemos.claim_task("thread-1", "user:alice")
+            >>> mnemos.claim_task("thread-1", "user:bob")  # ignored: alice claimed it first
+            >>> mnemos.tasks(owner="user:bob")
+            []
+        """
+        task = validate_task_id(task_id)
+        key = _check_owner(owner)
+        if not self.kernel.write_enabled or self.db.read_only:
+            return  # a read-only host writes nothing, not even an owner
+        self.db.setup(OWNER_MIGRATIONS)
+        with self.db.write() as conn:
+            recorded = claim_owner(conn, task, key, self._clock())
+        if recorded != key:
+            logger.warning(
+                "Mnemos task %r belongs to %s; the claim by %s was ignored", task, recorded, key
+            )
+
+    def status(self, task_id: str | None = None, *, owner: str | None = None) -> list[TaskOverview]:
+        """Node counts, checkpoints and last fatigue of one task or of every task.
+
+        ``owner`` keeps the tasks of that owner key only (as :meth:`tasks` does).
+        """
         task = validate_task_id(task_id) if task_id is not None else None
         if not self._readable():
             empty = TaskOverview(task_id=task, nodes=NodeSummary(), checkpoints=0) if task else None
             return [empty] if empty is not None else []
+        ids = [task] if task is not None else self.tasks(owner=owner)
+        if task is not None and owner is not None and task not in self.tasks(owner=owner):
+            ids = []
         with self.db.read() as conn:
-            ids = [task] if task is not None else task_ids(conn)
             return [task_overview(conn, tid, self.config) for tid in ids]
+
+
+def _check_owner(value: object) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > _MAX_OWNER_CHARS:
+        raise InvalidInputError(
+            f"owner must be an owner key such as 'user:alice' (got {shown(value)})"
+        )
+    return check_text(value, "owner")

@@ -33,10 +33,13 @@ from langgraph_mnemon.memory_layers.mnemos.schema import (
     NODES,
     SIGNALS,
 )
-from langgraph_mnemon.storage.db import upsert
+from langgraph_mnemon.storage.db import Migration, insert_ignore, upsert
 
 __all__ = [
+    "OWNER_MIGRATIONS",
+    "TASK_OWNERS",
     "checkpoint_node_values",
+    "claim_owner",
     "copy_task",
     "count_checkpoints",
     "decay_weights",
@@ -52,6 +55,7 @@ __all__ = [
     "list_fatigue",
     "new_id",
     "node_summary",
+    "owned_task_ids",
     "resolve_node_id",
     "task_ids",
     "to_datetime",
@@ -205,13 +209,17 @@ def decay_weights(conn: Connection, task_id: str, factor: float, floor: float = 
     return int(result.rowcount or 0)
 
 
-def task_ids(conn: Connection) -> list[str]:
-    """Every task that has nodes, CheckpointNodes or signals, sorted."""
-    union = sa.union(
+def _task_union() -> Any:
+    return sa.union(
         sa.select(NODES.c.task_id),
         sa.select(CHECKPOINT_NODES.c.task_id),
         sa.select(SIGNALS.c.task_id),
     ).subquery()
+
+
+def task_ids(conn: Connection) -> list[str]:
+    """Every task that has nodes, CheckpointNodes or signals, sorted."""
+    union = _task_union()
     return sorted(str(r[0]) for r in conn.execute(sa.select(union.c[0])))
 
 
@@ -279,6 +287,61 @@ def copy_task(conn: Connection, source: str, target: str) -> int:
             copies.append(data)
         conn.execute(sa.insert(CHECKPOINT_NODES), copies)
     return len(rows)
+
+
+# --------------------------------------------------------------------------------------------
+# Task owners: which user a task (a LangGraph thread) belongs to
+
+_OWNER_METADATA = sa.MetaData()
+
+TASK_OWNERS = sa.Table(
+    "mnemos_task_owners",
+    _OWNER_METADATA,
+    sa.Column("task_id", sa.Text, primary_key=True),
+    # An owner key such as "user:alice" (contracts.Scope.user_key); no row = the local user's.
+    sa.Column("owner", sa.Text, nullable=False),
+    sa.Column("claimed_at", sa.Float, nullable=False),
+    sa.Index("ix_mnemos_task_owners_owner", "owner"),
+)
+
+
+def _create_owners_v1(conn: Connection) -> None:
+    TASK_OWNERS.create(conn, checkfirst=True)
+
+
+OWNER_MIGRATIONS: tuple[Migration, ...] = (
+    Migration("mnemos_owners", 1, "The owner (a user key) of each Mnemos task", _create_owners_v1),
+)
+"""Schema steps of the task-owner table (a component of its own: tasks have no table)."""
+
+
+def claim_owner(conn: Connection, task_id: str, owner: str, moment: float) -> str:
+    """Record ``owner`` for ``task_id`` unless it has one; return the owner now recorded."""
+    conn.execute(
+        insert_ignore(conn.dialect.name, TASK_OWNERS, ["task_id"]).values(
+            task_id=task_id, owner=owner, claimed_at=moment
+        )
+    )
+    recorded = conn.execute(
+        sa.select(TASK_OWNERS.c.owner).where(TASK_OWNERS.c.task_id == task_id)
+    ).scalar_one()
+    return str(recorded)
+
+
+def owned_task_ids(conn: Connection, owner: str, *, unowned: bool) -> list[str]:
+    """Tasks (with nodes, CheckpointNodes or signals) recorded for ``owner``, sorted; with
+    ``unowned`` also the tasks no owner ever claimed."""
+    union = _task_union()
+    task = union.c[0]
+    wanted = TASK_OWNERS.c.owner == owner
+    if unowned:
+        wanted = sa.or_(wanted, TASK_OWNERS.c.owner.is_(None))
+    query = (
+        sa.select(task)
+        .select_from(union.outerjoin(TASK_OWNERS, TASK_OWNERS.c.task_id == task))
+        .where(wanted)
+    )
+    return sorted(str(r[0]) for r in conn.execute(query))
 
 
 # --------------------------------------------------------------------------------------------

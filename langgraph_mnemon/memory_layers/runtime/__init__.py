@@ -8,9 +8,10 @@ Memory Space 1-5 scale by :data:`langgraph_mnemon.contracts.IMPORTANCE_LEVELS`.
 
 Modules, bottom to top: ``_models`` (models), ``_entries`` (entry / branch / request
 validation, sizes), ``_file_store`` (``memories.json`` + projections, lock, repair),
+``_sql_store`` (the same on database tables, one owner each: :class:`RuntimeTable`),
 ``_maintenance`` (budget, packing, archive lines), ``_mutations`` (add / replace / remove,
 plans), ``_snapshot``, ``_search``, ``_service`` (:class:`RuntimeMemory`), then
-``_compaction`` and ``_archival``.
+``_compaction``, ``_archival`` and ``_transfer`` (:func:`export_runtime`, files <-> database).
 
 Example:
     >>> rm = RuntimeMemory("./.mnemon")
@@ -49,11 +50,15 @@ from langgraph_mnemon.memory_layers.runtime._models import (
 from langgraph_mnemon.memory_layers.runtime._protocol import RUNTIME_MEMORY_PROTOCOL
 from langgraph_mnemon.memory_layers.runtime._service import RuntimeMemory
 from langgraph_mnemon.memory_layers.runtime._snapshot import current_git_branch
+from langgraph_mnemon.memory_layers.runtime._sql_store import MIGRATIONS as RUNTIME_MIGRATIONS
+from langgraph_mnemon.memory_layers.runtime._sql_store import RuntimeTable
+from langgraph_mnemon.memory_layers.runtime._transfer import export_runtime
 
 __all__ = [
     "DELIMITER",
     "MAX_ENTRY_BYTES",
     "RUNTIME_MEMORY_PROTOCOL",
+    "RUNTIME_MIGRATIONS",
     "ArchiveRoutes",
     "CompactedEntry",
     "CompactionProposal",
@@ -63,10 +68,12 @@ __all__ = [
     "RuntimeMutation",
     "RuntimeReceipt",
     "RuntimeSnapshot",
+    "RuntimeTable",
     "RuntimeTarget",
     "compaction_budget",
     "current_git_branch",
     "eligible_destinations",
+    "export_runtime",
     "fallback_routes",
     "heuristic_budget",
     "heuristic_compaction",

@@ -2,7 +2,10 @@
 
 ``runtime/memories.json`` is the only authority; ``USER.md`` and ``MEMORY.md`` are projections of
 it (entries of one target joined by ``"\\n§\\n"`` plus a trailing newline) that are rewritten from
-the authority whenever they differ (:mod:`._file_store`). Capacity is counted in UTF-8 bytes of
+the authority whenever they differ (:mod:`._file_store`). Given a ``database``, the entries live
+in the ``runtime`` tables instead, one owner per target (:mod:`._sql_store`), with the same
+revisions, limits and receipts; the Markdown text is then rendered on demand
+(:meth:`RuntimeMemory.projection`). Capacity is counted in UTF-8 bytes of
 the projection body, delimiters included. A mutation that would overflow raises
 :class:`CapacityError` carrying a :class:`MaintenancePlan` and changes nothing on disk.
 
@@ -23,7 +26,7 @@ import json
 from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from langgraph_mnemon.contracts import Importance, Usage, check_text, iso_utc
 from langgraph_mnemon.errors import CapacityError, ConflictError, InvalidInputError
@@ -37,6 +40,7 @@ from langgraph_mnemon.memory_layers.runtime._entries import (
     joined_bytes,
     make_request,
     reject_bad_candidates,
+    render_projection,
     validate_target,
 )
 from langgraph_mnemon.memory_layers.runtime._file_store import (
@@ -71,6 +75,14 @@ from langgraph_mnemon.memory_layers.runtime._mutations import (
 )
 from langgraph_mnemon.memory_layers.runtime._search import check_query, search_entries
 from langgraph_mnemon.memory_layers.runtime._snapshot import current_git_branch, render_snapshot
+from langgraph_mnemon.memory_layers.runtime._sql_store import (
+    RuntimeStore,
+    RuntimeTable,
+    check_owner,
+    commit_replaced_target,
+    composite_rows,
+)
+from langgraph_mnemon.storage.db import Database
 from langgraph_mnemon.storage.files import checked_path
 
 __all__ = ["RuntimeMemory"]
@@ -85,12 +97,13 @@ def _checked_limit(name: str, value: Any) -> int:
 
 
 class RuntimeMemory:
-    """Runtime Memory service over ``<root>/runtime/``.
+    """Runtime Memory service over ``<root>/runtime/``, or over the ``runtime`` database tables.
 
     Args:
-        root: storage root; files live in ``<root>/runtime/``.
+        root: storage root; files live in ``<root>/runtime/`` (unused with ``database``).
         user_root: with ``runtime_user_scope=global``, the root whose ``runtime/memories.json``
             holds USER entries (MEMORY stays under ``root``). ``None`` keeps both under ``root``.
+            Ignored with ``database`` (``user_key`` says whose USER entries these are).
         user_limit_bytes / memory_limit_bytes: capacity of USER.md / MEMORY.md bodies.
         workspace: folder whose git branch scopes MEMORY entries in snapshots.
         lock_timeout: seconds to wait for the cross-process lock.
@@ -100,9 +113,15 @@ class RuntimeMemory:
         kernel: the host's :class:`Kernel`; every write (``runtime`` ``write``), maintenance
             commit (``runtime`` ``maintenance``) and :meth:`search` (``runtime`` ``recall``)
             asks it before any I/O. Reads of entries, usage and the archive never ask.
+        database: keep the entries in this database's ``runtime`` tables instead of files
+            (server replicas share them); nothing under ``root`` is touched. With writes off no
+            table is created and a database without them reads as empty.
+        user_key / memory_key: with ``database``, the owners of the USER and of the MEMORY
+            entries (``Scope.user_key`` / ``Scope.project_key()``); equal keys share one set of
+            rows, as one ``memories.json`` does.
 
     Raises:
-        InvalidInputError: a limit outside 1..1048576 or a bad path.
+        InvalidInputError: a limit outside 1..1048576, a bad path, owner key or database.
         StorageError: the authority is corrupt (``storage-damaged``; left untouched) or a
             managed path is a symbolic link (``symlink-refused``).
 
@@ -119,6 +138,8 @@ class RuntimeMemory:
         'Entry added.'
         >>> rm.replace("user", "British English", "Prefers answers in Australian English.").message
         'Entry replaced.'
+        >>> shared = RuntimeMemory("./.mnemon", database=db, user_key="user:alice",
+        ...                        memory_key="project:billing")
     """
 
     def __init__(
@@ -133,6 +154,9 @@ class RuntimeMemory:
         clock: Callable[[], datetime] | None = None,
         write_enabled: bool = True,
         kernel: Kernel | None = None,
+        database: Database | None = None,
+        user_key: str = "user:local",
+        memory_key: str = "project:local",
     ) -> None:
         self._limits = {
             "user": _checked_limit("user_limit_bytes", user_limit_bytes),
@@ -143,14 +167,18 @@ class RuntimeMemory:
         self._clock = clock or (lambda: datetime.now(UTC))
         # Every operation asks the kernel; a layer built alone gets one of its own.
         self.kernel = kernel or Kernel.standalone(write_enabled=bool(write_enabled))
-        self._files = self._open_files(user_root, lock_timeout)
+        self.database = database
+        if database is None:
+            self._files = self._open_files(user_root, lock_timeout)
+        else:
+            self._files = self._open_tables(database, user_key, memory_key, lock_timeout)
         for file in self._distinct_files():
             file.check_paths()
         self._repair()
 
     def _open_files(
         self, user_root: Path | str | None, lock_timeout: float
-    ) -> dict[str, RuntimeFile]:
+    ) -> dict[str, RuntimeStore]:
         memory_file = RuntimeFile(self.root / "runtime", lock_timeout)
         user_file = memory_file
         if user_root is not None:
@@ -159,7 +187,23 @@ class RuntimeMemory:
                 user_file = RuntimeFile(user_dir, lock_timeout)
         return {"user": user_file, "memory": memory_file}
 
-    def _distinct_files(self) -> list[RuntimeFile]:
+    def _open_tables(
+        self, database: Database, user_key: str, memory_key: str, lock_timeout: float
+    ) -> dict[str, RuntimeStore]:
+        if not isinstance(database, Database):
+            raise InvalidInputError(
+                f"database must be a langgraph_mnemon.storage.db.Database "
+                f"(got {type(database).__name__})"
+            )
+        memory = RuntimeTable(database, check_owner(memory_key, "memory_key"), lock_timeout)
+        user = memory
+        if check_owner(user_key, "user_key") != memory_key:
+            user = RuntimeTable(database, user_key, lock_timeout)
+        # No I/O at open: the first commit creates the tables (a read of a missing schema is
+        # empty), so a host opens while its database is down and reports it when used.
+        return {"user": user, "memory": memory}
+
+    def _distinct_files(self) -> list[RuntimeStore]:
         return list({id(f): f for f in self._files.values()}.values())
 
     def _repair(self) -> None:
@@ -173,6 +217,11 @@ class RuntimeMemory:
     def write_enabled(self) -> bool:
         """Whether writes are on (the kernel's ``write_enabled``)."""
         return self.kernel.write_enabled
+
+    @property
+    def storage(self) -> Literal["files", "database"]:
+        """Where the entries live: ``"files"`` (``<root>/runtime/``) or ``"database"``."""
+        return "files" if self.database is None else "database"
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -224,6 +273,27 @@ class RuntimeMemory:
             True
         """
         return revision_of(self._composite_rows())
+
+    def projection(self, target: RuntimeTarget) -> str:
+        """The text of USER.md / MEMORY.md for ``target``, rendered from the committed entries.
+
+        A management read on both backends (the file backend keeps the same text on disk).
+
+        Args:
+            target: ``"user"`` (USER.md) or ``"memory"`` (MEMORY.md).
+
+        Returns:
+            The entries joined by ``"\\n§\\n"`` plus a trailing newline; ``""`` when empty.
+
+        Raises:
+            InvalidInputError: a bad ``target``.
+            StorageError: the stored entries cannot be read or are damaged.
+
+        Example:
+            >>> rm.projection("user")
+            'Prefers answers in British English.\\n'
+        """
+        return render_projection([e.content for e in self.entries(target)])
 
     def usage(self, target: RuntimeTarget) -> Usage:
         """Bytes used by ``target``'s entries (delimiters included) against its limit."""
@@ -591,10 +661,7 @@ class RuntimeMemory:
         return iso_utc(self._clock(), precision="milliseconds")
 
     def _composite_rows(self) -> list[Row]:
-        user_file, memory_file = self._files["user"], self._files["memory"]
-        if user_file is memory_file:
-            return list(memory_file.read().rows)
-        return user_file.read().rows_of("user") + memory_file.read().rows_of("memory")
+        return composite_rows(self._files["user"], self._files["memory"])
 
     def _plan(
         self, request: RuntimeMutation, entries: list[RuntimeEntry], revision: str
@@ -698,7 +765,8 @@ class RuntimeMemory:
             self._check_compacted_fit(target, state, result.entries, plan)
             changed = [e.to_json() for e in result.entries] != [e.to_json() for e in entries]
             if changed:
-                file.commit(replace_target(state, target, result.entries), [target], result.archive)
+                new_state = replace_target(state, target, result.entries)
+                commit_replaced_target(file, new_state, target, result.archive)
             return self._compact_receipt(
                 target, plan, changed, result.left_out, len(result.archive)
             )

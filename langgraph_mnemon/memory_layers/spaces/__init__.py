@@ -51,6 +51,7 @@ from langgraph_mnemon.memory_layers.spaces._models import (
     is_committed,
     is_embedder,
 )
+from langgraph_mnemon.memory_layers.spaces._owners import Owners, owners_of
 from langgraph_mnemon.memory_layers.spaces._placement import (
     Chooser,
     PlacementRequest,
@@ -115,6 +116,7 @@ __all__ = [
     "MemoryReceipt",
     "MemoryRecord",
     "MemorySpaces",
+    "Owners",
     "PlacementRequest",
     "ProviderDescriptor",
     "ProviderHealth",
@@ -146,6 +148,7 @@ __all__ = [
     "is_committed",
     "is_embedder",
     "normalize_anchor_text",
+    "owners_of",
     "place",
     "register_quality_policy",
 ]

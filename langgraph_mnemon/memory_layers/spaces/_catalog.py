@@ -1,9 +1,12 @@
 """The Memory Space catalog: space records in the ``mnemon_spaces`` table, secrets beside it.
 
-Catalog rules: the first space created in an empty catalog gets the native default id
-``default``; later ids are generated. A new space is inactive until its first committed write
-activates it (inactive spaces are not searched unless named explicitly). Reads never create
-the tables: before the first write every read answers empty. Secrets live in the host-side
+Catalog rules: the first space the local user creates in an empty catalog gets the native
+default id ``default``; later ids (and every id of a user's or a project's space) are
+generated. A new space is inactive until its first committed write activates it (inactive
+spaces are not searched unless named explicitly). Reads never create the tables: before the
+first write every read answers empty. Every row has an owner (:mod:`._owners`); a catalog
+reads through one scope's :class:`Owners` filter, and a space it cannot see does not exist
+for it (the same :class:`NotFoundError` as an unknown id). Secrets live in the host-side
 :class:`SecretStore`; a record names only which secret keys are configured.
 
 Every method here is blocking local I/O (SQL, one JSON file). The service's coroutines call
@@ -22,11 +25,18 @@ from typing import Any
 import sqlalchemy as sa
 
 from langgraph_mnemon.errors import InvalidInputError, NotFoundError
-from langgraph_mnemon.memory_layers.mnemos.spaces_schema import MIGRATIONS, SPACES
+from langgraph_mnemon.memory_layers.mnemos.spaces_schema import MIGRATIONS
 from langgraph_mnemon.memory_layers.spaces._models import (
     DiscoveredSpace,
     MemoryProvider,
     SpaceBinding,
+)
+from langgraph_mnemon.memory_layers.spaces._owners import (
+    CATALOG,
+    CATALOG_MIGRATIONS,
+    LOCAL_OWNERS,
+    OWNER_MIGRATIONS,
+    Owners,
 )
 from langgraph_mnemon.memory_layers.spaces._records import SpaceReceipt, SpaceRecord
 from langgraph_mnemon.memory_layers.spaces._registry import ProviderRegistry
@@ -43,6 +53,9 @@ from langgraph_mnemon.memory_layers.spaces._validation import (
 from langgraph_mnemon.storage.db import Database
 
 __all__ = ["NewSpace", "SpaceCatalog"]
+
+# The columns of a catalog from before scopes (no owner column yet).
+_BEFORE_OWNERS = [c for c in CATALOG.c if c.name != "owner"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +82,8 @@ class SpaceCatalog:
         default_provider_id: The provider of a new space when none is named.
         local_only: Refuse providers whose data leaves this machine.
         clock: Seconds since the epoch (injectable for tests).
+        owners: Which spaces this catalog sees and who owns the ones it creates (default: the
+            single local scope).
     """
 
     def __init__(
@@ -80,24 +95,53 @@ class SpaceCatalog:
         default_provider_id: str = NATIVE_PROVIDER_ID,
         local_only: bool = False,
         clock: Callable[[], float] = time.time,
+        owners: Owners = LOCAL_OWNERS,
     ) -> None:
         self.db = database
         self.registry = registry
         self.secrets = secrets
         self.default_provider_id = default_provider_id
         self.local_only = local_only
+        self.owners = owners
         self._clock = clock
+
+    def owned_by(self, owners: Owners) -> SpaceCatalog:
+        """The same catalog (database, providers, secrets) seen through ``owners``."""
+        return SpaceCatalog(
+            self.db,
+            self.registry,
+            self.secrets,
+            default_provider_id=self.default_provider_id,
+            local_only=self.local_only,
+            clock=self._clock,
+            owners=owners,
+        )
 
     # ------------------------------------------------------------------ tables and reads
 
     def setup(self) -> None:
         """Create or migrate the tables (idempotent)."""
-        self.db.setup(MIGRATIONS)
+        self.db.setup(CATALOG_MIGRATIONS)
 
     def ready(self) -> None:
         """Create the tables before the first write."""
-        if not self.db.is_setup(MIGRATIONS):
-            self.db.setup(MIGRATIONS)
+        if not self.db.is_setup(CATALOG_MIGRATIONS):
+            self.db.setup(CATALOG_MIGRATIONS)
+
+    def _readable(self) -> tuple[Any, sa.ColumnElement[bool]] | None:
+        """The columns to select and the owner condition, or None when no row is visible.
+
+        Nothing is visible before the first write (a read creates no tables). A catalog from
+        before scopes gets its owner column on first read, unless the host is read-only: then
+        every row is the local user's, as it was.
+        """
+        if not self.db.ready_for_read(MIGRATIONS):
+            return None
+        if not self.db.ready_for_read(OWNER_MIGRATIONS):
+            if self.db.read_only:
+                return (_BEFORE_OWNERS, sa.true()) if self.owners.legacy else None
+            self.db.setup(CATALOG_MIGRATIONS)
+        return CATALOG.c, self.owners.clause()
 
     def _record(self, row: Mapping[str, Any], secret_keys: Mapping[str, list[str]]) -> SpaceRecord:
         provider_id = row["provider_id"]
@@ -115,27 +159,35 @@ class SpaceCatalog:
             revision=int(row["revision"]),
             capabilities=self.registry.capabilities(provider_id),
             provider_registered=self.registry.get(provider_id) is not None,
+            owner=row.get("owner"),
         )
 
     def list_spaces(self, active: bool | None = None) -> list[SpaceRecord]:
-        """All spaces (or only active / inactive ones), oldest first."""
-        if not self.db.ready_for_read(MIGRATIONS):
+        """All visible spaces (or only active / inactive ones), oldest first."""
+        readable = self._readable()
+        if readable is None:
             return []  # nothing was ever written: a read creates no tables
-        stmt = sa.select(SPACES).order_by(SPACES.c.created_at, SPACES.c.id)
+        columns, visible = readable
+        stmt = sa.select(*columns).where(visible).order_by(CATALOG.c.created_at, CATALOG.c.id)
         if active is not None:
-            stmt = stmt.where(SPACES.c.active == active)
+            stmt = stmt.where(CATALOG.c.active == active)
         with self.db.read() as conn:
             rows = conn.execute(stmt).mappings().all()
         keys = self.secrets.keys() if rows else {}
         return [self._record(r, keys) for r in rows]
 
     def get_space(self, space_id: Any) -> SpaceRecord:
-        """One space by id; :class:`NotFoundError` when there is none."""
+        """One visible space by id; :class:`NotFoundError` when there is none.
+
+        A space of another owner is not found, with the very message of an unknown id.
+        """
         space_id = check_space_id(space_id)
         row = None
-        if self.db.ready_for_read(MIGRATIONS):
+        readable = self._readable()
+        if readable is not None:
+            columns, visible = readable
             with self.db.read() as conn:
-                query = sa.select(SPACES).where(SPACES.c.id == space_id)
+                query = sa.select(*columns).where(CATALOG.c.id == space_id, visible)
                 row = conn.execute(query).mappings().first()
         if row is None:
             raise NotFoundError(
@@ -259,17 +311,23 @@ class SpaceCatalog:
         space_id: Any = None,
         active: Any = None,
         external_id: str | None = None,
+        shared: bool = False,
     ) -> SpaceReceipt:
-        """Create a space (checked first); its secrets are stored after the row, or neither."""
+        """Create a space (checked first); its secrets are stored after the row, or neither.
+
+        The new space is owned by the catalog's user, or by its project with ``shared``.
+        """
+        if not isinstance(shared, bool):
+            raise InvalidInputError("shared must be true or false")
         new = self.check_new(name, description, provider_id, config, secrets, space_id, active)
         self.ready()
-        created = self._insert(new, external_id)
+        created = self._insert(new, external_id, self.owners.owner_of_new(shared))
         if new.secrets:
             try:
                 self.secrets.put(created, new.secrets)
             except BaseException:
                 with self.db.write() as conn:
-                    conn.execute(SPACES.delete().where(SPACES.c.id == created))
+                    conn.execute(CATALOG.delete().where(CATALOG.c.id == created))
                 raise
         record = self.get_space(created)
         return SpaceReceipt(
@@ -280,19 +338,29 @@ class SpaceCatalog:
             space=record,
         )
 
-    def _insert(self, new: NewSpace, external_id: str | None) -> str:
+    def _first_gets_default(self, conn: sa.Connection) -> bool:
+        """Whether a new space without an id gets ``default``: the first space the local user
+        sees, while no one holds that id."""
+        if not self.owners.legacy:
+            return False  # a user's or a project's spaces get generated ids
+        visible = sa.select(sa.func.count()).select_from(CATALOG).where(self.owners.clause())
+        if conn.execute(visible).scalar():
+            return False
+        taken = sa.select(CATALOG.c.id).where(CATALOG.c.id == DEFAULT_SPACE_ID)
+        return conn.execute(taken).first() is None
+
+    def _insert(self, new: NewSpace, external_id: str | None, owner: str | None) -> str:
         now = self._clock()
         with self.db.write() as conn:
-            count = conn.execute(sa.select(sa.func.count()).select_from(SPACES)).scalar() or 0
             space_id = new.space_id
             if space_id is None:
-                space_id = DEFAULT_SPACE_ID if count == 0 else _generated_id()
-            if conn.execute(sa.select(SPACES.c.id).where(SPACES.c.id == space_id)).first():
+                space_id = DEFAULT_SPACE_ID if self._first_gets_default(conn) else _generated_id()
+            if conn.execute(sa.select(CATALOG.c.id).where(CATALOG.c.id == space_id)).first():
                 raise InvalidInputError(
                     f"a Memory Space with id {space_id!r} already exists; choose another id"
                 )
             conn.execute(
-                SPACES.insert().values(
+                CATALOG.insert().values(
                     id=space_id,
                     name=new.name,
                     description=new.description,
@@ -303,6 +371,7 @@ class SpaceCatalog:
                     created_at=now,
                     updated_at=now,
                     revision=1,
+                    owner=owner,
                 )
             )
         return space_id
@@ -327,9 +396,9 @@ class SpaceCatalog:
             )
         with self.db.write() as conn:
             conn.execute(
-                SPACES.update()
-                .where(SPACES.c.id == record.id)
-                .values(**changes, updated_at=self._clock(), revision=SPACES.c.revision + 1)
+                CATALOG.update()
+                .where(CATALOG.c.id == record.id)
+                .values(**changes, updated_at=self._clock(), revision=CATALOG.c.revision + 1)
             )
         updated = self.get_space(record.id)
         return SpaceReceipt(
@@ -344,9 +413,9 @@ class SpaceCatalog:
         """Mark an inactive space active; whether it changed."""
         with self.db.write() as conn:
             result = conn.execute(
-                SPACES.update()
-                .where(SPACES.c.id == space_id, SPACES.c.active.is_(False))
-                .values(active=True, updated_at=self._clock(), revision=SPACES.c.revision + 1)
+                CATALOG.update()
+                .where(CATALOG.c.id == space_id, CATALOG.c.active.is_(False))
+                .values(active=True, updated_at=self._clock(), revision=CATALOG.c.revision + 1)
             )
         return bool(result.rowcount)
 
@@ -360,18 +429,23 @@ class SpaceCatalog:
         secrets: dict[str, str],
     ) -> SpaceReceipt:
         """Make the catalog match what ``provider_id`` holds: map new namespaces to (inactive)
-        spaces, drop the entries whose namespace vanished (provider data is never deleted)."""
+        spaces, drop the entries whose namespace vanished (provider data is never deleted).
+
+        Discovery is the local user's: mapped spaces have no owner, and only such entries are
+        ever unmapped (a namespace another owner's space already maps is left alone).
+        """
         self.ready()
         now = self._clock()
         created: list[str] = []
         with self.db.write() as conn:
             rows = conn.execute(
-                sa.select(SPACES.c.id, SPACES.c.external_id).where(
-                    SPACES.c.provider_id == provider_id
+                sa.select(CATALOG.c.id, CATALOG.c.external_id, CATALOG.c.owner).where(
+                    CATALOG.c.provider_id == provider_id
                 )
             ).all()
-            mapped = {ext: space_id for space_id, ext in rows if ext is not None}
-            removed = _unmap_vanished(conn, rows, {d.external_id for d in found})
+            mapped = {ext: space_id for space_id, ext, _ in rows if ext is not None}
+            local = [(space_id, ext) for space_id, ext, owner in rows if owner is None]
+            removed = _unmap_vanished(conn, local, {d.external_id for d in found})
             for item in found:
                 if item.external_id not in mapped:
                     created.append(self._insert_discovered(conn, provider_id, item, config, now))
@@ -389,23 +463,22 @@ class SpaceCatalog:
             spaces=spaces,
         )
 
-    @staticmethod
     def _insert_discovered(
+        self,
         conn: sa.Connection,
         provider_id: str,
         item: DiscoveredSpace,
         config: dict[str, Any],
         now: float,
     ) -> str:
-        count = conn.execute(sa.select(sa.func.count()).select_from(SPACES)).scalar()
         if provider_id == NATIVE_PROVIDER_ID and SPACE_ID_PATTERN.match(item.external_id):
             space_id = item.external_id
-        elif not count:
+        elif self._first_gets_default(conn):
             space_id = DEFAULT_SPACE_ID
         else:
             space_id = _generated_id()
         conn.execute(
-            SPACES.insert().values(
+            CATALOG.insert().values(
                 id=space_id,
                 name=item.name[:MAX_NAME_CHARS] or space_id,
                 description=item.description[:MAX_DESCRIPTION_CHARS],
@@ -444,6 +517,6 @@ def _unmap_vanished(conn: sa.Connection, rows: Sequence[Any], wanted: set[str]) 
     removed = []
     for space_id, ext in rows:
         if ext is not None and ext not in wanted:
-            conn.execute(SPACES.delete().where(SPACES.c.id == space_id))
+            conn.execute(CATALOG.delete().where(CATALOG.c.id == space_id))
             removed.append(space_id)
     return removed

@@ -36,7 +36,9 @@ class SpaceRecord(FrozenModel):
     """A Memory Space as every read API shows it (secret values never appear here).
 
     ``secrets_configured`` names the secret keys kept host-side; ``capabilities`` are the
-    operations its provider declares, empty with ``provider_registered=False``.
+    operations its provider declares, empty with ``provider_registered=False``. ``owner`` is
+    who the space belongs to: ``None`` for the local user (every space from before scopes),
+    a user key (``user:alice``) or a project key (``project:billing``, shared by its users).
     """
 
     id: str
@@ -52,6 +54,7 @@ class SpaceRecord(FrozenModel):
     revision: int
     capabilities: list[str] = Field(default_factory=list)
     provider_registered: bool = True
+    owner: str | None = None
 
 
 class SpaceReceipt(Receipt):

@@ -6,6 +6,8 @@ secrets (API keys, tokens) stay host-side and no read API returns them (:mod:`._
 :mod:`._secrets`). :meth:`MemorySpaces.search` is federated over every readable space
 (:mod:`._search`); writes go to one space and return receipts (:mod:`._writes`).
 
+Each space has an owner; :meth:`MemorySpaces.for_scope` gives one scope's view (:mod:`._views`).
+
 Every public method validates its input (:mod:`._validation`) and raises a typed error from
 :mod:`langgraph_mnemon.errors` whose message says what to do; a failed operation changes
 nothing. A write that the local database refuses (full disk, read-only file, damaged file)
@@ -35,7 +37,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from langgraph_mnemon.errors import InvalidInputError, MnemonError, ProviderError
+from langgraph_mnemon.errors import AuthorityError, InvalidInputError, MnemonError, ProviderError
 from langgraph_mnemon.memory_layers.kernel import Kernel
 from langgraph_mnemon.memory_layers.spaces._catalog import SpaceCatalog
 from langgraph_mnemon.memory_layers.spaces._fusion import QualitySettings
@@ -89,6 +91,7 @@ from langgraph_mnemon.memory_layers.spaces._validation import (
     remember_item,
     remember_items,
 )
+from langgraph_mnemon.memory_layers.spaces._views import ScopeViews
 from langgraph_mnemon.memory_layers.spaces._writes import write_many, write_one
 from langgraph_mnemon.storage.db import Database
 from langgraph_mnemon.storage.loop import LoopRunner, sync_twin
@@ -98,7 +101,7 @@ __all__ = ["MemorySpaces"]
 _ENTITY_PAGE = 500
 
 
-class MemorySpaces:
+class MemorySpaces(ScopeViews):
     """Memory Space catalog and federated recall (``Mnemon.spaces``).
 
     A space whose provider is not registered stays in the catalog and reports
@@ -178,11 +181,14 @@ class MemorySpaces:
         )
         self._runner = LoopRunner("mnemon-spaces-sync")
         self._health = HealthCache()
+        self._root = self  # a scope's view keeps the service it was made from
+        self._every: MemorySpaces | None = None
         for provider in providers:
             self.register_provider(provider)
 
     def __repr__(self) -> str:
-        return f"MemorySpaces(database={self.db.url!r}, providers={sorted(self.providers)})"
+        seen = "" if self.owners.local else f", owners={sorted(self.owners.keys or ())}"
+        return f"MemorySpaces(database={self.db.url!r}, providers={sorted(self.providers)}{seen})"
 
     @property
     def write_enabled(self) -> bool:
@@ -224,7 +230,10 @@ class MemorySpaces:
         return self._registry.require(provider_id)
 
     def close(self) -> None:
-        """Close providers and the sync runner."""
+        """Close providers and the sync runner (a scope's view closes nothing: the service
+        owns them)."""
+        if self._root is not self:
+            return
         for provider in list(self.providers.values()):
             try:
                 self._runner.run(provider.aclose(), "aclose")
@@ -254,11 +263,13 @@ class MemorySpaces:
         secrets: Mapping[str, str] | None = None,
         space_id: str | None = None,
         active: bool | None = None,
+        shared: bool = False,
     ) -> SpaceReceipt:
         """Create a Memory Space (inactive until its first committed write unless ``active``).
 
         The first space of an empty catalog gets the id ``default``. A catalog change: the
-        kernel is asked first (Memory Spaces maintenance).
+        kernel is asked first (Memory Spaces maintenance). In a scope's view the space is its
+        user's, or with ``shared`` its project's (seen by every user of the project).
 
         Args:
             name: The space's name, up to 120 characters.
@@ -268,6 +279,7 @@ class MemorySpaces:
             secrets: API keys and tokens, stored host-side only and never returned.
             space_id: An id of your own (1-64 letters, digits, ``.``, ``_``, ``-``).
             active: Take part in recall at once.
+            shared: Owned by the scope's project instead of its user.
 
         Returns:
             A committed :class:`SpaceReceipt` with the new ``space``.
@@ -287,7 +299,7 @@ class MemorySpaces:
         self.kernel.admit("memory_spaces", "maintenance")
         create = self._catalog.create_space
         return await asyncio.to_thread(
-            create, name, description, provider_id, config, secrets, space_id, active
+            create, name, description, provider_id, config, secrets, space_id, active, shared=shared
         )
 
     create_space = sync_twin(acreate_space)
@@ -411,7 +423,31 @@ class MemorySpaces:
         Syncing is authoritative for that provider: every discovered namespace without a space
         gets one (inactive), and spaces of that provider whose namespace vanished lose their
         catalog entry (provider data is never deleted). A failed discovery changes nothing.
+
+        Args:
+            provider_id: The registered provider to ask.
+            config: The provider's settings for the discovered spaces (no credentials).
+            secrets: Credentials for them, stored host-side only.
+            sync: Map the namespaces into the catalog (Memory Spaces maintenance).
+
+        Returns:
+            The namespaces found, or with ``sync`` a receipt listing that provider's spaces.
+
+        Raises:
+            AuthorityError: called on a scope's view; discovery is the local scope's.
+            NotFoundError: ``provider_id`` is not registered.
+            ProviderError: the provider cannot discover.
+
+        Example:
+            >>> [d.external_id for d in mem.spaces.discover("mnemos")]
+            ['old-notes']
         """
+        if not self._catalog.owners.local:
+            raise AuthorityError(
+                "discovering a provider's collections is the local scope's (they map into "
+                "spaces of the local user); run it on the host's own spaces: "
+                "mem.spaces.discover(...)"
+            )
         provider = self.provider(provider_id)
         if not provider.descriptor.capabilities.discover:
             raise ProviderError(

@@ -30,7 +30,7 @@ from langgraph_mnemon.memory_layers.turns._evidence import (
     admit,
     model_item,
 )
-from langgraph_mnemon.memory_layers.turns._facts import collect_source_facts
+from langgraph_mnemon.memory_layers.turns._facts import ScopeSources, collect_source_facts
 from langgraph_mnemon.memory_layers.turns._inputs import (
     DocumentManageInput,
     DocumentSearchInput,
@@ -147,6 +147,7 @@ __all__ = [
     "RouteOffer",
     "RuntimeSearchInput",
     "RuntimeWriteInput",
+    "ScopeSources",
     "SpaceManageInput",
     "SpacesSearchInput",
     "TurnFacts",

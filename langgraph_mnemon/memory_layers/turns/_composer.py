@@ -24,11 +24,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from langgraph_mnemon.config import MnemonConfig
+from langgraph_mnemon.contracts import Scope
 from langgraph_mnemon.errors import ConflictError, InvalidInputError, NotFoundError
 from langgraph_mnemon.memory_layers.kernel import Kernel
+from langgraph_mnemon.memory_layers.scopes import LOCAL_SCOPE
 from langgraph_mnemon.memory_layers.turns._facts import (
     DocumentsSource,
     RuntimeSource,
+    ScopeSources,
     SourceFacts,
     SpacesSource,
     collect_source_facts,
@@ -85,6 +88,7 @@ def freeze_view(
     fragments: tuple[ViewFragment, ...],
     moment: datetime,
     config: MnemonConfig,
+    scope: Scope = LOCAL_SCOPE,
 ) -> TurnView:
     """The immutable view of a validated spec and its projection, with its digests."""
     diagnostics = (*facts.diagnostics, *truncation_notes(fragments))
@@ -102,6 +106,8 @@ def freeze_view(
         "diagnostics": [d.model_dump() for d in diagnostics],
         "budget": budget.model_dump(),
     }
+    if not scope.is_local:  # the local scope's digests stay what they always were
+        body["scope"] = scope.model_dump()
     return TurnView(
         id=f"view-{uuid.uuid4().hex}",
         digest=text_digest(json.dumps(body, sort_keys=True, ensure_ascii=False)),
@@ -122,6 +128,7 @@ def freeze_view(
         max_evidence_characters=budget.max_evidence_characters,
         wake_text=wake_text,
         wake_digest=text_digest(wake_text),
+        scope=scope,
     )
 
 
@@ -156,6 +163,7 @@ class ViewComposer:
         clock: Callable[[], datetime] | None = None,
         kernel: Kernel | None = None,
         live: LiveTurns | None = None,
+        scoped: Callable[[Scope], ScopeSources] | None = None,
     ) -> None:
         if not isinstance(config, MnemonConfig):
             raise InvalidInputError(
@@ -166,6 +174,8 @@ class ViewComposer:
         self.runtime = runtime
         self.documents = documents
         self.spaces = spaces
+        # The Sources of another scope than the local one (the local ones are the above).
+        self._scoped = scoped
         self.branch = branch
         self._clock = clock or (lambda: datetime.now(UTC))
         self._live = live if live is not None else LiveTurns()
@@ -174,14 +184,25 @@ class ViewComposer:
 
     # -- composition -------------------------------------------------------------------------
 
+    def sources(self, scope: Scope = LOCAL_SCOPE) -> ScopeSources:
+        """The Runtime, Documents and Memory Spaces Sources of ``scope``."""
+        if scope.is_local or self._scoped is None:
+            if not scope.is_local:
+                raise InvalidInputError(
+                    f"this composer serves the local scope only (asked for {scope})"
+                )
+            return ScopeSources(self.runtime, self.documents, self.spaces)
+        return self._scoped(scope)
+
     def _attempt(
-        self, switches: Switches, moment: datetime
+        self, switches: Switches, moment: datetime, sources: ScopeSources
     ) -> tuple[ViewSpec, SourceFacts, tuple[ViewFragment, ...], bool]:
         """One composition, and whether no pinned Source revision moved meanwhile."""
+        runtime, documents, spaces = sources
         facts = collect_source_facts(
-            runtime=self.runtime if switches.takes_part("runtime") else None,
-            documents=self.documents if switches.takes_part("documents") else None,
-            spaces=self.spaces if switches.takes_part("memory-spaces") else None,
+            runtime=runtime if switches.takes_part("runtime") else None,
+            documents=documents if switches.takes_part("documents") else None,
+            spaces=spaces if switches.takes_part("memory-spaces") else None,
             branch=self.branch,
             now=moment,
             project_runtime=switches.projected["runtime"],
@@ -190,11 +211,11 @@ class ViewComposer:
         validate_view_spec(spec, self.config.view_budget)
         fragments = project_sources(spec, facts)
         pinned = facts.revisions()
-        still = current_revisions(self.runtime, self.documents, self.spaces, pinned) == pinned
+        still = current_revisions(runtime, documents, spaces, pinned) == pinned
         return spec, facts, fragments, still
 
-    def compose(self, *, now: datetime | None = None) -> TurnView:
-        """A fresh view of the current memory state (not pinned).
+    def compose(self, *, now: datetime | None = None, scope: Scope = LOCAL_SCOPE) -> TurnView:
+        """A fresh view of the current memory state of ``scope`` (not pinned).
 
         Raises:
             InvalidInputError: code ``view-budget``, the strategy's spec does not fit the
@@ -204,10 +225,11 @@ class ViewComposer:
         """
         moment = now or self._clock()
         switches = Switches(self.kernel)
+        sources = self.sources(scope)
         for _attempt in range(MAX_COMPOSE_ATTEMPTS):
-            spec, facts, fragments, still = self._attempt(switches, moment)
+            spec, facts, fragments, still = self._attempt(switches, moment, sources)
             if still:
-                return freeze_view(spec, facts, fragments, moment, self.config)
+                return freeze_view(spec, facts, fragments, moment, self.config, scope)
         raise ConflictError(
             f"memory kept changing while the TurnView was composed ({MAX_COMPOSE_ATTEMPTS} "
             "attempts); retry the turn once concurrent writes have finished",
@@ -251,7 +273,7 @@ class ViewComposer:
                 )
             return self._live.pin(turn_id, scope, held[0])
         # A concurrent pin of the same turn may win meanwhile: the registry keeps the first.
-        return self._live.pin(turn_id, scope, self.compose(now=now))
+        return self._live.pin(turn_id, scope, self.compose(now=now, scope=scope.memory_scope))
 
     def scope(self, turn_id: str) -> TurnScope:
         """Whose turn ``turn_id`` is.

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import Any, Literal, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 from langgraph_mnemon.contracts import FrozenModel
 from langgraph_mnemon.errors import MnemonError
@@ -28,6 +28,7 @@ __all__ = [
     "PinnedRevisions",
     "RuntimeFacts",
     "RuntimeSource",
+    "ScopeSources",
     "SourceFacts",
     "SourceName",
     "SpacesFacts",
@@ -130,6 +131,14 @@ class SpacesSource(Protocol):
     """What a composition reads of Memory Spaces (``MemorySpaces`` satisfies it)."""
 
     def list_spaces(self, *, active: bool | None = None) -> list[Any]: ...
+
+
+class ScopeSources(NamedTuple):
+    """The three Sources of one scope (``None``: that Source is left out)."""
+
+    runtime: RuntimeSource | None
+    documents: DocumentsSource | None
+    spaces: SpacesSource | None
 
 
 def _catalog_revision(records: Sequence[Any]) -> str:

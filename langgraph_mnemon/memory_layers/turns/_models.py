@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from langgraph_mnemon.contracts import FrozenModel
+from langgraph_mnemon.contracts import FrozenModel, Scope
 from langgraph_mnemon.errors import NotFoundError
 from langgraph_mnemon.memory_layers.turns._facts import (
     PinnedRevisions,
@@ -86,14 +86,20 @@ class ViewGrants(FrozenModel):
 class TurnScope(FrozenModel):
     """Who a turn belongs to. One turn id is pinned for exactly one scope.
 
+    ``memory_scope`` is the user and project whose memory the turn sees (the local scope by
+    default); the pinned :class:`TurnView` keeps it, and every tool call of the turn runs in it.
+
     Example:
         >>> TurnScope(thread_id="t1", agent_id="child", root=False)
+        >>> TurnScope(thread_id="t2", memory_scope=Scope(user="alice")).memory_scope.user
+        'alice'
     """
 
     thread_id: str = Field(min_length=1, max_length=512)
     agent_id: str = Field("main", min_length=1, max_length=512)
     workspace: str | None = None
     root: bool = Field(True, description="False for a child agent's turn (no root-only actions).")
+    memory_scope: Scope = Field(default_factory=Scope)
 
 
 class Wake(FrozenModel):
@@ -137,6 +143,8 @@ class TurnView(FrozenModel):
     max_evidence_characters: int
     wake_text: str
     wake_digest: str
+    scope: Scope = Field(default_factory=Scope)
+    """The user and project whose memory this view shows (pinned with the view)."""
 
     @property
     def projection(self) -> str:

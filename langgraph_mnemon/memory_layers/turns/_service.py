@@ -31,7 +31,7 @@ from datetime import datetime
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from langgraph_mnemon.config import MnemonConfig
-from langgraph_mnemon.contracts import FrozenModel
+from langgraph_mnemon.contracts import FrozenModel, Scope
 from langgraph_mnemon.errors import InvalidInputError
 from langgraph_mnemon.memory_layers.activity import TurnActivity
 from langgraph_mnemon.memory_layers.kernel import Kernel
@@ -39,6 +39,7 @@ from langgraph_mnemon.memory_layers.turns._composer import ViewComposer
 from langgraph_mnemon.memory_layers.turns._facts import (
     DocumentsSource,
     RuntimeSource,
+    ScopeSources,
     SpacesSource,
 )
 from langgraph_mnemon.memory_layers.turns._models import Cue, TurnScope, TurnView, Wake
@@ -109,6 +110,8 @@ class Turns:
             one (asked at every begin and end); ``None``: no idle review.
         branch: the git branch whose Runtime Memory entries are shown.
         clock: the current time, for the views' ``created_at``.
+        scoped: the Sources of a scope other than the local one (``TurnScope.memory_scope``);
+            ``None`` serves the local scope only.
 
     Example:
         >>> turns = Turns(mem.config, kernel=mem.kernel, runtime=mem.runtime,
@@ -128,6 +131,7 @@ class Turns:
         reviews: ReviewScheduler | Callable[[], ReviewScheduler] | None = None,
         branch: str | None = None,
         clock: Callable[[], datetime] | None = None,
+        scoped: Callable[[Scope], ScopeSources] | None = None,
     ) -> None:
         self.config = config
         self.kernel = kernel or Kernel(config)
@@ -137,6 +141,7 @@ class Turns:
         self._reviews = _provider(reviews, ReviewScheduler)
         self._branch = branch
         self._clock = clock
+        self._scoped = scoped
         self._live = LiveTurns()
         self._composer: ViewComposer | None = None
         self.budgets = TurnRetrievals(live=self._live)
@@ -157,6 +162,7 @@ class Turns:
                 clock=self._clock,
                 kernel=self.kernel,
                 live=self._live,
+                scoped=self._scoped,
             )
         return self._composer
 
@@ -197,6 +203,8 @@ class Turns:
         view = self.composer.pin(turn_id, scope, retained=retained)
         self.budgets.begin(turn_id, view.grants.space_ids, view_id=view.id)
         key = f"{scope.thread_id}/{scope.agent_id}"
+        if not scope.memory_scope.is_local:  # one thread id used by two users stays two threads
+            key = f"{key}@{scope.memory_scope.user_key}/{scope.memory_scope.project_key()}"
         self.tracker.restore(key, digest=facts.last_wake_digest, cued=facts.cued)
         cue = self.tracker.cue_for(key, self.config, view, root=scope.root)
         wake = self.tracker.wake_for(key, view)
@@ -227,6 +235,9 @@ class Turns:
         try:
             if activity is not None:
                 thread = thread_id or self._thread_of(turn_id)
+                entry = self._live.get(turn_id)
+                if entry is not None and entry.scope is not None:  # review in the turn's scope
+                    activity = activity.model_copy(update={"scope": entry.scope.memory_scope})
                 reviews = self._reviews()
                 if reviews is not None:
                     reviews.turn_finished(thread, list(transcript), activity)

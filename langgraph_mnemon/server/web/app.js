@@ -42,6 +42,8 @@ function fill(id, ...children) {
   return node;
 }
 
+const SCOPE_HEADERS = [["mnemon-user", "X-Mnemon-User"], ["mnemon-project", "X-Mnemon-Project"]];
+
 class ApiError extends Error {
   constructor(code, message, status) {
     super(message);
@@ -65,11 +67,25 @@ async function api(path, options = {}) {
   }
   const token = sessionStorage.getItem("mnemon-token");
   if (token) headers.Authorization = `Bearer ${token}`;
+  // The scope picked on the page (percent-encoded: ids may be any UTF-8 text).
+  for (const [key, header] of SCOPE_HEADERS) {
+    const value = sessionStorage.getItem(key);
+    if (value) headers[header] = encodeURIComponent(value);
+  }
   let response;
   try {
     response = await fetch(`api/${path}`, init);
   } catch (err) {
     throw new ApiError("network", `could not reach the server (${err.message})`, 0);
+  }
+  if (response.status === 403 && sessionStorage.getItem("mnemon-user") && !options.retried) {
+    // This server does not let the page pick a user (authentication is on): drop the pick.
+    const refused = await response.clone().json().catch(() => null);
+    if (refused && refused.error === "scope-mismatch") {
+      sessionStorage.removeItem("mnemon-user");
+      $("scope-user").value = "";
+      return api(path, { ...options, retried: true });
+    }
   }
   const text = await response.text();
   let data = null;
@@ -201,18 +217,18 @@ async function loadStatus() {
       ["root", s.root],
       ["database", s.database_url],
     ]),
-    card("Runtime", [
+    card("Runtime", rt ? [
       ["USER", usageBar(rt.user.used, rt.user.limit, "status-usage-user")],
       ["MEMORY", usageBar(rt.memory.used, rt.memory.limit, "status-usage-memory")],
       ["entries", `${rt.user_entries} user, ${rt.memory_entries} memory`],
       ["archived locally", rt.locally_archived],
       ["revision", shortId(rt.revision)],
-    ]),
-    card("Documents", [
+    ] : [["state", "unavailable (see Health)"]]),
+    card("Documents", docs ? [
       ["active", el("span", { testid: "status-documents-active" }, docs.active)],
       ["archived", docs.archived],
       ["active bytes", usageBar(docs.active_bytes.used, docs.active_bytes.limit, "status-usage-documents")],
-    ]),
+    ] : [["state", "unavailable (see Health)"]]),
     card("Memory Spaces", [
       ...(spaces ? [
         ["spaces", el("span", { testid: "status-spaces-total" }, spaces.total)],
@@ -252,10 +268,18 @@ function renderHealth(health) {
         p.at ? el("small", { class: "muted" }, ` (${when(p.at)})`) : null))))));
 }
 
-// Show the token field only where the server accepts remote writes with a token.
+// Show the token field where the server accepts remote writes with a token or identifies
+// users by one; the user field is editable only where the page may pick a scope.
 function applyAuthority(s) {
-  $("token-box").hidden = s.remote_access !== "trusted-host";
+  const auth = s.authentication || "none";
+  $("token-box").hidden = s.remote_access !== "trusted-host" && auth === "none";
   document.body.classList.toggle("read-only", !s.write_enabled);
+  if (s.scope && !s.scope_pick) {
+    // The server knows the user (a token, LangGraph auth): show it, it cannot be picked here.
+    const user = $("scope-user");
+    user.disabled = true;
+    user.value = s.scope.user === "local" ? "" : s.scope.user;
+  }
 }
 
 // --- Runtime Memory ----------------------------------------------------------------------
@@ -682,6 +706,18 @@ function wire() {
   }
   $("content-prev").addEventListener("click", guard(() => { state.contentOffset = Math.max(0, state.contentOffset - PAGE_SIZE); return loadContent(); }));
   $("content-next").addEventListener("click", guard(() => { state.contentOffset += PAGE_SIZE; return loadContent(); }));
+  for (const [key, id] of [["mnemon-user", "scope-user"], ["mnemon-project", "scope-project"]]) {
+    const input = $(id);
+    input.value = sessionStorage.getItem(key) || "";
+    input.addEventListener("change", guard(async () => {
+      const value = input.value.trim();
+      if (value) sessionStorage.setItem(key, value);
+      else sessionStorage.removeItem(key);
+      await loadStatus();
+      await route(); // the page now shows the other scope
+    }));
+  }
+  $("scope-box").addEventListener("submit", (event) => event.preventDefault());
   const token = $("token");
   token.value = sessionStorage.getItem("mnemon-token") || "";
   token.addEventListener("change", () => {

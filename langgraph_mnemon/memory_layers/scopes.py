@@ -1,0 +1,271 @@
+"""Scopes: which user and project an operation runs for, and where that scope's memory lives.
+
+Every turn, tool call, worker run, review, store call and control-plane request runs in a
+:class:`~langgraph_mnemon.contracts.Scope`. :func:`resolve_scope` reads it from a run's
+``configurable``; :class:`ScopedLayers` builds (and keeps) the Runtime Memory and Documents
+services of each scope, on files or on database tables.
+
+The single local scope keeps today's files exactly (``<root>/runtime``, ``<root>/documents``).
+Other scopes live beside them::
+
+    <root>/scopes/users/<user>/runtime/            USER.md of a user
+    <root>/scopes/projects/<project>/runtime/      MEMORY.md of a project
+    <root>/scopes/projects/<project>/documents/    Documents of a project
+    <root>/scopes/projects/<project>/users/<user>/ ... with project_memory = user_project
+
+Folder names are a readable slug plus a hash of the id, so any id (an e-mail, ``auth0|42``,
+``../x``) maps to one safe folder and two ids never share one.
+
+Example:
+    >>> resolve_scope({"user_id": "alice", "mnemon_project": "billing"}, ScopesConfig())
+    Scope(user='alice', project='billing')
+    >>> resolve_scope({}, ScopesConfig()).is_local
+    True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from pydantic import ValidationError
+
+from langgraph_mnemon.config import MnemonConfig, ScopesConfig
+from langgraph_mnemon.contracts import LOCAL, Scope
+from langgraph_mnemon.errors import InvalidInputError, ScopeMismatchError
+from langgraph_mnemon.memory_layers.documents import Documents
+from langgraph_mnemon.memory_layers.kernel import Kernel
+from langgraph_mnemon.memory_layers.runtime import RuntimeMemory
+from langgraph_mnemon.storage.db import Database
+from langgraph_mnemon.storage.files import refuse_symlink
+
+__all__ = [
+    "LOCAL_SCOPE",
+    "PRODUCT_GRAPH_PREFIX",
+    "ScopedLayers",
+    "authenticated_user",
+    "build_documents",
+    "build_runtime",
+    "memory_key",
+    "project_root",
+    "resolve_scope",
+    "scope_folder",
+    "scope_of",
+    "user_root",
+]
+
+LOCAL_SCOPE = Scope()
+PRODUCT_GRAPH_PREFIX = "mnemon_"
+"""The product's own served graphs (``mnemon_agent``, ``mnemon_write_worker``, ...) are one
+product: a run of any of them without ``mnemon_project`` stays in the local project."""
+
+_SLUG = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def scope_of(user: Any = None, project: Any = None) -> Scope:
+    """A :class:`Scope` from two optional ids; a bad id is an :class:`InvalidInputError`.
+
+    Example:
+        >>> scope_of("alice").project
+        'local'
+    """
+    try:
+        return Scope(
+            user=LOCAL if user is None else user, project=LOCAL if project is None else project
+        )
+    except ValidationError as exc:
+        reason = exc.errors()[0]["msg"].removeprefix("Value error, ")
+        raise InvalidInputError(f"{reason} (user={user!r}, project={project!r})") from None
+
+
+def authenticated_user(configurable: Mapping[str, Any]) -> str | None:
+    """The LangGraph server's authenticated user id in a run's ``configurable``, if any."""
+    user = configurable.get("langgraph_auth_user")
+    user_id = configurable.get("langgraph_auth_user_id")
+    if isinstance(user, Mapping):  # serialized across the server's queue
+        user_id = user_id or user.get("identity")
+    elif user is not None:
+        user_id = user_id or getattr(user, "identity", None)
+    return user_id if isinstance(user_id, str) and user_id.strip() else None
+
+
+def resolve_scope(configurable: Mapping[str, Any] | None, settings: ScopesConfig) -> Scope:
+    """The scope of a run, from its ``config["configurable"]``.
+
+    user: the authenticated LangGraph user (``langgraph_auth_user``), else
+    ``configurable["user_id"]``, else the local user. An authenticated run that also names a
+    different ``user_id`` is refused: a client must not reach another user's memory by naming
+    it. project: ``configurable["mnemon_project"]``, else (``project_from_graph``) the served
+    graph id of a user's graph, else the local project.
+
+    Raises:
+        ScopeMismatchError: ``user_id`` names someone other than the authenticated user.
+        InvalidInputError: an id is empty, too long or holds control characters.
+    """
+    conf = configurable or {}
+    named = conf.get("user_id")
+    named = named if named not in (None, "") else None
+    user = authenticated_user(conf)
+    if user is not None and named is not None and str(named) != user:
+        raise ScopeMismatchError(
+            f"configurable user_id {named!r} is not the authenticated user {user!r}; drop "
+            "user_id from the run's config (an authenticated run uses its own user)"
+        )
+    user = user if user is not None else named
+    project = conf.get("mnemon_project")
+    if project in (None, "") and settings.project_from_graph:
+        graph = conf.get("graph_id")
+        if isinstance(graph, str) and graph and not graph.startswith(PRODUCT_GRAPH_PREFIX):
+            project = graph
+    return scope_of(user, project if project not in (None, "") else None)
+
+
+def scope_folder(value: str) -> str:
+    """The folder name of one user or project id: a readable slug plus 12 hex of its hash.
+
+    Example:
+        >>> scope_folder("Alice Smith")
+        'Alice_Smith-5d8f0a...'  # doctest: +SKIP
+    """
+    slug = _SLUG.sub("_", value).strip("._")[:40] or "id"
+    return f"{slug}-{hashlib.sha256(value.encode()).hexdigest()[:12]}"
+
+
+def user_root(root: Path, scope: Scope, local_user_root: Path) -> Path:
+    """The root whose ``runtime/`` holds the USER entries of ``scope``'s user."""
+    if scope.user == LOCAL:
+        return local_user_root
+    return root / "scopes" / "users" / scope_folder(scope.user)
+
+
+def project_root(root: Path, scope: Scope, per_user: bool) -> Path:
+    """The root whose ``runtime/`` and ``documents/`` hold the project memory of ``scope``."""
+    if scope.project == LOCAL and (not per_user or scope.user == LOCAL):
+        return root
+    base = root / "scopes" / "projects" / scope_folder(scope.project)
+    return base / "users" / scope_folder(scope.user) if per_user else base
+
+
+_L = TypeVar("_L")
+
+
+class ScopedLayers(Generic[_L]):
+    """One service per scope, built on first use and kept (least recently used dropped first).
+
+    Args:
+        build: builds the service of a scope.
+        keep: how many scopes to keep open at once (the local scope is always kept).
+
+    Example:
+        >>> runtimes = ScopedLayers(lambda scope: RuntimeMemory(...))
+        >>> runtimes.get(Scope(user="alice")) is runtimes.get(Scope(user="alice"))
+        True
+    """
+
+    def __init__(self, build: Callable[[Scope], _L], *, keep: int = 256) -> None:
+        self._build = build
+        self._keep = keep
+        self._open: OrderedDict[Scope, _L] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, scope: Scope) -> _L:
+        with self._lock:
+            layer = self._open.get(scope)
+            if layer is not None:
+                self._open.move_to_end(scope)
+                return layer
+        layer = self._build(scope)  # outside the lock: opening may repair files
+        with self._lock:
+            layer = self._open.setdefault(scope, layer)
+            self._open.move_to_end(scope)
+            while len(self._open) > self._keep:
+                oldest = next(iter(self._open))
+                if oldest == LOCAL_SCOPE:
+                    self._open.move_to_end(oldest)
+                    oldest = next(iter(self._open))
+                del self._open[oldest]
+        return layer
+
+    def scopes(self) -> list[Scope]:
+        """The scopes open right now, least recently used first."""
+        with self._lock:
+            return list(self._open)
+
+
+def memory_key(scope: Scope, per_user: bool) -> str:
+    """The owner key of ``scope``'s MEMORY.md and Documents (``project_memory`` applied)."""
+    return scope.project_key(per_user and scope.user != LOCAL)
+
+
+def _refuse_linked_parents(root: Path, path: Path) -> None:
+    # A scope's folders are created on demand below <root>/scopes: never through a link.
+    if path == root:
+        return
+    current = root
+    for part in path.relative_to(root).parts:
+        current = current / part
+        refuse_symlink(current, "scope folder")
+
+
+def build_runtime(
+    config: MnemonConfig,
+    kernel: Kernel,
+    scope: Scope,
+    database: Callable[[], Database],
+) -> RuntimeMemory:
+    """The Runtime Memory service of ``scope``: on files under the root, or on database tables.
+
+    Example:
+        >>> build_runtime(mem.config, mem.kernel, Scope(user="alice"), lambda: mem.database)
+    """
+    root = config.root_path
+    per_user = config.scopes.project_memory == "user_project"
+    common: dict[str, Any] = {
+        "user_limit_bytes": config.runtime.user_limit_bytes,
+        "memory_limit_bytes": config.runtime.memory_limit_bytes,
+        "workspace": config.workspace_path,
+        "lock_timeout": config.runtime.lock_timeout_seconds,
+        "kernel": kernel,
+    }
+    if config.layers_in_database:
+        return RuntimeMemory(
+            root,
+            database=database(),
+            user_key=scope.user_key,
+            memory_key=memory_key(scope, per_user),
+            **common,
+        )
+    local_user = config.global_root_path if config.runtime_user_scope == "global" else root
+    users, projects = user_root(root, scope, local_user), project_root(root, scope, per_user)
+    for folder in (users, projects):
+        if folder.is_relative_to(root):
+            _refuse_linked_parents(root, folder)
+    return RuntimeMemory(projects, user_root=users if users != projects else None, **common)
+
+
+def build_documents(
+    config: MnemonConfig,
+    kernel: Kernel,
+    scope: Scope,
+    database: Callable[[], Database],
+) -> Documents:
+    """The Documents service of ``scope``: on files under the root, or on database tables."""
+    root = config.root_path
+    per_user = config.scopes.project_memory == "user_project"
+    common: dict[str, Any] = {
+        "workspace": config.workspace_path,
+        "body_limit_bytes": config.documents.body_limit_bytes,
+        "active_limit_bytes": config.documents.active_limit_bytes,
+        "lock_timeout": config.runtime.lock_timeout_seconds,
+        "kernel": kernel,
+    }
+    if config.layers_in_database:
+        return Documents(root, database=database(), owner_key=memory_key(scope, per_user), **common)
+    folder = project_root(root, scope, per_user)
+    _refuse_linked_parents(root, folder)
+    return Documents(folder, **common)

@@ -6,11 +6,10 @@ import hashlib
 import json
 import os
 import threading
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from documents_support import Backend
+from documents_support import Backend, Clock
 from documents_support import backend as backend  # the fixture, on every backend
 
 from langgraph_mnemon import Mnemon
@@ -38,17 +37,6 @@ from langgraph_mnemon.memory_layers.documents import (
 
 # --------------------------------------------------------------------------------------------
 # helpers
-
-
-class Clock:
-    """A deterministic clock: every call is one second later."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2026, 1, 1, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(seconds=1)
-        return self.now
 
 
 def open_docs(tmp_path: Path, **kwargs: object) -> Documents:

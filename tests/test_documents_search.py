@@ -8,11 +8,10 @@ import re
 import tempfile
 import time
 import unicodedata
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from documents_support import Backend
+from documents_support import Backend, Clock
 from documents_support import backend as backend  # the fixture, on every backend
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -32,15 +31,6 @@ from langgraph_mnemon.memory_layers.documents import (
     required_coverage,
     tokenize,
 )
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 1, 1, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(seconds=1)
-        return self.now
 
 
 def open_docs(tmp_path: Path, **kwargs: object) -> Documents:

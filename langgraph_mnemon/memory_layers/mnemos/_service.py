@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -106,6 +107,7 @@ logger = logging.getLogger(__name__)
 _STATUSES = ("active", "compressed", "evicted", "all")
 _MAX_WINDOW = 100_000_000
 _MAX_OWNER_CHARS = 4096
+_CLAIMS_KEPT = 10_000
 LOCAL_OWNER = Scope().user_key
 """The owner key of the single local user: tasks no one claimed belong to it."""
 
@@ -157,6 +159,8 @@ class Mnemos:
         self.config = config or MnemosConfig()
         self.workspace = Path(workspace).expanduser().absolute() if workspace else None
         self._clock = clock
+        # (task, owner) claims this process has written: bounded, oldest forgotten first.
+        self._claimed: OrderedDict[tuple[str, str], None] = OrderedDict()
         # Task-memory writes ask the kernel (write_enabled); alone: writable unless the
         # database handle is read-only.
         self.kernel = kernel or Kernel.standalone(write_enabled=not database.read_only)
@@ -777,9 +781,15 @@ class Mnemos:
         key = _check_owner(owner)
         if not self.kernel.write_enabled or self.db.read_only:
             return  # a read-only host writes nothing, not even an owner
+        if (task, key) in self._claimed:
+            self._claimed.move_to_end((task, key))
+            return  # every turn of a thread claims it again: one write per process is enough
         self.db.setup(OWNER_MIGRATIONS)
         with self.db.write() as conn:
             recorded = claim_owner(conn, task, key, self._clock())
+        self._claimed[(task, key)] = None
+        if len(self._claimed) > _CLAIMS_KEPT:
+            self._claimed.popitem(last=False)
         if recorded != key:
             logger.warning(
                 "Mnemos task %r belongs to %s; the claim by %s was ignored", task, recorded, key

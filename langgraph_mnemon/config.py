@@ -246,6 +246,25 @@ class MnemosConfig(_Section):
     evict_weight_below: float = Field(0.2, gt=0, le=1)
     evict_max_accesses: int = Field(3, ge=1, le=1_000)
     checkpoint_results: int = Field(20, ge=1, le=500)
+    token_floors: tuple[float, float, float] = Field(
+        (0.70, 0.85, 0.95),
+        description=(
+            "Token use alone sets a floor on the state: at or above these shares of the window "
+            "at least PRE_SLEEP, REM, EMERGENCY."
+        ),
+    )
+    derive_nodes: bool = Field(
+        True, description="Derive goal / constraint / result / context / working nodes."
+    )
+    max_constraint_nodes: int = Field(24, ge=1, le=1_000, description="Derived constraints kept.")
+    max_result_nodes: int = Field(40, ge=1, le=10_000, description="Derived results kept active.")
+    max_context_nodes: int = Field(24, ge=1, le=1_000, description="Derived context nodes kept.")
+    compact_keep_share: float = Field(
+        0.25,
+        gt=0,
+        lt=1,
+        description="At EMERGENCY the kept tail of the history fits this share of the window.",
+    )
     git_state: bool = Field(True, description="Record git branch and changed files.")
     git_timeout_seconds: float = Field(5.0, gt=0, le=60)
     state_key: str = Field(
@@ -259,6 +278,16 @@ class MnemosConfig(_Section):
     )
     sqlite_synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = "NORMAL"
     sqlite_busy_timeout_ms: int = Field(5_000, ge=0, le=600_000)
+
+    @field_validator("token_floors")
+    @classmethod
+    def _floors(cls, value: tuple[float, float, float]) -> tuple[float, float, float]:
+        if not all(0 < v <= 1 for v in value) or not value[0] <= value[1] <= value[2]:
+            raise ValueError(
+                "token_floors are three shares of the window in (0, 1], in order "
+                "(PRE_SLEEP <= REM <= EMERGENCY), e.g. [0.7, 0.85, 0.95]"
+            )
+        return value
 
 
 # --- end Mnemos task memory ------------------------------------------------------------------

@@ -105,7 +105,7 @@ def test_setup_is_idempotent_and_versioned(database_url: str) -> None:
     ensure_sqlite_directory(database_url)
     db = Database(create_engine(database_url), owns_engine=True)
     first = db.setup(MIGRATIONS)
-    assert [(m.component, m.version) for m in first] == [("mnemos", 1)]
+    assert [(m.component, m.version) for m in first] == [("mnemos", 1), ("mnemos", 2)]
     assert db.setup(MIGRATIONS) == []
     # a second engine on the same database finds everything applied
     other = Database(create_engine(database_url), owns_engine=True)
@@ -113,10 +113,34 @@ def test_setup_is_idempotent_and_versioned(database_url: str) -> None:
     with other.read() as conn:
         rows = conn.execute(sa.select(SCHEMA_VERSION.c.component, SCHEMA_VERSION.c.version)).all()
         names = set(sa.inspect(conn).get_table_names())
-    assert [tuple(r) for r in rows] == [("mnemos", 1)]
+    assert sorted(tuple(r) for r in rows) == [("mnemos", 1), ("mnemos", 2)]
     assert {t.name for t in METADATA.sorted_tables} <= names
     db.dispose()
     other.dispose()
+
+
+def test_a_version_1_database_gains_the_derived_key(tmp_path: Path) -> None:
+    """A database made before node derivation: version 2 adds the column, keeps the rows."""
+    path = tmp_path / "v1.db"
+    db = Database(create_engine(path), owns_engine=True)
+    db.setup(MIGRATIONS[:1])
+    with db.write() as conn:  # what version 1 created: no derived_key column yet
+        conn.execute(sa.text("DROP INDEX ix_mnemos_nodes_derived"))
+        conn.execute(sa.text("ALTER TABLE mnemos_nodes DROP COLUMN derived_key"))
+        conn.execute(
+            sa.text(
+                "INSERT INTO mnemos_nodes (id, task_id, type, content, created_at, last_accessed)"
+                " VALUES ('n1', 't', 'goal', 'Ship it', 0, 0)"
+            )
+        )
+    db.dispose()
+    again = Database(create_engine(path), owns_engine=True)
+    assert [m.version for m in again.setup(MIGRATIONS)] == [2]
+    with again.read() as conn:
+        columns = {c["name"] for c in sa.inspect(conn).get_columns("mnemos_nodes")}
+        content = conn.execute(sa.text("SELECT content FROM mnemos_nodes")).scalar_one()
+    assert "derived_key" in columns and content == "Ship it"
+    again.dispose()
 
 
 def test_migrations_of_another_component_use_the_same_runner(tmp_path: Path) -> None:
@@ -144,7 +168,7 @@ def test_bad_migration_lists_and_newer_databases_are_refused(tmp_path: Path) -> 
     with db.write() as conn:
         conn.execute(
             sa.insert(SCHEMA_VERSION).values(
-                component="mnemos", version=2, description="future", applied_at=0.0
+                component="mnemos", version=99, description="future", applied_at=0.0
             )
         )
     fresh = Database(create_engine(tmp_path / "a.db"))
@@ -185,7 +209,7 @@ def test_concurrent_setup_from_several_processes(database_url: str) -> None:
     db = Database(create_engine(database_url))
     with db.read() as conn:
         count = conn.execute(sa.select(sa.func.count()).select_from(SCHEMA_VERSION)).scalar()
-    assert count == 1
+    assert count == len(MIGRATIONS)  # each step once, though two processes raced
     db.dispose()
 
 
@@ -195,7 +219,7 @@ async def test_async_engine_runs_the_same_operations(tmp_path: Path) -> None:
 
     adb = AsyncDatabase(create_async_engine(f"sqlite:///{tmp_path}/a.db"), owns_engine=True)
     applied = await adb.setup(MIGRATIONS)
-    assert [m.version for m in applied] == [1]
+    assert [m.version for m in applied] == [1, 2]
     assert await adb.setup(MIGRATIONS) == []
 
     def mode(conn: sa.Connection) -> str:

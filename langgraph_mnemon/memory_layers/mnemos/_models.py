@@ -18,6 +18,7 @@ __all__ = [
     "CheckpointReceipt",
     "CheckpointRecord",
     "ConsolidationResult",
+    "DerivationResult",
     "EvictionPolicy",
     "FatigueReading",
     "FatigueResponse",
@@ -113,6 +114,15 @@ class ConsolidationResult(FrozenModel):
     decayed: int
     compressed_ids: tuple[str, ...] = ()
     evicted_ids: tuple[str, ...] = ()
+
+
+class DerivationResult(FrozenModel):
+    """What one derivation pass did to a task's nodes (``Mnemos.derive``)."""
+
+    created: int = 0
+    updated: int = 0
+    retired: int = Field(0, description="Derived nodes superseded or beyond their type's cap.")
+    created_ids: tuple[str, ...] = ()
 
 
 class FatigueReading(FrozenModel):

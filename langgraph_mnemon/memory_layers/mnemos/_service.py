@@ -31,12 +31,10 @@ from langgraph_mnemon.memory_layers.mnemos._checks import (
     LINK_TYPES,
     MAX_TAG_CHARS,
     MAX_TAGS,
-    check_call_id,
     check_content,
     check_flag,
     check_node_ref,
     check_positive_int,
-    check_tool_name,
     check_unit,
     string_list,
     validate_task_id,
@@ -66,18 +64,12 @@ from langgraph_mnemon.memory_layers.mnemos._nodes import (
     new_node,
     touch_node,
 )
+from langgraph_mnemon.memory_layers.mnemos._observing import Observing
 from langgraph_mnemon.memory_layers.mnemos._overview import (
     handoff_text,
     no_checkpoint,
     resume_text,
     task_overview,
-)
-from langgraph_mnemon.memory_layers.mnemos._signals import (
-    SignalSource,
-    observe,
-    set_tool_status,
-    store_tool_rows,
-    store_usage,
 )
 from langgraph_mnemon.memory_layers.mnemos._summary import task_summary
 from langgraph_mnemon.memory_layers.mnemos.schema import MIGRATIONS
@@ -112,7 +104,7 @@ LOCAL_OWNER = Scope().user_key
 """The owner key of the single local user: tasks no one claimed belong to it."""
 
 
-class Mnemos:
+class Mnemos(Observing):
     """Task memory on the shared SQL database (``Mnemon.mnemos``).
 
     Args:
@@ -406,106 +398,6 @@ class Mnemos:
             )
 
     # ---------------------------------------------------------------------------- signals
-
-    def _signal_source(self) -> SignalSource:
-        return SignalSource(self.workspace, tuple(self.config.read_only_tools), self._clock)
-
-    def record_tool_call(
-        self,
-        task_id: str,
-        tool_name: str,
-        args: Any = None,
-        *,
-        call_id: str | None = None,
-        status: str = "pending",
-    ) -> None:
-        """Record one tool call (once per ``call_id``; a repeated id only updates the status).
-
-        ``status`` is ``pending`` (outcome not known yet), ``ok`` or ``error``.
-        """
-        task = validate_task_id(task_id)
-        name = check_tool_name(tool_name)
-        if status not in ("pending", "ok", "error"):
-            raise InvalidInputError("status must be pending, ok or error")
-        if call_id is not None:
-            check_call_id(call_id)
-        row = self._signal_source().tool_row(task, name, args, call_id, status)
-        self._ready()
-        with self.db.write() as conn:
-            store_tool_rows(conn, task, [row])
-
-    def record_tool_result(self, task_id: str, call_id: str, *, error: bool = False) -> bool:
-        """Set the outcome of a recorded call; returns False when the call is unknown."""
-        task = validate_task_id(task_id)
-        check_call_id(call_id)
-        if not isinstance(error, bool):
-            raise InvalidInputError("error must be true or false")
-        self._ready()
-        with self.db.write() as conn:
-            return set_tool_status(conn, task, call_id, error=error)
-
-    def record_usage(
-        self,
-        task_id: str,
-        tokens: int,
-        *,
-        context_window: int | None = None,
-        estimated: bool = False,
-        call_id: str | None = None,
-    ) -> None:
-        """Record the tokens of the last model call (its ``usage_metadata`` total)."""
-        task = validate_task_id(task_id)
-        if isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens < 2**31:
-            raise InvalidInputError("tokens must be a non-negative integer below 2**31")
-        if call_id is not None:
-            check_call_id(call_id)
-        if not isinstance(estimated, bool):
-            raise InvalidInputError("estimated must be true or false")
-        window = (
-            check_positive_int(context_window, "context_window", maximum=_MAX_WINDOW)
-            if context_window is not None
-            else None
-        )
-        self._ready()
-        with self.db.write() as conn:
-            store_usage(conn, task, tokens, window, estimated, call_id, moment=self._clock())
-
-    def observe_messages(self, task_id: str, messages: Sequence[Any]) -> int:
-        """Feed fatigue signals from a run's message list (LangChain messages or dicts).
-
-        Tool calls of AI messages become tool signals (once per tool call id), tool messages
-        with ``status="error"`` mark their call failed, and the last AI message's
-        ``usage_metadata`` gives the token reading (a character estimate of all messages when
-        the model reported none). Safe to call again with the grown list.
-
-        Returns:
-            How many tool calls were new.
-
-        Raises:
-            InvalidInputError: ``messages`` is not a list.
-
-        Example:
-            >>> mnemos.observe_messages("task-1", result["messages"])
-            2
-        """
-        task = validate_task_id(task_id)
-        if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
-            raise InvalidInputError("messages must be a list of messages")
-        seen = observe(task, messages, self._signal_source(), self.config.chars_per_token)
-        self._ready()
-        with self.db.write() as conn:
-            new = store_tool_rows(conn, task, seen.rows)
-            if seen.tokens is not None:
-                store_usage(
-                    conn,
-                    task,
-                    seen.tokens,
-                    None,
-                    seen.estimated,
-                    seen.usage_id,
-                    moment=self._clock(),
-                )
-        return new
 
     # ---------------------------------------------------------------------------- fatigue
 

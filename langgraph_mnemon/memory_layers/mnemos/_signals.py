@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from langgraph_mnemon.contracts import safe_text
+from langgraph_mnemon.memory_layers.messages import MessageText, messages_chars
 from langgraph_mnemon.memory_layers.mnemos._scope import dir_key, extract_paths, normalize_path
 from langgraph_mnemon.memory_layers.mnemos.schema import SIGNALS
 
@@ -236,47 +237,43 @@ class Observation:
 
 
 def observe(
-    task: str, messages: Sequence[Any], source: SignalSource, chars_per_token: float
+    task: str, messages: Sequence[MessageText], source: SignalSource, chars_per_token: float
 ) -> Observation:
-    """Tool rows of the AI messages' tool calls (outcomes from tool messages) and the token
-    reading of the last AI message (a character estimate of all messages without one)."""
+    """Tool rows of the AI messages' tool calls (outcomes from tool messages: an error by
+    status or by content) and the token reading of the last AI message (a character estimate
+    of all messages when it reported none). ``messages`` are read with
+    :func:`~langgraph_mnemon.memory_layers.messages.read_messages`: content blocks count."""
     seen = Observation()
     outcomes: dict[str, str] = {}
-    last_ai: tuple[int, Any] | None = None
-    chars = 0
+    last_ai: tuple[int, MessageText] | None = None
     for i, message in enumerate(messages):
-        kind = _message_kind(message)
-        chars += _message_chars(message)
-        if kind == "ai":
+        if message.role == "assistant":
             last_ai = (i, message)
             seen.rows += _call_rows(task, i, message, source)
-        elif kind == "tool":
-            call_id = _get(message, "tool_call_id")
-            if isinstance(call_id, str) and call_id:
-                status = "error" if _get(message, "status") == "error" else "ok"
-                outcomes[safe_text(call_id)] = status
+        elif message.role == "tool" and message.tool_call_id:
+            outcomes[message.tool_call_id] = "error" if message.is_error else "ok"
     for row in seen.rows:
         if row["call_id"] in outcomes:
             row["status"] = outcomes[row["call_id"]]
-    if last_ai is not None:
-        seen.tokens = _usage_tokens(_get(last_ai[1], "usage_metadata"))
-        seen.usage_id = safe_text(_get(last_ai[1], "id") or f"msg{last_ai[0]}")
+    if last_ai is not None and last_ai[1].usage_tokens is not None:
+        seen.tokens = min(last_ai[1].usage_tokens, _MAX_TOKENS)
+        seen.usage_id = last_ai[1].id or f"msg{last_ai[0]}"
     if seen.tokens is None and messages:
-        seen.tokens = round(chars / chars_per_token)
+        seen.tokens = min(round(messages_chars(messages) / chars_per_token), _MAX_TOKENS)
         seen.estimated = True
         seen.usage_id = f"estimate:{len(messages)}"
     return seen
 
 
-def _call_rows(task: str, index: int, message: Any, source: SignalSource) -> list[dict[str, Any]]:
+def _call_rows(
+    task: str, index: int, message: MessageText, source: SignalSource
+) -> list[dict[str, Any]]:
     rows = []
-    calls = _get(message, "tool_calls", None)
-    for j, call in enumerate(calls if isinstance(calls, (list, tuple)) else ()):
-        name = _get(call, "name")
-        if not isinstance(name, str) or not name.strip():
+    for j, call in enumerate(message.tool_calls):
+        if not call.name.strip():
             continue
-        call_id = safe_text(_get(call, "id") or f"msg{index}:{j}")
-        rows.append(source.tool_row(task, name, _get(call, "args", {}), call_id))
+        call_id = call.id or f"msg{index}:{j}"
+        rows.append(source.tool_row(task, call.name, call.args, call_id))
     return rows
 
 
@@ -288,55 +285,3 @@ def _args_digest(args: Any) -> str:
     except (TypeError, ValueError, RecursionError):
         text = safe_text(args)
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-
-
-def _json_chars(value: Any) -> int:
-    """How many characters ``value`` takes as JSON (its text when it cannot be dumped)."""
-    try:
-        return len(json.dumps(value, default=safe_text))
-    except (TypeError, ValueError, RecursionError):
-        return len(safe_text(value))
-
-
-def _get(message: Any, name: str, default: Any = None) -> Any:
-    if isinstance(message, Mapping):
-        return message.get(name, default)
-    return getattr(message, name, default)
-
-
-def _message_kind(message: Any) -> str | None:
-    kind = _get(message, "type") or _get(message, "role")
-    if kind == "assistant":
-        return "ai"
-    if kind == "user":
-        return "human"
-    return kind if isinstance(kind, str) else None
-
-
-def _message_chars(message: Any) -> int:
-    content = _get(message, "content", "")
-    total = 0
-    if isinstance(content, str):
-        total += len(content)
-    elif isinstance(content, list):
-        for block in content:
-            if isinstance(block, str):
-                total += len(block)
-            elif isinstance(block, Mapping):
-                text = block.get("text")
-                total += len(text) if isinstance(text, str) else _json_chars(block)
-    calls = _get(message, "tool_calls", None)
-    for call in calls if isinstance(calls, (list, tuple)) else ():
-        total += _json_chars(_get(call, "args", {})) + len(safe_text(_get(call, "name", "")))
-    return total
-
-
-def _usage_tokens(usage: Any) -> int | None:
-    if not isinstance(usage, Mapping):
-        return None
-    total = usage.get("total_tokens")
-    if isinstance(total, int) and total > 0:
-        return min(total, _MAX_TOKENS)
-    parts = [usage.get("input_tokens"), usage.get("output_tokens")]
-    numbers = [p for p in parts if isinstance(p, int) and p >= 0]
-    return min(sum(numbers), _MAX_TOKENS) if numbers else None

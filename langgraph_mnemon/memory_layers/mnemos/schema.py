@@ -110,7 +110,11 @@ NODES = sa.Table(
     sa.Column("created_at", sa.Float, nullable=False),
     sa.Column("last_accessed", sa.Float, nullable=False),
     sa.Column("access_count", sa.Integer, nullable=False, server_default="0"),
+    # What a host-derived node stands for (goal, a constraint's words, a tool call, a resource):
+    # derivation finds the node again by it instead of adding a duplicate. NULL otherwise.
+    sa.Column("derived_key", sa.String(64), nullable=True),
     sa.Index("ix_mnemos_nodes_task", "task_id", "status", "type"),
+    sa.Index("ix_mnemos_nodes_derived", "task_id", "derived_key"),
 )
 
 NODE_LINKS = sa.Table(
@@ -270,12 +274,31 @@ def _create_v1(conn: sa.Connection) -> None:
         table.create(conn, checkfirst=True)
 
 
+def _add_derived_key(conn: sa.Connection) -> None:
+    # A database made by version 1 lacks the column; one made now has it from create().
+    columns = {c["name"] for c in sa.inspect(conn).get_columns(NODES.name)}
+    if "derived_key" not in columns:
+        conn.execute(sa.text(f"ALTER TABLE {NODES.name} ADD COLUMN derived_key VARCHAR(64)"))
+    conn.execute(
+        sa.text(
+            "CREATE INDEX IF NOT EXISTS ix_mnemos_nodes_derived "
+            f"ON {NODES.name} (task_id, derived_key)"
+        )
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         "mnemos",
         1,
         "Mnemos node graph, checkpoint nodes, signals, fatigue log and LangGraph checkpoints",
         _create_v1,
+    ),
+    Migration(
+        "mnemos",
+        2,
+        "mnemos_nodes.derived_key: nodes derived from agent activity, found again by their key",
+        _add_derived_key,
     ),
 )
 """Schema steps of the ``mnemos`` component, for :func:`~.db.migrate` / ``Database.setup``."""

@@ -1,0 +1,390 @@
+"""Any chat message -> its text and parts: the one reading every surface shares.
+
+LangChain messages come in many shapes: ``content`` a string, or a list of blocks — text,
+images, Anthropic ``tool_use`` / ``tool_result`` / ``thinking`` blocks, OpenAI responses output
+(``output_text``, ``reasoning`` summaries, ``function_call`` items), LangChain's standard blocks
+(``reasoning``, ``tool_call``, ``image``, ``file``) — plus ``tool_calls`` on AI messages,
+``status`` on tool messages and ``usage_metadata``. :func:`read_message` reads any of them (a
+LangChain message object or its dict form) into one :class:`MessageText`; activity scoring,
+dirty admission, the review transcript, fatigue estimates, node derivation and compaction all
+use it, so no surface counts a block-shaped message as empty.
+
+Duck-typed on purpose: this module imports nothing from LangChain, so the plain-Python layers
+can read messages too. It never raises on odd input (a hostile ``__str__``, a lone surrogate,
+unknown blocks): what it cannot read counts by its JSON size and carries no text.
+
+Example:
+    >>> m = read_message({"type": "human", "content": [{"type": "text", "text": "Fix it"}]})
+    >>> m.role, m.text
+    ('user', 'Fix it')
+    >>> is_error_text("Traceback (most recent call last):\\n  ...")
+    True
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from langgraph_mnemon.contracts import safe_text
+
+__all__ = [
+    "MessageText",
+    "Part",
+    "PartKind",
+    "Role",
+    "ToolCallPart",
+    "is_error_text",
+    "messages_chars",
+    "plugin_form_of",
+    "read_message",
+    "read_messages",
+]
+
+Role = Literal["user", "assistant", "tool", "system", "other"]
+PartKind = Literal["text", "reasoning", "image", "file", "tool_call", "tool_result", "other"]
+
+_ROLES: dict[str, Role] = {
+    "human": "user",
+    "user": "user",
+    "ai": "assistant",
+    "assistant": "assistant",
+    "AIMessageChunk": "assistant",
+    "tool": "tool",
+    "function": "tool",
+    "system": "system",
+    "developer": "system",
+}
+_TEXT_BLOCKS = frozenset({"text", "output_text", "input_text", "summary_text", "refusal"})
+_REASONING_BLOCKS = frozenset({"thinking", "reasoning", "redacted_thinking"})
+_IMAGE_BLOCKS = frozenset({"image", "image_url", "input_image"})
+_FILE_BLOCKS = frozenset({"file", "input_file", "document", "audio", "input_audio", "video"})
+_CALL_BLOCKS = frozenset({"tool_use", "tool_call", "function_call", "server_tool_use"})
+_RESULT_BLOCKS = frozenset(
+    {"tool_result", "function_call_output", "web_search_tool_result", "server_tool_result"}
+)
+_MAX_DEPTH = 4
+_PLUGIN_KEY = "mnemon"
+
+# An error by content: an exception trace, an "Error:" answer, a non-zero exit code, a JSON
+# error object. Anchored to the start (or a line start for traces) so prose that merely
+# mentions an error is not one.
+_ERROR_START = re.compile(
+    r"^\s*(?:\[?(?:error|fatal|exception|failed|failure)\b[\]:]?|"
+    r"[A-Za-z_][\w.]*(?:Error|Exception)\b:?)",
+    re.IGNORECASE,
+)
+_TRACEBACK = re.compile(r"^Traceback \(most recent call last\):", re.MULTILINE)
+_EXIT_CODE = re.compile(
+    r"\b(?:exit(?:ed)?(?:\s+with)?\s*(?:code|status)|return\s*code|returncode|exit_code)"
+    r"\s*[:=]?\s*(-?\d+)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallPart:
+    """One tool call an assistant message makes."""
+
+    id: str | None
+    name: str
+    args: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One piece of a message: its kind and the text it carries ("" for an image)."""
+
+    kind: PartKind
+    text: str = ""
+    call: ToolCallPart | None = None
+    is_error: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class MessageText:
+    """What one message says, whatever its shape.
+
+    ``text`` is what a reader sees: text blocks joined (no reasoning, no tool arguments).
+    ``reasoning`` is thinking / reasoning text. ``chars`` counts everything the model reads
+    (text, reasoning, tool arguments, tool results, unknown blocks by their JSON size).
+    """
+
+    role: Role
+    text: str
+    parts: tuple[Part, ...] = ()
+    reasoning: str = ""
+    tool_calls: tuple[ToolCallPart, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+    is_error: bool = False
+    usage_tokens: int | None = None
+    id: str | None = None
+    form: str | None = None
+    chars: int = 0
+
+    @property
+    def is_plugin(self) -> bool:
+        """Written by this plugin (a Wake, cue, resume block, warning), not by the user."""
+        return self.form is not None
+
+    @property
+    def has_images(self) -> bool:
+        return any(p.kind == "image" for p in self.parts)
+
+
+def _get(message: Any, name: str, default: Any = None) -> Any:
+    if isinstance(message, Mapping):
+        return message.get(name, default)
+    try:
+        return getattr(message, name, default)
+    except Exception:  # a hostile property
+        return default
+
+
+def _json_chars(value: Any) -> int:
+    try:
+        return len(json.dumps(value, default=safe_text, ensure_ascii=False))
+    except (TypeError, ValueError, RecursionError):
+        return len(safe_text(value))
+
+
+def _args_of(value: Any) -> Any:
+    """Tool-call arguments: a dict as given, a JSON string parsed, anything else as text."""
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return safe_text(value)
+        return parsed if isinstance(parsed, dict) else safe_text(value)
+    return value if value is not None else {}
+
+
+def _block_text(value: Any, depth: int = 0) -> str:
+    """Text nested in a block value: a string, a list of blocks, a dict with text keys."""
+    if depth > _MAX_DEPTH:
+        return ""
+    if isinstance(value, str):
+        return safe_text(value)
+    if isinstance(value, (list, tuple)):
+        texts = (_block_text(v, depth + 1) for v in value)
+        return "\n".join(t for t in texts if t)
+    if isinstance(value, Mapping):
+        kind = value.get("type")
+        if kind in _IMAGE_BLOCKS or kind in _FILE_BLOCKS:
+            return ""
+        for key in ("text", "thinking", "reasoning", "output", "content", "summary"):
+            if key in value:
+                found = _block_text(value[key], depth + 1)
+                if found:
+                    return found
+    return ""
+
+
+def _call_part(block: Mapping[str, Any]) -> ToolCallPart:
+    call_id = block.get("id") or block.get("call_id") or block.get("tool_call_id")
+    args = block.get("input", block.get("args", block.get("arguments")))
+    return ToolCallPart(
+        id=safe_text(call_id) if call_id else None,
+        name=safe_text(block.get("name") or "tool")[:256],
+        args=_args_of(args),
+    )
+
+
+def _read_block(block: Any) -> tuple[Part, int]:
+    """One content block as a part and how many characters the model reads of it."""
+    if isinstance(block, str):
+        text = safe_text(block)
+        return Part("text", text), len(text)
+    if not isinstance(block, Mapping):
+        return Part("other"), _json_chars(block)
+    kind = block.get("type")
+    if kind in _TEXT_BLOCKS or (kind is None and isinstance(block.get("text"), str)):
+        text = safe_text(block.get("text") or "")
+        return Part("text", text), len(text)
+    if kind in _REASONING_BLOCKS:
+        text = _block_text(
+            block.get("thinking") or block.get("reasoning") or block.get("summary") or ""
+        )
+        return Part("reasoning", text), len(text) or _json_chars(block)
+    if kind in _IMAGE_BLOCKS:
+        return Part("image"), 0  # providers bill images by size, not by their base64 text
+    if kind in _FILE_BLOCKS:
+        return Part("file", _block_text(block.get("text") or "")), 0
+    if kind in _CALL_BLOCKS:
+        call = _call_part(block)
+        return Part("tool_call", call=call), len(call.name) + _json_chars(call.args)
+    if kind in _RESULT_BLOCKS:
+        text = _block_text(block.get("content", block.get("output", "")))
+        error = bool(block.get("is_error")) or is_error_text(text)
+        return Part("tool_result", text, is_error=error), len(text)
+    if kind == "message":  # an OpenAI responses output item holding content blocks
+        text = _block_text(block.get("content"))
+        return Part("text", text), len(text)
+    text = _block_text(block)
+    return Part("other", text), _json_chars(block)
+
+
+def _content_parts(content: Any) -> tuple[list[Part], int]:
+    if content is None:
+        return [], 0
+    if isinstance(content, str):
+        text = safe_text(content)
+        return ([Part("text", text)] if text else []), len(text)
+    if isinstance(content, (list, tuple)):
+        parts, chars = [], 0
+        for block in content:
+            part, size = _read_block(block)
+            parts.append(part)
+            chars += size
+        return parts, chars
+    part, size = _read_block(content)
+    return [part], size
+
+
+def _tool_calls(message: Any, parts: Sequence[Part]) -> tuple[tuple[ToolCallPart, ...], int]:
+    """The message's calls: ``tool_calls`` first, then call blocks not already listed."""
+    calls: list[ToolCallPart] = []
+    extra_chars = 0
+    listed = _get(message, "tool_calls")
+    for raw in listed if isinstance(listed, (list, tuple)) else ():
+        if isinstance(raw, Mapping):
+            function = raw.get("function")
+            if isinstance(function, Mapping):  # the OpenAI chat dict form
+                raw = {"id": raw.get("id"), **function}
+            call = _call_part(raw)
+            calls.append(call)
+            extra_chars += len(call.name) + _json_chars(call.args)
+    ids = {c.id for c in calls if c.id}
+    for part in parts:
+        if part.call is not None and (part.call.id is None or part.call.id not in ids):
+            calls.append(part.call)
+    return tuple(calls), extra_chars if not any(p.call for p in parts) else 0
+
+
+def _usage_tokens(usage: Any) -> int | None:
+    if not isinstance(usage, Mapping):
+        return None
+    total = usage.get("total_tokens")
+    if isinstance(total, int) and not isinstance(total, bool) and total > 0:
+        return total
+    numbers = [
+        v
+        for v in (usage.get("input_tokens"), usage.get("output_tokens"))
+        if isinstance(v, int) and not isinstance(v, bool) and v >= 0
+    ]
+    return sum(numbers) if numbers else None
+
+
+def plugin_form_of(message: Any) -> str | None:
+    """The plugin mark ``additional_kwargs["mnemon"]["source"]["form"]`` (None: not ours)."""
+    extra = _get(message, "additional_kwargs")
+    meta = extra.get(_PLUGIN_KEY) if isinstance(extra, Mapping) else None
+    if isinstance(meta, Mapping):
+        source = meta.get("source")
+        form = source.get("form") if isinstance(source, Mapping) else meta.get("form")
+        return form if isinstance(form, str) else None
+    return None
+
+
+def is_error_text(text: Any) -> bool:
+    """Whether a tool's answer is an error by its content.
+
+    True for an exception trace, an answer that starts with ``Error:`` / ``error`` /
+    ``SomethingError:`` / ``Exception``, a non-zero exit code (``exit code 2``,
+    ``"returncode": 1``) and a JSON object with a truthy ``error`` or ``is_error``.
+
+    Example:
+        >>> is_error_text("Error: file not found"), is_error_text("exit code: 0")
+        (True, False)
+        >>> is_error_text("No errors found in 12 files")
+        False
+    """
+    if not isinstance(text, str):
+        text = _block_text(text)
+    head = text[:4000]
+    if not head.strip():
+        return False
+    if _ERROR_START.match(head) or _TRACEBACK.search(head):
+        return True
+    code = _EXIT_CODE.search(head)
+    if code and int(code.group(1)) != 0:
+        return True
+    stripped = head.lstrip()
+    if stripped.startswith("{"):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return False
+        if isinstance(value, Mapping):
+            return bool(value.get("error") or value.get("is_error")) or (
+                isinstance(value.get("exit_code"), int) and value.get("exit_code") != 0
+            )
+    return False
+
+
+def read_message(message: Any) -> MessageText:
+    """Read one message (a LangChain message or its dict form) into a :class:`MessageText`.
+
+    Args:
+        message: a ``BaseMessage``, a ``{"type"|"role": ..., "content": ...}`` dict, or anything
+            with those attributes.
+
+    Returns:
+        The message's role, visible text, parts, reasoning, tool calls, tool-result facts,
+        reported usage, id, plugin mark and character count. Never raises.
+
+    Example:
+        >>> read_message({"role": "assistant", "content": [
+        ...     {"type": "thinking", "thinking": "plan"},
+        ...     {"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "a.py"}},
+        ... ]}).tool_calls[0].name
+        'read_file'
+    """
+    kind = _get(message, "type") or _get(message, "role")
+    role: Role = _ROLES.get(kind, "other") if isinstance(kind, str) else "other"
+    parts, chars = _content_parts(_get(message, "content"))
+    calls, call_chars = _tool_calls(message, parts) if role == "assistant" else ((), 0)
+    text = "\n".join(p.text for p in parts if p.kind == "text" and p.text)
+    reasoning = "\n".join(p.text for p in parts if p.kind == "reasoning" and p.text)
+    is_error = False
+    call_id = None
+    if role == "tool":
+        raw_id = _get(message, "tool_call_id")
+        call_id = safe_text(raw_id) if raw_id else None
+        body = text or "\n".join(p.text for p in parts if p.text)
+        is_error = (
+            _get(message, "status") == "error"
+            or any(p.is_error for p in parts)
+            or is_error_text(body)
+        )
+        text = body
+    raw_name = _get(message, "name")
+    raw_id = _get(message, "id")
+    return MessageText(
+        role=role,
+        text=text,
+        parts=tuple(parts),
+        reasoning=reasoning,
+        tool_calls=calls,
+        tool_call_id=call_id,
+        name=safe_text(raw_name)[:256] if isinstance(raw_name, str) and raw_name else None,
+        is_error=is_error,
+        usage_tokens=_usage_tokens(_get(message, "usage_metadata")),
+        id=safe_text(raw_id) if isinstance(raw_id, str) and raw_id else None,
+        form=plugin_form_of(message),
+        chars=chars + call_chars,
+    )
+
+
+def read_messages(messages: Iterable[Any]) -> list[MessageText]:
+    """:func:`read_message` over a list (``None`` reads as no messages)."""
+    return [read_message(m) for m in messages or ()]
+
+
+def messages_chars(messages: Iterable[MessageText]) -> int:
+    """Characters a model reads of these messages (the fatigue estimate's numerator)."""
+    return sum(m.chars for m in messages)

@@ -1,0 +1,193 @@
+"""What a run shows Mnemos: tool calls, their outcomes, token usage and the nodes derived from
+its messages — the observation half of :class:`~._service.Mnemos` (a base class of it).
+
+Every method checks its input, asks the kernel (``_ready``) and writes in one transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from langgraph_mnemon.config import MnemosConfig
+from langgraph_mnemon.errors import InvalidInputError
+from langgraph_mnemon.memory_layers.messages import MessageText, read_messages
+from langgraph_mnemon.memory_layers.mnemos._checks import (
+    check_call_id,
+    check_flag,
+    check_positive_int,
+    check_tool_name,
+    validate_task_id,
+)
+from langgraph_mnemon.memory_layers.mnemos._derive import derive_into
+from langgraph_mnemon.memory_layers.mnemos._models import DerivationResult
+from langgraph_mnemon.memory_layers.mnemos._signals import (
+    SignalSource,
+    observe,
+    set_tool_status,
+    store_tool_rows,
+    store_usage,
+)
+from langgraph_mnemon.storage.db import Database
+
+__all__ = ["Observing"]
+
+_MAX_WINDOW = 100_000_000
+
+
+class Observing:
+    """Signal recording and node derivation (mixed into ``Mnemos``)."""
+
+    db: Database
+    config: MnemosConfig
+    workspace: Path | None
+    _clock: Callable[[], float]
+    _ready: Callable[[], None]  # Mnemos: ask the kernel, then create or migrate the schema
+
+    def _signal_source(self) -> SignalSource:
+        return SignalSource(self.workspace, tuple(self.config.read_only_tools), self._clock)
+
+    def record_tool_call(
+        self,
+        task_id: str,
+        tool_name: str,
+        args: Any = None,
+        *,
+        call_id: str | None = None,
+        status: str = "pending",
+    ) -> None:
+        """Record one tool call (once per ``call_id``; a repeated id only updates the status).
+
+        ``status`` is ``pending`` (outcome not known yet), ``ok`` or ``error``.
+        """
+        task = validate_task_id(task_id)
+        name = check_tool_name(tool_name)
+        if status not in ("pending", "ok", "error"):
+            raise InvalidInputError("status must be pending, ok or error")
+        if call_id is not None:
+            check_call_id(call_id)
+        row = self._signal_source().tool_row(task, name, args, call_id, status)
+        self._ready()
+        with self.db.write() as conn:
+            store_tool_rows(conn, task, [row])
+
+    def record_tool_result(self, task_id: str, call_id: str, *, error: bool = False) -> bool:
+        """Set the outcome of a recorded call; returns False when the call is unknown."""
+        task = validate_task_id(task_id)
+        check_call_id(call_id)
+        if not isinstance(error, bool):
+            raise InvalidInputError("error must be true or false")
+        self._ready()
+        with self.db.write() as conn:
+            return set_tool_status(conn, task, call_id, error=error)
+
+    def record_usage(
+        self,
+        task_id: str,
+        tokens: int,
+        *,
+        context_window: int | None = None,
+        estimated: bool = False,
+        call_id: str | None = None,
+    ) -> None:
+        """Record the tokens of the last model call (its ``usage_metadata`` total)."""
+        task = validate_task_id(task_id)
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens < 2**31:
+            raise InvalidInputError("tokens must be a non-negative integer below 2**31")
+        if call_id is not None:
+            check_call_id(call_id)
+        if not isinstance(estimated, bool):
+            raise InvalidInputError("estimated must be true or false")
+        window = (
+            check_positive_int(context_window, "context_window", maximum=_MAX_WINDOW)
+            if context_window is not None
+            else None
+        )
+        self._ready()
+        with self.db.write() as conn:
+            store_usage(conn, task, tokens, window, estimated, call_id, moment=self._clock())
+
+    def observe_messages(
+        self, task_id: str, messages: Sequence[Any], *, derive: bool | None = None
+    ) -> int:
+        """Feed fatigue signals and task nodes from a run's message list.
+
+        Tool calls of AI messages become tool signals (once per tool call id); a tool message
+        that is an error by ``status="error"`` or by its content (a trace, ``Error: ...``, a
+        non-zero exit code) marks its call failed; the last AI message's ``usage_metadata``
+        gives the token reading (a character estimate of all messages when the model reported
+        none). Content blocks of every provider shape count. Unless ``derive=False`` (or
+        ``derive_nodes`` is off) the same transaction derives the task's goal, constraint,
+        result, context and working nodes (:meth:`derive`). Safe to call again with the grown
+        list.
+
+        Args:
+            task_id: the task (for a LangGraph thread: its ``thread_id``).
+            messages: LangChain messages or their dict forms.
+            derive: derive nodes too (``None``: ``MnemosConfig.derive_nodes``).
+
+        Returns:
+            How many tool calls were new.
+
+        Raises:
+            InvalidInputError: ``messages`` is not a list, or ``derive`` not a bool.
+            ReadOnlyError: writes are off. StorageError: the database refused the write.
+
+        Example:
+            >>> mnemos.observe_messages("task-1", result["messages"])
+            2
+        """
+        task = validate_task_id(task_id)
+        read = self._read(messages)
+        with_nodes = self.config.derive_nodes if derive is None else check_flag(derive, "derive")
+        seen = observe(task, read, self._signal_source(), self.config.chars_per_token)
+        self._ready()
+        moment = self._clock()
+        with self.db.write() as conn:
+            new = store_tool_rows(conn, task, seen.rows)
+            if seen.tokens is not None:
+                store_usage(
+                    conn, task, seen.tokens, None, seen.estimated, seen.usage_id, moment=moment
+                )
+            if with_nodes:
+                derive_into(conn, task, read, self.config, workspace=self.workspace, moment=moment)
+        return new
+
+    def derive(self, task_id: str, messages: Sequence[Any]) -> DerivationResult:
+        """Derive the task's nodes from a run's messages, without a model.
+
+        The goal from the first real user request (replaced when the user restates or changes
+        it), constraints from the user's requirement sentences (verbatim), results from
+        completed tool calls and the final answer of a turn, context nodes from tool outputs
+        that read files, URLs or records, one working node with the assistant's latest plan.
+        Deduplicated by what each node stands for, bounded per type (``max_*_nodes``), origin
+        ``derived``. Model-given nodes (``mnemon_task``, origin ``model``) are never changed.
+
+        Args:
+            task_id: the task. messages: LangChain messages or their dict forms.
+
+        Returns:
+            A :class:`DerivationResult` (created, updated and retired node counts).
+
+        Raises:
+            InvalidInputError: a bad ``task_id`` or ``messages``.
+            ReadOnlyError: writes are off. StorageError: the database refused the write.
+
+        Example:
+            >>> mnemos.derive("task-1", [HumanMessage("Fix the importer. Never touch main.")])
+            DerivationResult(created=2, ...)
+        """
+        task = validate_task_id(task_id)
+        read = self._read(messages)
+        self._ready()
+        with self.db.write() as conn:
+            return derive_into(
+                conn, task, read, self.config, workspace=self.workspace, moment=self._clock()
+            )
+
+    @staticmethod
+    def _read(messages: Any) -> list[MessageText]:
+        if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+            raise InvalidInputError("messages must be a list of messages")
+        return read_messages(messages)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 from langgraph_mnemon._status import (
@@ -577,6 +576,13 @@ class Mnemon:
 
         return build_turn_graph(self, agent_id=agent_id, root=root)
 
+    def model_call_graph(self, *, root: bool = True) -> CompiledStateGraph:
+        """Mnemos before each model call (``graphs.turn.build_model_call_graph``); e.g.
+        ``builder.add_node("mnemos", mem.model_call_graph())`` before the model node."""
+        from langgraph_mnemon.graphs.turn import build_model_call_graph
+
+        return build_model_call_graph(self, root=root)
+
     def tools(self) -> list[BaseTool]:
         """The model-facing memory tools: those whose channel the kernel admits a model to now.
 
@@ -886,12 +892,7 @@ class Mnemon:
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     def __repr__(self) -> str:

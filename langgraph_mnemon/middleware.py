@@ -1,9 +1,11 @@
 """``MnemonMiddleware``: the turn lifecycle for ``langchain.agents.create_agent``.
 
 Before the agent: begin the turn (``mem.turns``: pin its view, append the Wake when it changed
-and the one cue). Around every model call: add the system sections (the Runtime Memory protocol
-and routing guidance, byte-stable across writes). After the agent: end the turn (record its
-activity, release it). The hooks are the turn subgraph's node functions
+and the one cue). Before every model call: Mnemos observes the request's messages and acts on
+the task's fatigue (checkpoint, REM warning, EMERGENCY compaction of the history, see
+:mod:`langgraph_mnemon.nodes.mnemos`). Around every model call: add the system sections (the
+Runtime Memory protocol and routing guidance, byte-stable across writes). After the agent: end
+the turn (record its activity, release it). The hooks are the turn subgraph's node functions
 (:mod:`langgraph_mnemon.nodes.turn`).
 
 Memory never ends the agent's run: a failing hook is logged, recorded in ``mem.health`` (shown
@@ -29,6 +31,7 @@ from langgraph.config import get_config
 from langgraph_mnemon.memory_layers.kernel import acting
 from langgraph_mnemon.memory_layers.turns import system_sections
 from langgraph_mnemon.nodes import memory_step
+from langgraph_mnemon.nodes.mnemos import model_call_update
 from langgraph_mnemon.nodes.turn import DEGRADED_TURN, TurnHost, begin_update, end_update
 
 __all__ = ["MnemonAgentState", "MnemonMiddleware"]
@@ -105,10 +108,20 @@ class MnemonMiddleware(AgentMiddleware[MnemonAgentState]):
         turn_id = state.get("mnemon_turn")
         return end_update(self.mem, get_config(), turn_id, state.get("messages"), root=self.root)
 
+    def before_model(self, state: MnemonAgentState, runtime: Any) -> dict[str, Any] | None:
+        # The update goes through the state's add_messages reducer before the model node reads
+        # the state, so a compaction (RemoveMessage(REMOVE_ALL_MESSAGES) first) is what the
+        # model is sent.
+        update = model_call_update(self.mem, get_config(), state.get("messages"), root=self.root)
+        return update or None
+
     # The async hooks run the same sync code in a worker thread: it does file and SQL I/O, which
     # must not block an event loop (LangGraph server raises on blocking calls in async code).
     async def abefore_agent(self, state: MnemonAgentState, runtime: Any) -> dict[str, Any] | None:
         return await asyncio.to_thread(self.before_agent, state, runtime)
+
+    async def abefore_model(self, state: MnemonAgentState, runtime: Any) -> dict[str, Any] | None:
+        return await asyncio.to_thread(self.before_model, state, runtime)
 
     async def aafter_agent(self, state: MnemonAgentState, runtime: Any) -> dict[str, Any] | None:
         return await asyncio.to_thread(self.after_agent, state, runtime)

@@ -69,6 +69,11 @@ HOSTILE_MEMORY_CALLS: list[tuple[str, dict[str, Any], str]] = [
 ]
 
 
+_BIG_WINDOW = {"context_window_tokens": 10_000_000}
+"""The hostile values hold millions of characters: past a real window Mnemos would compact the
+history (tests/test_mnemos_in_turn.py) and these tests read every result from the final state."""
+
+
 def _app_tool(calls: list[dict[str, Any]]) -> Any:
     @tool
     def inspect_file(path: str, payload: Any = None) -> str:
@@ -190,7 +195,9 @@ def test_item03_hostile_values_do_not_end_the_run(
 ) -> None:
     """Lone surrogates and NUL in user text (content blocks), AI text, app-tool and memory-tool
     arguments, on SQLite and PostgreSQL (NUL used to end the turn there with a StorageError)."""
-    mem = Mnemon.open(tmp_path / "root", workspace=tmp_path, database_url=database_url)
+    mem = Mnemon.open(
+        tmp_path / "root", workspace=tmp_path, database_url=database_url, mnemos=_BIG_WINDOW
+    )
     calls: list[dict[str, Any]] = []
     model = ScriptedChatModel(responses=_hostile_script())
     build = _agent if shape == "create_agent" else _turn_graph
@@ -206,7 +213,7 @@ def test_item03_hostile_values_do_not_end_the_run(
 
 def test_item03_general_strategy_view_tools_answer_hostile_inputs(tmp_path: Path) -> None:
     """The General strategy's two tools with hostile offer ids and inputs: structured errors."""
-    mem = Mnemon.open(tmp_path / "root", workspace=tmp_path, strategy="general")
+    mem = Mnemon.open(tmp_path / "root", workspace=tmp_path, strategy="general", mnemos=_BIG_WINDOW)
     mem.documents.create("Runbook", "Deploys go through CI.")
     # No lone surrogate as a dict KEY: LangGraph's own checkpoint serializer (ormsgpack)
     # refuses to store one, with or without memory.
@@ -245,7 +252,7 @@ def test_item03_general_strategy_view_tools_answer_hostile_inputs(tmp_path: Path
 
 def test_item03_async_twin_survives_the_same_values(tmp_path: Path) -> None:
     """``ainvoke`` and ``astream`` of the same agent, with the async checkpointer."""
-    mem = Mnemon.open(tmp_path / "root", workspace=tmp_path)
+    mem = Mnemon.open(tmp_path / "root", workspace=tmp_path, mnemos=_BIG_WINDOW)
     calls: list[dict[str, Any]] = []
 
     async def run() -> tuple[list[BaseMessage], list[BaseMessage], list[Any]]:
@@ -299,7 +306,8 @@ def test_item03_failing_layer_degrades_and_clears(
     assert recall["error"] == "memory-degraded"  # not "run the agent with mem.middleware()"
     health = mem.status().health
     assert health.degraded is True
-    assert {p.step for p in health.problems} == {"begin"}  # end had nothing to end
+    # end had nothing to end; Mnemos before the model calls failed too (its own step)
+    assert {p.step for p in health.problems} == {"begin", "mnemos"}
     problem = health.problems[0]
     assert problem.code == "internal"
     assert "RuntimeError" in problem.message
@@ -308,7 +316,7 @@ def test_item03_failing_layer_degrades_and_clears(
     status_tool = {t.name: t for t in mem.tools()}["mnemon_status"]
     report = json.loads(status_tool.invoke({}))
     assert report["healthy"] is False
-    assert report["degraded"] == ["begin: internal"]
+    assert set(report["degraded"]) == {"begin: internal", "mnemos: internal"}
     assert agent.get_state(cfg).values["mnemon_turn"] is None
     assert mem.turns.live_turns == []
 
@@ -318,7 +326,7 @@ def test_item03_failing_layer_degrades_and_clears(
     second = agent.invoke({"messages": [HumanMessage("again")]}, cfg)["messages"]
     assert second[-1].content == "second answer"
     assert any(plugin_form(m) == "recall" for m in second[len(first) :])  # the Wake is back
-    assert [p.step for p in mem.status().health.problems] == ["end"]
+    assert {p.step for p in mem.status().health.problems} == {"mnemos", "end"}
     assert mem.turns.live_turns == []
 
     mem.mnemos.observe_messages = real_observe  # type: ignore[method-assign]
@@ -658,8 +666,8 @@ def test_item03_locked_sqlite_database(tmp_path: Path) -> None:
         holder.close()
     assert first[-1].content == "first"
     problems = mem.status().health.problems
-    assert [p.step for p in problems] == ["end"]
-    assert problems[0].code != "internal"  # a typed storage error, with what to do
+    assert [p.step for p in problems] == ["mnemos", "end"]  # before the model call, and at end
+    assert all(p.code != "internal" for p in problems)  # a typed storage error, what to do
     assert mem.turns.live_turns == []
     second = agent.invoke({"messages": [HumanMessage("again")]}, cfg)["messages"]
     assert second[-1].content == "second"

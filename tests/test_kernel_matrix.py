@@ -885,6 +885,8 @@ TOOL_CHANNELS: dict[str, tuple[tuple[str, str], ...]] = {
     "mnemon_memory_body_merge": (("memory_spaces", "maintenance"),),
 }
 MANAGEMENT_TOOLS = ("mnemon_status", "mnemon_memory_bodies")
+# Task memory has no participation switches: its tool is offered whenever writes are on.
+MNEMOS_TOOLS = ("mnemon_task",)
 
 
 def _mode_of(cell: tuple[str, str, str], layer: str, channel: str) -> str:
@@ -915,6 +917,8 @@ def test_item1_model_tool_offers(
         names = {t.name for t in mem.tools()}
     cell = (layer, channel, mode)
     wanted = {tool for tool in TOOL_CHANNELS if _offered(tool, cell)} | set(MANAGEMENT_TOOLS)
+    if mode != "read-only":
+        wanted |= set(MNEMOS_TOOLS)
     assert names == wanted
 
 

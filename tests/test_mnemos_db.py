@@ -139,7 +139,8 @@ def test_a_version_1_database_gains_the_derived_key(tmp_path: Path) -> None:
     with again.read() as conn:
         columns = {c["name"] for c in sa.inspect(conn).get_columns("mnemos_nodes")}
         content = conn.execute(sa.text("SELECT content FROM mnemos_nodes")).scalar_one()
-    assert "derived_key" in columns and content == "Ship it"
+    assert "derived_key" in columns
+    assert content == "Ship it"
     again.dispose()
 
 

@@ -11,10 +11,11 @@ from langgraph.graph import END, START, StateGraph
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.adapters.messages import plugin_form
 from langgraph_mnemon.graphs import MnemonTurnState
+from langgraph_mnemon.memory_layers.messages import messages_chars, read_messages
 from langgraph_mnemon.nodes import valid_tool_sequence
 
 
-def _heavy_turn(reread_every: int, error_every: int = 1) -> list[BaseMessage]:
+def _heavy_turn(reread_every: int, error_every: int = 1, tokens: int = 990) -> list[BaseMessage]:
     """30 tool calls, failing every ``error_every``: scattered edits and repeated identical
     reads every ``reread_every``; a full context."""
     out: list[BaseMessage] = []
@@ -27,7 +28,7 @@ def _heavy_turn(reread_every: int, error_every: int = 1) -> list[BaseMessage]:
         out.append(AIMessage("", tool_calls=[call]))
         status = "error" if i % error_every == 0 else "success"
         out.append(ToolMessage("boom", tool_call_id=f"c{i}", status=status))
-    usage = {"input_tokens": 990, "output_tokens": 5, "total_tokens": 995}
+    usage = {"input_tokens": tokens, "output_tokens": 5, "total_tokens": tokens + 5}
     out.append(AIMessage("giving up for now", usage_metadata=usage))
     return out
 
@@ -53,19 +54,27 @@ def test_emergency_compacts_around_the_resume_block(tmp_path: Path) -> None:
     cfg = {"configurable": {"thread_id": "t"}}
     out = _graph(mem, _heavy_turn(2)).invoke({"messages": [HumanMessage("fix it")]}, cfg)
     messages = out["messages"]
-    assert mem.mnemos.fatigue("t", log=False).state == "EMERGENCY"
     assert plugin_form(messages[0]) == "resume"
     assert "Fix the flaky importer" in messages[0].content
-    assert len(messages) <= 13  # the resume block and at most 12 kept messages
+    assert messages[1].content == "fix it"  # the turn's request is kept, right after the block
+    # The kept tail fits a quarter of the 1000-token window (4 characters a token).
+    assert messages_chars(read_messages(messages[2:])) <= 1000
+    assert len(messages) < 62
     assert valid_tool_sequence(messages)  # no tool message lost its call
-    assert mem.mnemos.checkpoints("t")  # an emergency checkpoint was written
+    (kept,) = [c for c in mem.mnemos.checkpoints("t", limit=100) if c.source == "mnemos"]
+    assert kept.emergency
+    assert kept.fatigue_state == "EMERGENCY"  # the emergency checkpoint was written
+    # The reading now is that of the compacted history, not the overflowing one.
+    assert mem.mnemos.fatigue("t", log=False).tokens_estimated is True
     mem.close()
 
 
 def test_rem_warns_and_keeps_history(tmp_path: Path) -> None:
     mem = Mnemon.open(tmp_path / "root", workspace=tmp_path, mnemos={"context_window_tokens": 1000})
     cfg = {"configurable": {"thread_id": "r"}}
-    out = _graph(mem, _heavy_turn(2, error_every=2)).invoke({"messages": [HumanMessage("go")]}, cfg)
+    # 88 % of the window: REM (token use alone sets that floor), short of EMERGENCY's 95 %.
+    turn = _heavy_turn(2, error_every=2, tokens=875)
+    out = _graph(mem, turn).invoke({"messages": [HumanMessage("go")]}, cfg)
     assert mem.mnemos.fatigue("r", log=False).state == "REM"
     last = out["messages"][-1]
     assert plugin_form(last) == "warning"

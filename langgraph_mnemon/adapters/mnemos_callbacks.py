@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -24,6 +25,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.outputs import LLMResult
 
 from langgraph_mnemon.errors import InvalidInputError
+from langgraph_mnemon.memory_layers.messages import is_error_text, read_message
 from langgraph_mnemon.memory_layers.mnemos import Mnemos
 
 __all__ = ["MnemosSignalHandler"]
@@ -91,12 +93,17 @@ class MnemosSignalHandler(BaseCallbackHandler):
         )
 
     def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        """Mark the call done; a ``ToolMessage`` with ``status="error"`` counts as failed."""
+        """Mark the call done; it failed when its answer is an error by status or content.
+
+        A ``ToolMessage`` with ``status="error"`` failed, and so does an answer (a
+        ``ToolMessage``'s content or a plain string) that is an error by its text: a trace,
+        ``Error: ...``, a non-zero exit code, ``{"error": ...}``
+        (:func:`~langgraph_mnemon.memory_layers.messages.is_error_text`).
+        """
         with self._lock:
             entry = self._tools.pop(run_id, None)
         if entry is not None:
-            failed = getattr(output, "status", None) == "error"
-            self.mnemos.record_tool_result(entry[0], entry[1], error=failed)
+            self.mnemos.record_tool_result(entry[0], entry[1], error=_failed(output))
 
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         """Mark the call failed."""
@@ -153,6 +160,24 @@ class MnemosSignalHandler(BaseCallbackHandler):
         """Forget a failed model call."""
         with self._lock:
             self._models.pop(run_id, None)
+
+
+def _failed(output: Any) -> bool:
+    """Whether a tool's answer is an error (never raises: a handler must not break the run)."""
+    try:
+        if isinstance(output, str):
+            return is_error_text(output)
+        read = read_message(output)
+        if read.role == "tool":
+            return read.is_error
+        if getattr(output, "status", None) == "error":
+            return True
+        if isinstance(output, Mapping):  # a tool returning {"error": ...} itself
+            return is_error_text(json.dumps(output, default=str))
+        content = getattr(output, "content", None)
+        return content is not None and is_error_text(content)
+    except Exception:  # an odd output object: counted as an answer, not a failure
+        return False
 
 
 def _tokens(response: LLMResult) -> int | None:

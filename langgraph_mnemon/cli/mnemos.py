@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from langgraph_mnemon.cli._common import (
     JsonOption,
@@ -49,28 +50,30 @@ def mnemos_status(
     task_alias: TaskAlias = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Node counts, checkpoints and last fatigue per task."""
+    """Goal, node counts, checkpoints (Mnemos / LangGraph) and last fatigue per task."""
     mem = open_host(ctx)
     overview = mem.mnemos.status(task_of(task, task_alias, None))
     if as_json:
         print_json([o.model_dump(mode="json") for o in overview])
         return
     table = Table(title=f"Mnemos — {mem.database.url}")
-    for column in ("task", "active", "compressed", "evicted", "checkpoints", "last checkpoint"):
-        table.add_column(
-            column, justify="left" if column in ("task", "last checkpoint") else "right"
-        )
+    table.add_column("task (goal)", justify="left")
+    for column in ("active", "compressed", "evicted", "mnemos cp", "langgraph cp"):
+        table.add_column(column, justify="right")
+    table.add_column("last Mnemos checkpoint", justify="left")
     table.add_column("fatigue")
     for o in overview:
-        last = o.last_checkpoint
+        last = o.last_mnemos_checkpoint
         fatigue = o.last_fatigue
         table.add_row(
-            o.task_id,
+            # The goal names the task; the id stays beside it for the other commands.
+            Text(o.label).append(f"\n{o.task_id}", style="dim") if o.goal else Text(o.task_id),
             str(o.nodes.active),
             str(o.nodes.compressed),
             str(o.nodes.evicted),
-            str(o.checkpoints),
-            f"{last.id[:8]} {last.created_at:%Y-%m-%d %H:%M:%S} ({last.source})" if last else "-",
+            str(o.mnemos_checkpoints),
+            str(o.langgraph_checkpoints),
+            f"{last.id[:8]} {last.created_at:%Y-%m-%d %H:%M:%S}" if last else "-",
             f"{fatigue.composite:.2f} {fatigue.state}" if fatigue else "not measured",
         )
     out.print(table)
@@ -89,7 +92,7 @@ def mnemos_nodes(
     ] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """List nodes, heaviest first."""
+    """List nodes, heaviest first, with their origin (derived, model, agent_generated)."""
     chosen = task_of(task, task_alias, None)
     status = "all" if show_all else "active"
     nodes = open_host(ctx).mnemos.nodes(chosen, type=node_type, status=status)
@@ -101,9 +104,8 @@ def mnemos_nodes(
         text = " ".join(n.text.split())
         if len(text) > 60:
             text = text[:57] + "..."
-        line = (
-            f"[{_STATUS_ICONS.get(n.status, '?')}] {n.id[:8]} {n.type:<10} w={n.weight:.2f} {text}"
-        )
+        icon = _STATUS_ICONS.get(n.status, "?")
+        line = f"[{icon}] {n.id[:8]} {n.type:<10} {n.origin:<15} w={n.weight:.2f} {text}"
         if chosen is None:
             line += f"  (task {n.task_id})"
         out.print(line, markup=False, highlight=False)

@@ -15,7 +15,7 @@ from langgraph_mnemon.graphs.review import (
     ReviewState,
     build_review_graph,
 )
-from langgraph_mnemon.graphs.turn import MnemonTurnState, build_turn_graph
+from langgraph_mnemon.graphs.turn import MnemonTurnState, build_model_call_graph, build_turn_graph
 from langgraph_mnemon.graphs.user_compaction import (
     CompactionState,
     build_user_compaction_graph,
@@ -31,6 +31,7 @@ __all__ = [
     "build_agent_query_graph",
     "build_document_archive_graph",
     "build_memory_archival_graph",
+    "build_model_call_graph",
     "build_recall_graph",
     "build_review_graph",
     "build_turn_graph",

@@ -14,6 +14,10 @@ includes :class:`MnemonTurnState` (``messages`` with ``add_messages`` and ``mnem
     builder.add_node("memory_end", mem.turn_graph())
     builder.add_edge(START, "memory_begin"); builder.add_edge("memory_begin", "agent")
     builder.add_edge("agent", "memory_end"); builder.add_edge("memory_end", END)
+
+A hand-built agent loop puts :func:`build_model_call_graph` (``mem.model_call_graph()``) before
+its model node: Mnemos then checkpoints, warns and compacts inside one long turn, as the
+middleware's ``before_model`` hook does for ``create_agent``.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from langgraph.graph.message import add_messages
 from langgraph.graph.state import CompiledStateGraph
 
 # Re-exported for code that imports them from here (README, examples, benchmarks).
+from langgraph_mnemon.nodes.mnemos import model_call_update
 from langgraph_mnemon.nodes.turn import (
     DEGRADED_TURN,
     TurnHost,
@@ -46,6 +51,7 @@ __all__ = [
     "MnemonTurnState",
     "begin_turn",
     "begin_update",
+    "build_model_call_graph",
     "build_turn_graph",
     "end_turn",
     "end_update",
@@ -99,3 +105,34 @@ def build_turn_graph(
     # One node, no interrupts: nothing to resume, so it writes no checkpoints of its own (the
     # parent's checkpoint after this node already holds its update).
     return graph.compile(name="mnemon_turn", checkpointer=False)
+
+
+def build_model_call_graph(mem: TurnHost, *, root: bool = True) -> CompiledStateGraph:
+    """Compile the per-model-call subgraph: put it right before the model node of a loop.
+
+    It runs :func:`langgraph_mnemon.nodes.mnemos.model_call_update` on the parent's messages:
+    Mnemos observes them and, by the task's fatigue, checkpoints, adds a REM warning or
+    compacts the history at EMERGENCY (a ``RemoveMessage`` update the parent's
+    ``add_messages`` applies). A failing step changes nothing.
+
+    Args:
+        mem: the host (``Mnemon``).
+        root: ``False`` for a child agent: the node does nothing.
+
+    Returns:
+        The compiled one-node subgraph ``mnemon_model_call`` (no checkpointer of its own).
+
+    Example:
+        >>> builder.add_node("mnemos", build_model_call_graph(mem))
+        >>> builder.add_edge("mnemos", "model")
+    """
+
+    def node(state: _TurnIO, config: RunnableConfig) -> dict[str, Any]:
+        update = model_call_update(mem, config, state.get("messages"), root=root)
+        return update or {"messages": []}  # no reducer here: an empty list changes nothing
+
+    graph = StateGraph(_TurnIO)
+    graph.add_node("mnemos", node)
+    graph.add_edge(START, "mnemos")
+    graph.add_edge("mnemos", END)
+    return graph.compile(name="mnemon_model_call", checkpointer=False)

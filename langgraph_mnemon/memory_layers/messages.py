@@ -50,19 +50,28 @@ PartKind = Literal["text", "reasoning", "image", "file", "tool_call", "tool_resu
 _ROLES: dict[str, Role] = {
     "human": "user",
     "user": "user",
+    "HumanMessageChunk": "user",
     "ai": "assistant",
     "assistant": "assistant",
     "AIMessageChunk": "assistant",
     "tool": "tool",
+    "ToolMessageChunk": "tool",
     "function": "tool",
+    "FunctionMessageChunk": "tool",
+    "function_call_output": "tool",  # an OpenAI responses input item
     "system": "system",
+    "SystemMessageChunk": "system",
     "developer": "system",
 }
 _TEXT_BLOCKS = frozenset({"text", "output_text", "input_text", "summary_text", "refusal"})
 _REASONING_BLOCKS = frozenset({"thinking", "reasoning", "redacted_thinking"})
 _IMAGE_BLOCKS = frozenset({"image", "image_url", "input_image"})
-_FILE_BLOCKS = frozenset({"file", "input_file", "document", "audio", "input_audio", "video"})
-_CALL_BLOCKS = frozenset({"tool_use", "tool_call", "function_call", "server_tool_use"})
+_FILE_BLOCKS = frozenset(
+    {"file", "input_file", "document", "audio", "input_audio", "video", "text-plain"}
+)
+_CALL_BLOCKS = frozenset(
+    {"tool_use", "tool_call", "function_call", "server_tool_use", "server_tool_call"}
+)
 _RESULT_BLOCKS = frozenset(
     {"tool_result", "function_call_output", "web_search_tool_result", "server_tool_result"}
 )
@@ -70,13 +79,17 @@ _MAX_DEPTH = 4
 _PLUGIN_KEY = "mnemon"
 
 # An error by content: an exception trace, an "Error:" answer, a non-zero exit code, a JSON
-# error object. Anchored to the start (or a line start for traces) so prose that merely
-# mentions an error is not one.
+# error object. Anchored to the start (or a line start for traces) and tied to a colon, a
+# bracket or the end of the line, so prose that merely mentions an error ("Error handling is
+# in app.py", "ValueError is raised when ...", "No errors found") is not one.
 _ERROR_START = re.compile(
-    r"^\s*(?:\[?(?:error|fatal|exception|failed|failure)\b[\]:]?|"
-    r"[A-Za-z_][\w.]*(?:Error|Exception)\b:?)",
+    r"^\s*(?:\[\s*(?:error|fatal|exception|failed|failure)\s*\]"
+    r"|(?:error|fatal|exception|failed|failure)(?:\s*[:!]|\s*$|\s+\d{3}\b)"
+    r"|fatal error\b|failed to\b|permission denied\b)",
     re.IGNORECASE,
 )
+# ``ValueError: ...``, ``requests.exceptions.ConnectionError: ...``: a class name and a colon.
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit)\b(?::|\s*$)")
 _TRACEBACK = re.compile(r"^Traceback \(most recent call last\):", re.MULTILINE)
 _EXIT_CODE = re.compile(
     r"\b(?:exit(?:ed)?(?:\s+with)?\s*(?:code|status)|return\s*code|returncode|exit_code)"
@@ -184,8 +197,19 @@ def _block_text(value: Any, depth: int = 0) -> str:
     return ""
 
 
+def _reasoning_text(block: Mapping[str, Any]) -> str:
+    """Thinking text (Anthropic), a summary or reasoning text (OpenAI), standard reasoning."""
+    for key in ("thinking", "reasoning", "summary", "content"):
+        text = _block_text(block.get(key) or "")
+        if text:
+            return text
+    return ""
+
+
 def _call_part(block: Mapping[str, Any]) -> ToolCallPart:
-    call_id = block.get("id") or block.get("call_id") or block.get("tool_call_id")
+    # A responses ``function_call`` item has ``id`` (fc_...) and ``call_id`` (call_...); the
+    # tool message and ``tool_calls`` use ``call_id``.
+    call_id = block.get("call_id") or block.get("id") or block.get("tool_call_id")
     args = block.get("input", block.get("args", block.get("arguments")))
     return ToolCallPart(
         id=safe_text(call_id) if call_id else None,
@@ -202,18 +226,22 @@ def _read_block(block: Any) -> tuple[Part, int]:
     if not isinstance(block, Mapping):
         return Part("other"), _json_chars(block)
     kind = block.get("type")
+    if kind == "non_standard" and isinstance(block.get("value"), Mapping):
+        return _read_block(block["value"])  # a provider block LangChain's v1 form wrapped
     if kind in _TEXT_BLOCKS or (kind is None and isinstance(block.get("text"), str)):
-        text = safe_text(block.get("text") or "")
+        text = safe_text(block.get("text") or block.get("refusal") or "")
         return Part("text", text), len(text)
     if kind in _REASONING_BLOCKS:
-        text = _block_text(
-            block.get("thinking") or block.get("reasoning") or block.get("summary") or ""
-        )
-        return Part("reasoning", text), len(text) or _json_chars(block)
+        text = _reasoning_text(block)
+        # No readable text: only an opaque payload (redacted thinking, encrypted reasoning)
+        # takes room in the context; ids and an empty summary do not.
+        opaque = block.get("data") or block.get("encrypted_content")
+        return Part("reasoning", text), len(text) or (len(opaque) if isinstance(opaque, str) else 0)
     if kind in _IMAGE_BLOCKS:
         return Part("image"), 0  # providers bill images by size, not by their base64 text
     if kind in _FILE_BLOCKS:
-        return Part("file", _block_text(block.get("text") or "")), 0
+        text = _block_text(block.get("text") or "")  # a text-plain file is read as text
+        return Part("file", text), len(text)
     if kind in _CALL_BLOCKS:
         call = _call_part(block)
         return Part("tool_call", call=call), len(call.name) + _json_chars(call.args)
@@ -280,7 +308,19 @@ def _usage_tokens(usage: Any) -> int | None:
 
 
 def plugin_form_of(message: Any) -> str | None:
-    """The plugin mark ``additional_kwargs["mnemon"]["source"]["form"]`` (None: not ours)."""
+    """The plugin mark ``additional_kwargs["mnemon"]["source"]["form"]``.
+
+    Args:
+        message: a LangChain message or its dict form.
+
+    Returns:
+        ``recall``, ``instructions``, ``resume``, ``warning`` ... or None for a message the
+        plugin did not write.
+
+    Example:
+        >>> plugin_form_of({"type": "human", "content": "hi"}) is None
+        True
+    """
     extra = _get(message, "additional_kwargs")
     meta = extra.get(_PLUGIN_KEY) if isinstance(extra, Mapping) else None
     if isinstance(meta, Mapping):
@@ -310,6 +350,8 @@ def is_error_text(text: Any) -> bool:
         return False
     if _ERROR_START.match(head) or _TRACEBACK.search(head):
         return True
+    if _EXCEPTION_LINE.match(head.lstrip()):
+        return True
     code = _EXIT_CODE.search(head)
     if code and int(code.group(1)) != 0:
         return True
@@ -320,10 +362,42 @@ def is_error_text(text: Any) -> bool:
         except ValueError:
             return False
         if isinstance(value, Mapping):
-            return bool(value.get("error") or value.get("is_error")) or (
-                isinstance(value.get("exit_code"), int) and value.get("exit_code") != 0
-            )
+            return _error_object(value)
     return False
+
+
+def _error_object(value: Mapping[str, Any]) -> bool:
+    """A JSON answer that reports a failure: ``error``, ``is_error``, a failed status or a
+    non-zero exit code."""
+    if value.get("error") or value.get("is_error") or value.get("isError"):
+        return True
+    status = value.get("status")
+    if isinstance(status, str) and status.lower() in ("error", "failed", "failure"):
+        return True
+    code = next((value[k] for k in ("exit_code", "returncode", "exitCode") if k in value), 0)
+    return isinstance(code, int) and not isinstance(code, bool) and code != 0
+
+
+def _role_of(message: Any) -> Role:
+    """``type`` (LangChain), else ``role`` (dict forms, ``ChatMessage``, responses items)."""
+    for key in ("type", "role"):
+        kind = _get(message, key)
+        if isinstance(kind, str) and kind in _ROLES:
+            return _ROLES[kind]
+    return "other"
+
+
+def _kwargs_reasoning(message: Any) -> str:
+    """Reasoning an AI message keeps in ``additional_kwargs``: ``reasoning_content``
+    (DeepSeek, OpenAI-compatible servers) or a responses ``reasoning`` item (output v0)."""
+    extra = _get(message, "additional_kwargs")
+    if not isinstance(extra, Mapping):
+        return ""
+    found = extra.get("reasoning_content")
+    if isinstance(found, str) and found.strip():
+        return safe_text(found)
+    item = extra.get("reasoning")
+    return _reasoning_text(item) if isinstance(item, Mapping) else ""
 
 
 def read_message(message: Any) -> MessageText:
@@ -344,16 +418,21 @@ def read_message(message: Any) -> MessageText:
         ... ]}).tool_calls[0].name
         'read_file'
     """
-    kind = _get(message, "type") or _get(message, "role")
-    role: Role = _ROLES.get(kind, "other") if isinstance(kind, str) else "other"
-    parts, chars = _content_parts(_get(message, "content"))
+    role = _role_of(message)
+    content = _get(message, "content")
+    if content is None and _get(message, "type") == "function_call_output":
+        content = _get(message, "output")  # the responses input item carries ``output``
+    parts, chars = _content_parts(content)
     calls, call_chars = _tool_calls(message, parts) if role == "assistant" else ((), 0)
     text = "\n".join(p.text for p in parts if p.kind == "text" and p.text)
     reasoning = "\n".join(p.text for p in parts if p.kind == "reasoning" and p.text)
+    if role == "assistant" and not reasoning:
+        reasoning = _kwargs_reasoning(message)  # v0 forms keep it beside the content
+        chars += len(reasoning)
     is_error = False
     call_id = None
     if role == "tool":
-        raw_id = _get(message, "tool_call_id")
+        raw_id = _get(message, "tool_call_id") or _get(message, "call_id")
         call_id = safe_text(raw_id) if raw_id else None
         body = text or "\n".join(p.text for p in parts if p.text)
         is_error = (
@@ -381,10 +460,33 @@ def read_message(message: Any) -> MessageText:
 
 
 def read_messages(messages: Iterable[Any]) -> list[MessageText]:
-    """:func:`read_message` over a list (``None`` reads as no messages)."""
+    """:func:`read_message` over a list.
+
+    Args:
+        messages: LangChain messages or their dict forms (``None`` reads as no messages).
+
+    Returns:
+        One :class:`MessageText` per message, in order. Never raises on odd messages.
+
+    Example:
+        >>> [m.role for m in read_messages([{"role": "user", "content": "hi"}])]
+        ['user']
+    """
     return [read_message(m) for m in messages or ()]
 
 
 def messages_chars(messages: Iterable[MessageText]) -> int:
-    """Characters a model reads of these messages (the fatigue estimate's numerator)."""
+    """Characters a model reads of these messages (the fatigue estimate's numerator).
+
+    Args:
+        messages: messages already read with :func:`read_messages`.
+
+    Returns:
+        The sum of their ``chars``: text, reasoning, tool arguments and tool results, unknown
+        blocks by their JSON size; images and known blocks' ids and signatures count nothing.
+
+    Example:
+        >>> messages_chars(read_messages([{"role": "user", "content": "hello"}]))
+        5
+    """
     return sum(m.chars for m in messages)

@@ -1,7 +1,8 @@
 """LangGraph node functions: each unpacks state, calls one layer service, returns an update.
 
-One module per graph (``turn``, ``recall``, ``review``, ``write_worker``, ``agent_query``,
-``user_compaction``, ``memory_archival``, ``document_archive``): module-level node functions
+One module per graph (``turn`` with ``mnemos``, its per-model-call step, ``recall``,
+``review``, ``write_worker``, ``agent_query``, ``user_compaction``, ``memory_archival``,
+``document_archive``): module-level node functions
 that take the graph state and their dependencies as keyword arguments, which the graph
 builders in :mod:`langgraph_mnemon.graphs` bind. Shared here: the memory-step guard, the
 message-history compaction and the worker models' result tools.
@@ -16,6 +17,7 @@ from langgraph_mnemon.nodes import (
     agent_query,
     document_archive,
     memory_archival,
+    mnemos,
     recall,
     review,
     turn,
@@ -23,8 +25,15 @@ from langgraph_mnemon.nodes import (
     write_worker,
 )
 from langgraph_mnemon.nodes._guard import CONTROL_FLOW, DEGRADED_TURN, memory_step
-from langgraph_mnemon.nodes._history import compact_history, safe_cut, valid_tool_sequence
+from langgraph_mnemon.nodes._history import (
+    budget_cut,
+    compact_history,
+    compact_to_budget,
+    safe_cut,
+    valid_tool_sequence,
+)
 from langgraph_mnemon.nodes._results import parse_result, tool_schema, unless_error
+from langgraph_mnemon.nodes.mnemos import model_call_update
 from langgraph_mnemon.nodes.review import ReviewOutcome
 
 __all__ = [
@@ -32,10 +41,14 @@ __all__ = [
     "DEGRADED_TURN",
     "ReviewOutcome",
     "agent_query",
+    "budget_cut",
     "compact_history",
+    "compact_to_budget",
     "document_archive",
     "memory_archival",
     "memory_step",
+    "mnemos",
+    "model_call_update",
     "parse_result",
     "recall",
     "review",

@@ -21,32 +21,30 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
 from langgraph_mnemon.adapters.messages import plugin_form
-from langgraph_mnemon.config import MnemonConfig
-from langgraph_mnemon.contracts import Scope, safe_text
+from langgraph_mnemon.contracts import Scope
 from langgraph_mnemon.errors import NotFoundError
 from langgraph_mnemon.memory_layers.activity import TurnActivity
-from langgraph_mnemon.memory_layers.health import HealthRecord
-from langgraph_mnemon.memory_layers.kernel import Kernel, acting
+from langgraph_mnemon.memory_layers.kernel import acting
+from langgraph_mnemon.memory_layers.messages import MessageText, read_messages
 from langgraph_mnemon.memory_layers.mnemos import Mnemos
 from langgraph_mnemon.memory_layers.turns import (
     TurnFacts,
-    Turns,
     TurnScope,
     TurnStart,
     plugin_metadata,
 )
 from langgraph_mnemon.nodes._guard import DEGRADED_TURN, memory_step
-from langgraph_mnemon.nodes._history import compact_history
+from langgraph_mnemon.nodes._run import TurnHost, task_of, thread_of
+from langgraph_mnemon.nodes.mnemos import tend_task
 
 __all__ = [
     "DEGRADED_TURN",
-    "EMERGENCY_KEEP_MESSAGES",
     "TurnHost",
     "begin_turn",
     "begin_update",
@@ -61,31 +59,6 @@ __all__ = [
 ]
 
 _KEY = "mnemon"
-EMERGENCY_KEEP_MESSAGES = 12
-"""Messages kept after the resume block when the history is compacted at EMERGENCY."""
-
-
-class TurnHost(Protocol):
-    """What the turn lifecycle needs of the host (``Mnemon`` satisfies it)."""
-
-    @property
-    def turns(self) -> Turns: ...
-
-    @property
-    def health(self) -> HealthRecord: ...
-
-    @property
-    def kernel(self) -> Kernel: ...
-
-    @property
-    def config(self) -> MnemonConfig: ...
-
-    @property
-    def mnemos(self) -> Mnemos: ...
-
-    def resolve_scope(self, config: Mapping[str, Any] | None) -> Scope:
-        """The user and project of a run (``Mnemon.resolve_scope``)."""
-        ...
 
 
 # --------------------------------------------------------------------------------------------
@@ -94,42 +67,77 @@ class TurnHost(Protocol):
 
 def thread_facts(messages: Sequence[BaseMessage]) -> TurnFacts:
     """What the thread's messages say: the newest Wake's digest, whether it holds the cue,
-    and whether it is new (no assistant and no plugin message yet)."""
+    and whether it is new (no assistant and no plugin message yet).
+
+    Args:
+        messages: the thread's messages, any shape (content blocks, dict forms), read with
+            ``read_messages``.
+
+    Returns:
+        The :class:`TurnFacts` that ``turns.begin`` takes.
+
+    Example:
+        >>> thread_facts([HumanMessage("hi")]).new_thread
+        True
+    """
+    read = read_messages(messages)
     digest = None
-    for message in reversed(messages):
-        if plugin_form(message) == "recall":
-            digest = message.additional_kwargs[_KEY]["source"].get("digest")
+    for message, seen in zip(reversed(messages), reversed(read), strict=True):
+        if seen.form == "recall":
+            meta = (getattr(message, "additional_kwargs", None) or {}).get(_KEY) or {}
+            source = meta.get("source") if isinstance(meta, Mapping) else None
+            digest = source.get("digest") if isinstance(source, Mapping) else None
             break
     return TurnFacts(
-        last_wake_digest=digest,
-        cued=any(plugin_form(m) == "instructions" for m in messages),
-        new_thread=not any(isinstance(m, AIMessage) or plugin_form(m) for m in messages),
+        last_wake_digest=digest if isinstance(digest, str) else None,
+        cued=any(m.form == "instructions" for m in read),
+        new_thread=not any(m.role == "assistant" or m.is_plugin for m in read),
+    )
+
+
+def _is_request(message: MessageText) -> bool:
+    """A message the user wrote: not the plugin's, and not only tool results (Anthropic's
+    raw form sends those as a user message)."""
+    return (
+        message.role == "user"
+        and not message.is_plugin
+        and not (message.parts and all(p.kind == "tool_result" for p in message.parts))
     )
 
 
 def turn_activity(messages: Sequence[BaseMessage]) -> TurnActivity:
     """Activity of the turn that ends at the last message: text after the last real user
-    message (plugin messages are not the user), and the tool calls that got a result."""
-    start = 0
-    for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
-        if isinstance(message, HumanMessage) and plugin_form(message) is None:
-            start = index
-            break
-    turn = messages[start:]
-    # ``.text`` joins content blocks; what the model or user sent may hold lone surrogates.
-    user = safe_text(turn[0].text) if turn and isinstance(turn[0], HumanMessage) else ""
-    answered = {m.tool_call_id for m in turn if isinstance(m, ToolMessage)}
+    message (plugin messages are not the user), and the tool calls that got a result.
+
+    Every message shape counts: the user's text blocks, the assistant's text blocks (not its
+    reasoning, not tool-call arguments), and tool calls listed in ``tool_calls`` or only as
+    ``tool_use`` / ``function_call`` blocks, once each.
+
+    Args:
+        messages: the thread's messages up to the end of the turn (LangChain messages or their
+            dict forms).
+
+    Returns:
+        The turn's :class:`TurnActivity` (no user text when no real user message is found).
+
+    Example:
+        >>> turn_activity([HumanMessage([{"type": "text", "text": "Fix it"}]),
+        ...                AIMessage([{"type": "text", "text": "Done."}])]).assistant_chars
+        5
+    """
+    read = read_messages(messages)
+    start = next((i for i in range(len(read) - 1, -1, -1) if _is_request(read[i])), None)
+    turn = read[start:] if start is not None else read
+    user = turn[0].text if start is not None else ""
+    answered = {m.tool_call_id for m in turn if m.role == "tool" and m.tool_call_id}
     calls = tuple(
-        safe_text(call["name"])
+        call.name
         for m in turn
-        if isinstance(m, AIMessage)
+        if m.role == "assistant"
         for call in m.tool_calls
-        if call["id"] in answered
+        if call.id is not None and call.id in answered
     )
-    assistant = sum(
-        len(m.content) for m in turn if isinstance(m, AIMessage) and isinstance(m.content, str)
-    )
+    assistant = sum(len(m.text) for m in turn if m.role == "assistant")
     return TurnActivity(user_text=user, assistant_chars=assistant, tool_calls=calls)
 
 
@@ -147,17 +155,6 @@ def _start_messages(start: TurnStart, resume: str | None) -> list[BaseMessage]:
     if start.wake is not None:
         out.append(_plugin_message(start.wake.text, start.wake.metadata))
     return out
-
-
-def thread_of(config: RunnableConfig | None) -> str:
-    """The thread id of a run (``"default"`` when the run has none)."""
-    return str(((config or {}).get("configurable") or {}).get("thread_id") or "default")
-
-
-def task_of(mem: TurnHost, config: RunnableConfig | None, thread: str) -> str:
-    """The Mnemos task of a run: ``configurable[mnemos.task_id_key]``, else the thread id."""
-    value = ((config or {}).get("configurable") or {}).get(mem.config.mnemos.task_id_key)
-    return str(value) if value else thread
 
 
 # --------------------------------------------------------------------------------------------
@@ -211,19 +208,7 @@ def begin_turn(
 
 
 def _tend_fatigue(mem: TurnHost, task: str, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
-    if not mem.kernel.admits("mnemos", "write"):
-        return []  # recording signals and checkpoints is a write: a read-only host does neither
-    mem.mnemos.observe_messages(task, messages)
-    response = mem.mnemos.maintain(task)
-    state = response.reading.state
-    if state == "EMERGENCY":
-        block = _resume_block(mem.mnemos, task) or response.message or "Context is nearly full."
-        return compact_history(
-            messages, EMERGENCY_KEEP_MESSAGES, block, metadata=plugin_metadata("resume")
-        )
-    if state == "REM" and response.message:
-        return [_plugin_message(f"[MNEMON] {response.message}", plugin_metadata("warning"))]
-    return []
+    return tend_task(mem, task, messages)  # the same code as before every model call
 
 
 def end_turn(
@@ -237,9 +222,11 @@ def end_turn(
 ) -> list[BaseMessage]:
     """End the turn; for a root agent record its activity and tend the task's fatigue.
 
-    Returns the messages update: a warning at REM; at EMERGENCY the history compacted around
-    the resume block (tool-call groups kept whole); nothing otherwise. The turn (its pin and
-    its budgets) is released even when recording fails.
+    Returns the messages update of :func:`langgraph_mnemon.nodes.mnemos.tend_task` (the code
+    that runs before every model call): a warning at REM when a checkpoint was just committed;
+    at EMERGENCY the history compacted around the resume block (tool-call groups kept whole,
+    the tail sized by tokens); nothing otherwise. The turn (its pin and its budgets) is
+    released even when recording fails.
     """
     try:
         activity = turn_activity(messages) if root else None  # a child records nothing

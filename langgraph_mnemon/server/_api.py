@@ -282,6 +282,9 @@ def agent_query(host: Mnemon, body: m.AgentQueryRequest) -> QueryAnswer:
 
 # --- Mnemos task memory ---------------------------------------------------------------------
 
+LANGGRAPH_CHECKPOINTS_SHOWN = 50
+"""The newest LangGraph checkpoints a task's checkpoint answer lists (one per super-step)."""
+
 
 def _task(host: Mnemon, task_id: str) -> str:
     task = validate_task_id(task_id)
@@ -292,20 +295,11 @@ def _task(host: Mnemon, task_id: str) -> str:
 
 
 def list_tasks(host: Mnemon) -> m.TaskList:
-    """The caller's Mnemos tasks: goal, node counts, checkpoints, last fatigue."""
-    mnemos = host.mnemos
-    tasks = mnemos.status(owner=host.scope.user_key)
-    mine = {task.task_id for task in tasks}
-    goals: dict[str, str] = {}
-    for node in mnemos.nodes(type="goal", status="all"):  # heaviest first: that one names it
-        if node.task_id in mine:
-            goals.setdefault(node.task_id, node.text)
-    return m.TaskList(
-        tasks=[
-            m.TaskRow.model_validate({**task.model_dump(), "goal": goals.get(task.task_id)})
-            for task in tasks
-        ]
-    )
+    """The caller's Mnemos tasks: goal, node counts, checkpoints (all / Mnemos / LangGraph),
+    last fatigue."""
+    tasks = host.mnemos.status(owner=host.scope.user_key)
+    # TaskOverview already names each task by the goal resume shows (never a superseded one).
+    return m.TaskList(tasks=[m.TaskRow.model_validate(task.model_dump()) for task in tasks])
 
 
 def task_nodes(host: Mnemon, task_id: str, query: m.NodesQuery) -> m.NodeList:
@@ -325,10 +319,18 @@ def task_fatigue(host: Mnemon, task_id: str, query: m.FatigueQuery) -> m.Fatigue
 
 
 def task_checkpoints(host: Mnemon, task_id: str) -> m.CheckpointList:
-    """The task's CheckpointNodes (native and LangGraph), newest first."""
+    """The task's CheckpointNodes, newest first: all of them, and Mnemos / LangGraph apart."""
     task = _task(host, task_id)
     keep = host.config.mnemos.checkpoint_keep
-    return m.CheckpointList(checkpoints=host.mnemos.checkpoints(task, limit=keep))
+    mnemos = host.mnemos
+    overview = mnemos.status(task)
+    return m.CheckpointList(
+        checkpoints=mnemos.checkpoints(task, limit=keep),
+        mnemos=mnemos.checkpoints(task, limit=keep, source="mnemos"),
+        langgraph=mnemos.checkpoints(task, limit=LANGGRAPH_CHECKPOINTS_SHOWN, source="langgraph"),
+        mnemos_total=overview[0].mnemos_checkpoints if overview else 0,
+        langgraph_total=overview[0].langgraph_checkpoints if overview else 0,
+    )
 
 
 def task_resume(host: Mnemon, task_id: str, body: m.Empty) -> m.ResumeView:

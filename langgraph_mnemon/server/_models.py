@@ -316,9 +316,7 @@ class EntityList(BaseModel):
 
 
 class TaskRow(TaskOverview):
-    """One task at a glance plus its goal (the heaviest goal node's text; None without one)."""
-
-    goal: str | None = None
+    """One task at a glance, named by its goal (the goal resume shows; None without one)."""
 
 
 class TaskList(BaseModel):
@@ -341,9 +339,15 @@ class FatigueView(BaseModel):
 
 
 class CheckpointList(BaseModel):
-    """CheckpointNodes of a task, newest first."""
+    """CheckpointNodes of a task, newest first: ``checkpoints`` mixes both sources (the newest
+    ``checkpoint_keep``); ``mnemos`` (``checkpoint()``, fatigue) and ``langgraph`` (one per
+    super-step, the newest 50) list them apart, with their totals."""
 
     checkpoints: list[CheckpointRecord]
+    mnemos: list[CheckpointRecord] = Field(default_factory=list)
+    langgraph: list[CheckpointRecord] = Field(default_factory=list)
+    mnemos_total: int = Field(0, ge=0)
+    langgraph_total: int = Field(0, ge=0)
 
 
 class ResumeView(BaseModel):

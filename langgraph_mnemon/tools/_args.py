@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from langgraph.prebuilt import InjectedState
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from langgraph_mnemon.contracts import CleanStr, FrozenModel
 from langgraph_mnemon.memory_layers.turns import RUNTIME_SEARCH_EVIDENCE, EdgeType
@@ -38,6 +38,7 @@ __all__ = [
     "RelatedArgs",
     "RememberArgs",
     "RuntimeMemoryArgs",
+    "TaskArgs",
     "ViewActionArgs",
     "ViewRouteArgs",
 ]
@@ -82,6 +83,26 @@ class RememberArgs(FrozenModel):
     @property
     def space_id(self) -> str | None:
         return self.memory_body_id
+
+
+class TaskArgs(FrozenModel):
+    """Keep this task's memory right (it survives a full context): set_goal when the task is
+    clear or changes, add_constraint for a rule the user gave, record_result for a finished
+    step, mark_done when the task is complete. text is required except for mark_done."""
+
+    action: Literal["set_goal", "add_constraint", "record_result", "mark_done"]
+    text: CleanStr | None = Field(
+        None,
+        min_length=1,
+        max_length=2000,
+        description="The goal, constraint or result in one or two lines (mark_done: optional).",
+    )
+
+    @model_validator(mode="after")
+    def _text_when_needed(self) -> TaskArgs:
+        if self.action != "mark_done" and not (self.text or "").strip():
+            raise ValueError(f"text is required for {self.action} (one or two lines)")
+        return self
 
 
 class DocumentCreateArgs(FrozenModel):

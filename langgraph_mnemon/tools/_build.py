@@ -31,6 +31,7 @@ from langgraph_mnemon.tools._args import (
     RelatedArgs,
     RememberArgs,
     RuntimeMemoryArgs,
+    TaskArgs,
     ViewActionArgs,
     ViewRouteArgs,
 )
@@ -46,6 +47,7 @@ from langgraph_mnemon.tools._spaces_manage import (
 )
 from langgraph_mnemon.tools._spaces_write import forget, link, remember
 from langgraph_mnemon.tools._status import catalog, status
+from langgraph_mnemon.tools._task import task
 from langgraph_mnemon.tools._turns import scoped_context
 from langgraph_mnemon.tools._view import view_action, view_route
 
@@ -119,6 +121,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "mnemon_memory_body_merge", memory_body_merge, MemoryBodyMergeArgs, _SPACES_MAINTENANCE
     ),
+    ToolSpec("mnemon_task", task, TaskArgs, (("mnemos", "write"),)),
     ToolSpec("mnemon_view_route", view_route, ViewRouteArgs, strategy="general"),
     ToolSpec("mnemon_view_action", view_action, ViewActionArgs, _VIEW_WRITES, strategy="general"),
 )

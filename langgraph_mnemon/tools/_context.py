@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     )
     from langgraph_mnemon.memory_layers.health import HealthRecord
     from langgraph_mnemon.memory_layers.kernel import Kernel
+    from langgraph_mnemon.memory_layers.mnemos import Mnemos
     from langgraph_mnemon.memory_layers.runtime import (
         RuntimeMemory,
         RuntimeMutation,
@@ -62,6 +63,8 @@ class ToolContext(Protocol):
     def worker_model(self) -> BaseChatModel | None: ...
     @property
     def turns(self) -> Turns: ...
+    @property
+    def mnemos(self) -> Mnemos: ...
     @property
     def scope(self) -> Scope: ...
 

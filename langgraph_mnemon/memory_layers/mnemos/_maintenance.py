@@ -18,13 +18,14 @@ import sqlalchemy as sa
 from langgraph_mnemon.config import MnemosConfig
 from langgraph_mnemon.memory_layers.mnemos._models import FatigueReading
 from langgraph_mnemon.memory_layers.mnemos.fatigue import (
-    STATE_MESSAGES,
     actions_for,
     composite_score,
     error_density,
+    final_state,
     reread_ratio,
     scope_scatter,
-    state_for,
+    state_message,
+    token_floor,
     token_utilization,
 )
 from langgraph_mnemon.memory_layers.mnemos.store import (
@@ -39,7 +40,22 @@ __all__ = ["MaintenanceActions", "measure", "plan_actions"]
 def measure(
     conn: sa.Connection | None, task: str, config: MnemosConfig, clock: Callable[[], float]
 ) -> FatigueReading:
-    """The reading from the task's signals (none at all when ``conn`` is None)."""
+    """The reading from the task's signals (none at all when ``conn`` is None).
+
+    Args:
+        conn: an open connection, or None for a reading without signals (FLOW).
+        task: the task id (validated by the caller).
+        config: the window, the minimum samples and ``token_floors``.
+        clock: the time source of ``computed_at``.
+
+    Returns:
+        The four dimensions over the last ``signal_window`` tool calls, their composite, the
+        floor token use reached and the state (the composite's, raised to that floor).
+
+    Example:
+        >>> measure(None, "t", MnemosConfig(), time.time).state
+        'FLOW'
+    """
     calls = tool_window(conn, task, config.signal_window) if conn is not None else []
     usage = latest_usage(conn, task) if conn is not None else None
     window = config.context_window_tokens
@@ -54,6 +70,7 @@ def measure(
     reread = reread_ratio(calls, config.reread_min_reads)
     errors = error_density(calls)
     score = composite_score(token_util, scatter, reread, errors)
+    floors = config.token_floors
     return FatigueReading(
         task_id=task,
         token_utilization=token_util,
@@ -61,7 +78,8 @@ def measure(
         reread_ratio=reread,
         error_density=errors,
         composite=score,
-        state=state_for(score),
+        state=final_state(score, token_util, floors),
+        token_floor=token_floor(token_util, floors),
         tool_calls=len(calls),
         tokens_used=tokens,
         context_window=window,
@@ -75,23 +93,28 @@ class MaintenanceActions:
     """What ``maintain()`` does for one reading, in this order: checkpoint, consolidate, handoff."""
 
     actions: tuple[str, ...]
-    checkpoint: bool  # a checkpoint (cooldown applies unless ``force``)
+    checkpoint: bool  # a checkpoint (the cooldown applies in every state)
     emergency: bool  # ... marked as an emergency checkpoint
-    force: bool  # EMERGENCY bypasses the cooldown
+    force: bool  # bypass the cooldown: never for a state (kept for callers that read it)
     consolidate: bool
     handoff: bool
     message: str | None
 
 
 def plan_actions(reading: FatigueReading) -> MaintenanceActions:
-    """The actions of ``reading.state`` (:data:`.fatigue.ACTIONS`) and the message to show."""
+    """The actions of ``reading.state`` (:data:`.fatigue.ACTIONS`) and the message to show.
+
+    No state forces a checkpoint past the cooldown: Mnemos runs before every model call, and
+    a context that stays at EMERGENCY for several calls would otherwise write one each time.
+    The HandoffNode is written only with a committed checkpoint (``Mnemos.maintain``).
+    """
     actions = actions_for(reading.state)
     return MaintenanceActions(
         actions=actions,
         checkpoint="checkpoint" in actions or "emergency_checkpoint" in actions,
         emergency="emergency_checkpoint" in actions,
-        force=reading.state == "EMERGENCY",
+        force=False,
         consolidate="consolidate" in actions,
         handoff="handoff" in actions,
-        message=STATE_MESSAGES[reading.state],
+        message=state_message(reading),
     )

@@ -18,6 +18,7 @@ __all__ = [
     "CheckpointReceipt",
     "CheckpointRecord",
     "ConsolidationResult",
+    "CurationReceipt",
     "DerivationResult",
     "EvictionPolicy",
     "FatigueReading",
@@ -125,8 +126,26 @@ class DerivationResult(FrozenModel):
     created_ids: tuple[str, ...] = ()
 
 
+class CurationReceipt(Receipt):
+    """Receipt of ``Mnemos.curate()`` (the ``mnemon_task`` tool): the model's own node.
+
+    ``status="skipped"`` (``changed=False``) when the same goal or constraint is active already;
+    ``node`` is then that node. ``superseded`` lists the goals a new goal compressed.
+    ``revision`` is the id of ``node``.
+    """
+
+    action: Literal["set_goal", "add_constraint", "record_result", "mark_done"]
+    node: MnemoNode
+    superseded: tuple[str, ...] = ()
+
+
 class FatigueReading(FrozenModel):
-    """Four observable dimensions, their weighted composite and the resulting state."""
+    """Four observable dimensions, their weighted composite and the resulting state.
+
+    ``state`` is the composite's state raised to ``token_floor``, the floor token use alone
+    reached (``MnemosConfig.token_floors``; None below the first floor, and in readings read
+    back from the fatigue log, which does not store it).
+    """
 
     task_id: str
     token_utilization: float
@@ -135,6 +154,9 @@ class FatigueReading(FrozenModel):
     error_density: float
     composite: float
     state: FatigueState
+    token_floor: FatigueState | None = Field(
+        None, description="The state token use alone reached (PRE_SLEEP, REM, EMERGENCY)."
+    )
     tool_calls: int = Field(description="Tool calls in the window the reading used.")
     tokens_used: int | None = None
     context_window: int
@@ -247,10 +269,29 @@ class FatigueResponse(FrozenModel):
 
 
 class TaskOverview(FrozenModel):
-    """One task at a glance (``mnemon mnemos status``)."""
+    """One task at a glance (``mnemon mnemos status``, the web page's task list).
+
+    ``goal`` names the task (the goal resume shows; ``None`` without an active goal, then the
+    task id names it, see :attr:`label`). ``checkpoints`` counts every CheckpointNode;
+    ``mnemos_checkpoints`` (``checkpoint()``, fatigue) and ``langgraph_checkpoints`` (one per
+    LangGraph super-step, written by ``MnemosSaver``) count them apart, so the many LangGraph
+    ones do not hide the few Mnemos ones.
+    """
 
     task_id: str
     nodes: NodeSummary
     checkpoints: int
     last_checkpoint: CheckpointRecord | None = None
     last_fatigue: FatigueReading | None = None
+    goal: str | None = None
+    mnemos_checkpoints: int = 0
+    langgraph_checkpoints: int = 0
+    last_mnemos_checkpoint: CheckpointRecord | None = None
+
+    @property
+    def label(self) -> str:
+        """The goal on one line (at most 80 characters), else the task id."""
+        if not self.goal:
+            return self.task_id
+        text = " ".join(self.goal.split())
+        return text if len(text) <= 80 else text[:79] + "…"

@@ -38,14 +38,17 @@ from langgraph_mnemon.memory_layers.mnemos.store import (
 )
 
 __all__ = [
+    "DerivedNode",
     "NewNode",
     "compress_node",
     "evict_node",
+    "insert_derived",
     "insert_node",
     "link_nodes",
     "mark_compressed",
     "mark_evicted",
     "new_node",
+    "rewrite_derived",
     "touch_node",
 ]
 
@@ -134,6 +137,97 @@ def insert_node(
             )
         )
     return _fetched(conn, node_id)
+
+
+@dataclass(slots=True)
+class DerivedNode:
+    """One node derivation works on: a stored row it read, or a node it is about to insert.
+
+    Derivation changes these in memory and writes them back in one statement per kind
+    (:func:`insert_derived`, :func:`rewrite_derived`).
+    """
+
+    id: str
+    type: str
+    key: str | None
+    content: str
+    origin: str = "derived"
+    status: str = "active"
+    summary: str | None = None
+    scope_tags: list[str] = field(default_factory=list)
+    order: float = 0.0  # seq for a stored row; after every stored row for a new one
+    created_at: float = 0.0
+    last_accessed: float = 0.0
+    weight: float = 1.0
+    access_count: int = 0
+    new: bool = False
+    dirty: bool = False
+
+
+def insert_derived(conn: sa.Connection, task: str, nodes: Sequence[DerivedNode]) -> None:
+    """Insert derived nodes (origin and ``derived_key`` as given) in ONE executemany."""
+    if not nodes:
+        return
+    conn.execute(
+        sa.insert(NODES),
+        [
+            {
+                "id": n.id,
+                "task_id": task,
+                "type": n.type,
+                "content": n.content,
+                "summary": n.summary,
+                "weight": n.weight,
+                "status": n.status,
+                "origin": n.origin,
+                "confidence": 1.0,
+                "scope_tags": list(n.scope_tags),
+                "created_at": n.created_at,
+                "last_accessed": n.last_accessed,
+                "access_count": n.access_count,
+                "derived_key": n.key,
+            }
+            for n in nodes
+        ],
+    )
+
+
+def rewrite_derived(conn: sa.Connection, nodes: Sequence[DerivedNode]) -> None:
+    """Write changed derived nodes back in place (content, summary, status, key, tags, access)
+    in ONE executemany; ids, type, origin and creation time never change."""
+    if not nodes:
+        return
+    stmt = (
+        sa.update(NODES)
+        .where(NODES.c.id == sa.bindparam("b_id"))
+        .values(
+            content=sa.bindparam("b_content"),
+            summary=sa.bindparam("b_summary"),
+            status=sa.bindparam("b_status"),
+            derived_key=sa.bindparam("b_key"),
+            scope_tags=sa.bindparam("b_tags"),
+            last_accessed=sa.bindparam("b_accessed"),
+            weight=sa.bindparam("b_weight"),
+            access_count=sa.bindparam("b_count"),
+        )
+    )
+    conn.execute(
+        stmt,
+        [
+            {
+                "b_id": n.id,
+                "b_content": n.content,
+                "b_summary": n.summary,
+                "b_status": n.status,
+                "b_key": n.key,
+                "b_tags": list(n.scope_tags),
+                "b_accessed": n.last_accessed,
+                "b_weight": n.weight,
+                "b_count": n.access_count,
+            }
+            for n in nodes
+        ],
+    )
 
 
 def touch_node(conn: sa.Connection, ref: str, clock: Clock) -> MnemoNode:

@@ -40,6 +40,7 @@ from langgraph_mnemon.memory_layers.mnemos._checks import (
     validate_task_id,
 )
 from langgraph_mnemon.memory_layers.mnemos._consolidation import consolidate as consolidate_task
+from langgraph_mnemon.memory_layers.mnemos._curate import check_curation, curate_into
 from langgraph_mnemon.memory_layers.mnemos._git import collect_git_state
 from langgraph_mnemon.memory_layers.mnemos._maintenance import measure, plan_actions
 from langgraph_mnemon.memory_layers.mnemos._models import (
@@ -47,6 +48,7 @@ from langgraph_mnemon.memory_layers.mnemos._models import (
     CheckpointReceipt,
     CheckpointRecord,
     ConsolidationResult,
+    CurationReceipt,
     FatigueReading,
     FatigueResponse,
     GitState,
@@ -240,6 +242,37 @@ class Mnemos(Observing):
         node_id = new_id()
         with self.db.write() as conn:
             return insert_node(conn, task, node, node_id, moment=moment)
+
+    def curate(self, task_id: str, action: str, text: str | None = None) -> CurationReceipt:
+        """The model's own curation of a task (what the ``mnemon_task`` tool runs).
+
+        ``set_goal`` supersedes the task's other active goals (compressed, summary
+        ``Superseded: ...``); ``add_constraint`` adds one unless the same words are active;
+        ``record_result`` records a result; ``mark_done`` records ``Done: <text or the goal>``.
+        Nodes have origin ``model``: derivation never changes them, and a model goal names
+        the task before a derived one.
+
+        Args:
+            task_id: the task. action: set_goal, add_constraint, record_result or mark_done.
+            text: the node text (at most 2,000 characters; optional for mark_done).
+
+        Returns:
+            A :class:`CurationReceipt` (``skipped`` when the same goal or constraint is
+            active already).
+
+        Raises:
+            InvalidInputError: a bad action or text, or mark_done without text and goal.
+            ReadOnlyError: writes are off. StorageError: the database refused the write.
+
+        Example:
+            >>> mnemos.curate("task-1", "set_goal", "Ship the CSV importer").node.origin
+            'model'
+        """
+        task = validate_task_id(task_id)
+        kind, words = check_curation(action, text)
+        self._ready()
+        with self.db.write() as conn:
+            return curate_into(conn, task, kind, words, moment=self._clock())
 
     def get_node(self, node_id: str) -> MnemoNode:
         """A node by id or unique id prefix (:class:`NotFoundError` if none)."""
@@ -448,9 +481,10 @@ class Mnemos(Observing):
     def maintain(self, task_id: str) -> FatigueResponse:
         """Measure fatigue and take the actions of its state.
 
-        COMPRESS consolidates; PRE_SLEEP checkpoints (cooldown applies) and consolidates; REM
-        writes an emergency checkpoint (cooldown applies), consolidates and warns; EMERGENCY
-        forces an emergency checkpoint, consolidates, writes a HandoffNode and warns.
+        COMPRESS consolidates; PRE_SLEEP checkpoints and consolidates; REM writes an emergency
+        checkpoint, consolidates and warns; EMERGENCY writes an emergency checkpoint,
+        consolidates, warns and, when that checkpoint committed, a HandoffNode. The checkpoint
+        cooldown applies in every state.
 
         Example:
             >>> mnemos.maintain("task-1").actions
@@ -466,8 +500,8 @@ class Mnemos(Observing):
             )
         if plan.consolidate:
             consolidation = self.consolidate(task)
-        if plan.handoff:
-            handoff = self.handoff(task)
+        if plan.handoff and (receipt is None or receipt.status == "committed"):
+            handoff = self.handoff(task)  # one per checkpoint, not one per model call
         return FatigueResponse(
             reading=reading,
             actions=plan.actions,
@@ -558,14 +592,27 @@ class Mnemos(Observing):
             return None
         return collect_git_state(self.workspace, timeout=self.config.git_timeout_seconds)
 
-    def checkpoints(self, task_id: str, *, limit: int = 20) -> list[CheckpointRecord]:
-        """The task's CheckpointNodes (native and LangGraph), newest first."""
+    def checkpoints(
+        self, task_id: str, *, limit: int = 20, source: str | None = None
+    ) -> list[CheckpointRecord]:
+        """The task's CheckpointNodes, newest first: ``source="mnemos"`` for Mnemos' own
+        (``checkpoint()``, fatigue), ``"langgraph"`` for MnemosSaver's, ``None`` for both.
+
+        Raises:
+            InvalidInputError: a bad ``task_id``, ``limit`` or ``source``.
+
+        Example:
+            >>> [c.source for c in mnemos.checkpoints("thread-1", source="mnemos")]
+            ['mnemos']
+        """
         task = validate_task_id(task_id)
         count = check_positive_int(limit, "limit")
+        if source not in (None, "mnemos", "langgraph"):
+            raise InvalidInputError('source must be "mnemos", "langgraph" or None')
         if not self._readable():
             return []
         with self.db.read() as conn:
-            return list_checkpoints(conn, task, count)
+            return list_checkpoints(conn, task, count, source)
 
     def latest_checkpoint(self, task_id: str) -> CheckpointRecord | None:
         """The newest root-graph CheckpointNode of the task, or ``None``."""
@@ -575,7 +622,7 @@ class Mnemos(Observing):
         with self.db.read() as conn:
             return latest_checkpoint_record(conn, task)
 
-    def resume(self, task_id: str) -> str:
+    def resume(self, task_id: str, *, live: bool = False) -> str:
         """The resume Markdown of the task's newest CheckpointNode.
 
         For a LangGraph thread this is the CheckpointNode of the checkpoint LangGraph resumes
@@ -585,6 +632,8 @@ class Mnemos(Observing):
 
         Args:
             task_id: the task (for a LangGraph thread: its ``thread_id``).
+            live: fill the checkpoint's summary from the task's nodes now (what happened since
+                the checkpoint counts; its git state is kept).
 
         Returns:
             Markdown for a new session: the checkpoint's id, time and fatigue, then the goal,
@@ -600,10 +649,11 @@ class Mnemos(Observing):
             '## Mnemos Session Resume'
         """
         task = validate_task_id(task_id)
+        live = check_flag(live, "live")
         if not self._readable():
             raise no_checkpoint(task)
         with self.db.read() as conn:
-            return resume_text(conn, task, self.config)
+            return resume_text(conn, task, self.config, live=live)
 
     def handoff(self, task_id: str) -> MnemoNode:
         """Write (and return) a HandoffNode: the task summary for a successor agent."""

@@ -1,7 +1,10 @@
 """Signals: what a run shows Mnemos (tool calls, their outcome, token usage), as signal rows.
 
 A tool call becomes one row per call id (a repeated id only updates its status); token usage
-is one row per model call id. Everything observed is made storable with
+is one row per model call id. A tool row's ``args_digest`` column holds the digest of the
+call's *re-read key* (:func:`resource_key`: what the call reads, so a second read of the same
+file with another offset has the same digest); ``path`` holds its first file path (never a
+URL). Everything observed is made storable with
 :func:`~langgraph_mnemon.contracts.safe_text` (model output may hold lone surrogates or NUL)
 instead of failing the turn. :func:`observe` reads a LangChain message list (or dicts).
 
@@ -15,10 +18,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import sqlalchemy as sa
 
@@ -32,6 +36,7 @@ __all__ = [
     "SignalSource",
     "is_read_only_tool",
     "observe",
+    "resource_key",
     "set_tool_status",
     "store_tool_rows",
     "store_usage",
@@ -65,6 +70,15 @@ _READ_VERBS = frozenset(
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _WORDS = re.compile(r"[^a-z0-9]+")
 _MAX_TOKENS = 2**31 - 1  # the signals' INTEGER column; a model may report anything
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#]+[^\s]*$")
+# What a search looks for is part of what it reads: grep "foo" and grep "bar" in src/ differ.
+_QUERY_KEYS = frozenset(
+    {"pattern", "query", "q", "regex", "search", "glob", "term", "terms", "keyword", "keywords"}
+)
+_RECORD_KEYS = frozenset(
+    {"id", "key", "uri", "urn", "uuid", "slug", "record", "record_id", "document_id", "doc_id"}
+)
+_MAX_KEY_VALUE = 1024
 _ID_BATCH = 500
 
 
@@ -107,7 +121,7 @@ class SignalSource:
             "kind": "tool",
             "call_id": safe_text(call_id) if call_id is not None else None,
             "tool_name": safe_text(name)[:256],
-            "args_digest": _args_digest(args),
+            "args_digest": self._reread_digest(name, args, path),
             "path": path,
             "dir_key": dir_key(path) if path else None,
             "read_only": is_read_only_tool(name, self.read_only_tools),
@@ -119,12 +133,106 @@ class SignalSource:
         }
 
     def _first_path(self, args: Any) -> str | None:
-        """The first path-like argument, normalized; None when there is none."""
+        """The first path-like argument that is no URL, normalized; None when there is none."""
         try:
-            paths = extract_paths(args)
+            paths = [p for p in extract_paths(args) if "://" not in p]
         except Exception:  # hostile argument objects (a raising __str__): no path, not a failure
             return None
         return normalize_path(safe_text(paths[0]), self.workspace) if paths else None
+
+    def _reread_digest(self, name: str, args: Any, path: str | None) -> str:
+        try:
+            return _digest(resource_key(name, args, path=path))
+        except Exception:  # hostile argument objects: the arguments' digest, not a failure
+            return _args_digest(args)
+
+
+def resource_key(name: str, args: Any, *, path: str | None = None) -> str:
+    """What a tool call reads, as a key: two reads with the same key are a re-read.
+
+    In order: the call's first file path (``path``, as :class:`SignalSource` normalized it)
+    with its search pattern if it has one; else its first URL (scheme and host lower-cased,
+    fragment and trailing ``/`` dropped); else its record id arguments (``id``, ``key``,
+    ``uri``, ``record_id``, ``document_id``, any ``*_id``) with the tool name; else the tool
+    name with the identical arguments. Offsets, limits, encodings and other arguments do not
+    count for the first three.
+
+    Args:
+        name: the tool name.
+        args: the call's arguments (a mapping, a string or anything JSON-like).
+        path: the call's first path, normalized (None: the call has none).
+
+    Returns:
+        ``path:…``, ``url:…``, ``record:<tool>:…`` or ``args:<tool>:…``.
+
+    Example:
+        >>> resource_key("read_file", {"path": "a.py", "offset": 200}, path="a.py")
+        'path:a.py'
+        >>> resource_key("fetch", {"url": "HTTPS://Docs.x.io/a/#top", "max_length": 5})
+        'url:https://docs.x.io/a'
+        >>> resource_key("get_issue", {"issue_id": 7, "fields": ["title"]})
+        'record:get_issue:[["issue_id","7"]]'
+    """
+    query = _query_terms(args)
+    if path is not None:
+        return f"path:{path}{query}"
+    url = next((_normal_url(v) for _, v in _string_args(args) if _URL.match(v)), None)
+    if url is not None:
+        return f"url:{url}{query}"
+    records = _record_ids(args)
+    if records:
+        return f"record:{safe_text(name)}:{_json(records)}"
+    return f"args:{safe_text(name)}:{_json(args)}"
+
+
+def _string_args(args: Any) -> list[tuple[str | None, str]]:
+    """(key, text) of the string arguments, two levels deep like ``extract_paths``."""
+    found: list[tuple[str | None, str]] = []
+
+    def take(key: str | None, value: Any, depth: int) -> None:
+        if isinstance(value, str):
+            if value.strip() and len(value) <= _MAX_KEY_VALUE:
+                found.append((key, value.strip()))
+        elif depth < 2 and isinstance(value, Mapping):
+            for k, v in value.items():
+                take(safe_text(k), v, depth + 1)
+        elif depth < 2 and isinstance(value, (list, tuple)):
+            for v in value:
+                take(key, v, depth + 1)
+
+    take(None, args, 0)
+    return found
+
+
+def _normal_url(url: str) -> str:
+    parts = urlsplit(safe_text(url))
+    path = parts.path.rstrip("/")
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
+
+
+def _query_terms(args: Any) -> str:
+    if not isinstance(args, Mapping):
+        return ""
+    terms = sorted(
+        (safe_text(k).lower(), safe_text(v))
+        for k, v in args.items()
+        if isinstance(k, str) and k.lower() in _QUERY_KEYS and isinstance(v, (str, int, float))
+    )
+    return f"|{_json(terms)}" if terms else ""
+
+
+def _record_ids(args: Any) -> list[tuple[str, str]]:
+    if not isinstance(args, Mapping):
+        return []
+    found = []
+    for key, value in args.items():
+        if not isinstance(key, str) or isinstance(value, bool):
+            continue
+        lowered = safe_text(key).lower()
+        named = lowered in _RECORD_KEYS or lowered.endswith("_id") or key.endswith("Id")
+        if named and isinstance(value, (str, int)) and str(value).strip():
+            found.append((lowered, safe_text(str(value).strip())[:_MAX_KEY_VALUE]))
+    return sorted(found)
 
 
 # --- storing -------------------------------------------------------------------------------
@@ -196,8 +304,30 @@ def store_usage(
     *,
     moment: float,
 ) -> None:
-    """Record a token reading; a reading with the same ``call_id`` is replaced."""
+    """Record a token reading, once per ``call_id``.
+
+    A reading whose ``call_id`` is already stored is updated in place and keeps its place in
+    the order: a history that still holds an old AI message (after a compaction) re-observes
+    its usage without making that stale reading the newest again.
+    """
     values = {
+        "tokens": tokens,
+        "context_window": window,
+        "estimated": estimated,
+    }
+    if call_id is not None:
+        updated = conn.execute(
+            sa.update(SIGNALS)
+            .where(
+                SIGNALS.c.task_id == task,
+                SIGNALS.c.kind == "usage",
+                SIGNALS.c.call_id == call_id,
+            )
+            .values(**values)
+        )
+        if updated.rowcount:
+            return
+    row = {
         "task_id": task,
         "kind": "usage",
         "call_id": call_id,
@@ -207,20 +337,10 @@ def store_usage(
         "dir_key": None,
         "read_only": False,
         "status": "ok",
-        "tokens": tokens,
-        "context_window": window,
-        "estimated": estimated,
         "created_at": moment,
+        **values,
     }
-    if call_id is not None:
-        conn.execute(
-            sa.delete(SIGNALS).where(
-                SIGNALS.c.task_id == task,
-                SIGNALS.c.kind == "usage",
-                SIGNALS.c.call_id == call_id,
-            )
-        )
-    conn.execute(sa.insert(SIGNALS).values(**values))
+    conn.execute(sa.insert(SIGNALS).values(**row))
 
 
 # --- reading a message list ----------------------------------------------------------------
@@ -256,8 +376,13 @@ def observe(
         if row["call_id"] in outcomes:
             row["status"] = outcomes[row["call_id"]]
     if last_ai is not None and last_ai[1].usage_tokens is not None:
-        seen.tokens = min(last_ai[1].usage_tokens, _MAX_TOKENS)
+        # The model counted everything up to its answer; what came after it (tool results, a
+        # new user message) is on its way into the next call, so it counts too, estimated.
+        after = messages_chars(messages[last_ai[0] + 1 :])
+        seen.tokens = min(last_ai[1].usage_tokens + round(after / chars_per_token), _MAX_TOKENS)
         seen.usage_id = last_ai[1].id or f"msg{last_ai[0]}"
+        if after:
+            seen.usage_id = f"{seen.usage_id}+{len(messages) - last_ai[0] - 1}"
     if seen.tokens is None and messages:
         seen.tokens = min(round(messages_chars(messages) / chars_per_token), _MAX_TOKENS)
         seen.estimated = True
@@ -277,11 +402,24 @@ def _call_rows(
     return rows
 
 
-def _args_digest(args: Any) -> str:
+def _json(value: Any) -> str:
+    try:
+        return json.dumps(
+            value, sort_keys=True, default=safe_text, ensure_ascii=False, separators=(",", ":")
+        )
+    except (TypeError, ValueError, RecursionError):
+        return safe_text(value)
+
+
+def _digest(text: str) -> str:
     # Model output may hold lone surrogates (half an emoji): "surrogatepass" hashes them
-    # instead of failing, and gives the same digest as before for every encodable text.
+    # instead of failing.
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def _args_digest(args: Any) -> str:
     try:
         text = json.dumps(args, sort_keys=True, default=safe_text, ensure_ascii=False)
     except (TypeError, ValueError, RecursionError):
         text = safe_text(args)
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    return _digest(text)

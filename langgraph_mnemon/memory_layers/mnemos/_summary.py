@@ -1,9 +1,13 @@
 """The typed task summary, derived from the task's live nodes and its recent signals: what a
 CheckpointNode stores, what resume renders and what a HandoffNode hands over.
 
-Goal and constraints come from active nodes; progress from result nodes (their summary once
-compressed); the current sub-goal and working memory from the heaviest working nodes; the
-narrative and key files from the last tool calls.
+The goal is ONE active goal node: the model's (``mnemon_task``, origin ``model``), else the newest
+one added by the agent or application (``add_node``), else the one derived from the user's
+request (origin ``derived``); a superseded goal is compressed and never shown. Constraints come
+from active nodes; progress from result nodes in the order they happened, the newest last (their
+summary once compressed; the last ``max(5, checkpoint_results)``); the current sub-goal is the
+heaviest working node and working memory the next ones, without repeating the sub-goal; the
+narrative and key files come from the last tool calls.
 
 Example:
     >>> with db.read() as conn:
@@ -30,12 +34,18 @@ from langgraph_mnemon.memory_layers.mnemos.store import (
     fetch_signals,
 )
 
-__all__ = ["summary_from_state", "task_summary"]
+__all__ = ["MIN_RESULTS", "pick_goal", "summary_from_state", "task_goal", "task_summary"]
 
 _RECENT_SIGNALS = 100
 _NARRATIVE_SIGNALS = 50
 _MAX_RECENT_FILES = 15
 _SUMMARY_TYPES = ["goal", "constraint", "result", "working"]
+MIN_RESULTS = 5
+"""The last results a summary always keeps, whatever ``checkpoint_results`` says."""
+# Lower ranks name the task first: the model's own statement, then the agent's, then the host's
+# derivation from the user's words (any other origin counts as the agent's).
+_GOAL_RANK = {"model": 0, "derived": 2}
+_WORKING_MEMORY_NODES = 3
 
 
 def task_summary(
@@ -49,25 +59,98 @@ def task_summary(
         statuses=["active", "compressed"],
         order="seq",
     )
-    goals = [n.content for n in nodes if n.type == "goal" and n.status == "active"]
     constraints = [n.content for n in nodes if n.type == "constraint" and n.status == "active"]
-    results = [
-        n.summary if n.status == "compressed" else compress_summary(n.content, n.summary)
-        for n in nodes
-        if n.type == "result"
-    ][-config.checkpoint_results :]
     working = _working_nodes(nodes)
+    subgoal = working[0].content.strip() if working else None
     signals = fetch_signals(conn, task, _RECENT_SIGNALS)
     return TaskSummary(
-        goal="; ".join(goals) or None,
+        goal=pick_goal(nodes),
         constraints=tuple(constraints),
-        results=tuple(r for r in results if r),
-        current_subgoal=working[0].content if working else None,
-        working_memory="\n".join(n.content for n in working[1:4]) or None,
+        results=_results(nodes, max(MIN_RESULTS, config.checkpoint_results)),
+        current_subgoal=subgoal or None,
+        working_memory=_working_memory(working[1:], subgoal),
         narrative=_narrative(signals[-_NARRATIVE_SIGNALS:]),
         recent_files=tuple(_recent_files(signals)),
         fatigue=fatigue,
     )
+
+
+def pick_goal(nodes: Sequence[MnemoNode]) -> str | None:
+    """The goal that names a task, from its nodes in creation order (``order="seq"``).
+
+    The newest active goal of the best origin: ``model`` first, then ``agent_generated`` (and
+    any other origin), then ``derived``. Compressed (superseded) and evicted goals never count.
+
+    Args:
+        nodes: nodes of one task, oldest first; nodes of other types are ignored.
+
+    Returns:
+        The goal text, or ``None`` without an active goal.
+
+    Example:
+        >>> pick_goal(mnemos.nodes("task-1", type="goal")[::-1])  # doctest: +SKIP
+        'Ship the password reset flow'
+    """
+    best: MnemoNode | None = None
+    for node in nodes:
+        if node.type != "goal" or node.status != "active" or not node.content.strip():
+            continue
+        # "<=" lets a newer goal of the same rank win.
+        if best is None or _goal_rank(node) <= _goal_rank(best):
+            best = node
+    return best.content.strip() if best is not None else None
+
+
+def _goal_rank(node: MnemoNode) -> int:
+    return _GOAL_RANK.get(node.origin, 1)
+
+
+def task_goal(conn: sa.Connection, task: str) -> str | None:
+    """The goal :func:`task_summary` shows for ``task`` (see :func:`pick_goal`).
+
+    Args:
+        conn: an open connection.
+        task: the task id.
+
+    Returns:
+        The goal text, or ``None`` without an active goal.
+
+    Example:
+        >>> with db.read() as conn:  # doctest: +SKIP
+        ...     task_goal(conn, "task-1")
+        'Ship the password reset flow'
+    """
+    return pick_goal(fetch_nodes(conn, task_id=task, types=["goal"], order="seq"))
+
+
+def _results(nodes: Sequence[MnemoNode], keep: int) -> tuple[str, ...]:
+    """The last ``keep`` results in the order they happened (newest last), on one line each."""
+    texts = []
+    for node in nodes:
+        if node.type != "result":
+            continue
+        if node.status == "compressed":
+            text = node.summary or ""
+        else:
+            text = compress_summary(node.content, node.summary)
+        text = " ".join(text.split())  # one Markdown list item per result
+        if text:
+            texts.append(text)
+    return tuple(texts[-keep:])
+
+
+def _working_memory(rest: Sequence[MnemoNode], subgoal: str | None) -> str | None:
+    """The next working nodes' text, without the sub-goal or a repeated line."""
+    seen = {subgoal} if subgoal else set()
+    kept = []
+    for node in rest:
+        text = node.content.strip()
+        if text and text not in seen:
+            seen.add(text)
+            kept.append(text)
+        if len(kept) == _WORKING_MEMORY_NODES:
+            break
+    return "\n".join(kept) or None
 
 
 def _working_nodes(nodes: Sequence[MnemoNode]) -> list[MnemoNode]:

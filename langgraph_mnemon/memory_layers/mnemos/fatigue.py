@@ -9,13 +9,38 @@ All functions here are pure; :func:`._maintenance.measure` feeds them the stored
   distribution: 30 calls in one folder → 1, evenly over 5 folders → 5, 26 + four strays → 1.8).
   Mapped piecewise-linearly: ≤ 2 → 0, 4 → 0.4, 7 → 0.7, ≥ 10 → 1.0. Fewer path-bearing calls
   than the minimum sample (5) give 0; each tool call counts once, with its first path.
-* **re-read ratio** (0.20) — among read-only tool calls, the share that repeats an identical
-  earlier call (same tool, same arguments); 0 with fewer than 3 reads.
-* **error density** (0.15) — failed tool calls over tool calls with a known outcome.
+* **re-read ratio** (0.20) — among read-only tool calls, the share that reads a resource an
+  earlier call of the window read already; 0 with fewer than 3 reads. The resource
+  (:attr:`ToolCall.resource`, see ``_signals.resource_key``) is the call's first path (with
+  its search pattern, if any), else its URL, else a record id argument with the tool name,
+  else the identical arguments: reading ``a.py`` at offset 0 and then at offset 200 is a
+  re-read, like the seed's "Read calls that target files already read".
+* **error density** (0.15) — failed tool calls over tool calls with a known outcome. A call
+  failed when it raised, when its tool message has ``status="error"`` or when its answer is
+  an error by content (a trace, ``Error: ...``, a non-zero exit code, ``{"error": ...}``).
 
 The window is the last 30 tool calls. Each dimension and the composite are clamped to [0, 1]
-and rounded to 4 decimals. States are lower-inclusive: FLOW < 0.40 ≤ COMPRESS < 0.60 ≤
-PRE_SLEEP < 0.75 ≤ REM < 0.90 ≤ EMERGENCY.
+and rounded to 4 decimals. The composite's states are lower-inclusive: FLOW < 0.40 ≤
+COMPRESS < 0.60 ≤ PRE_SLEEP < 0.75 ≤ REM < 0.90 ≤ EMERGENCY (:func:`state_for`).
+
+**Deviation from the seed: token use sets a floor.** The seed takes the state from the
+weighted composite alone. Token use weighs 0.40, so a full context by itself scores at most
+0.40 (COMPRESS): 97 % of the window with a calm tool history reads FLOW (0.39), and 99.5 %
+with 83 % re-reads scores 0.56, still COMPRESS — no checkpoint and no warning while the next
+model call is about to overflow. A full context is the one condition that ends a run no
+matter how calm the tool calls look, so here token utilisation alone also sets a *floor*
+(:func:`token_floor`, ``MnemosConfig.token_floors``, default 0.70 / 0.85 / 0.95): at or
+above 70 % of the window the state is at least PRE_SLEEP, at 85 % at least REM, at 95 %
+EMERGENCY. Above the floor the composite still decides (:func:`final_state`), so scatter,
+re-reads and errors raise the state as before; below 70 % nothing changes. The reading
+keeps both: ``composite`` is the seed's score, ``token_floor`` the floor the context
+reached, ``state`` the higher of the two.
+
+Example:
+    >>> final_state(0.56, 0.995, (0.70, 0.85, 0.95))
+    'EMERGENCY'
+    >>> final_state(0.388, 0.97, (0.70, 0.85, 0.95)), state_for(0.388)
+    ('EMERGENCY', 'FLOW')
 """
 
 from __future__ import annotations
@@ -25,20 +50,23 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from langgraph_mnemon.memory_layers.mnemos._models import FatigueState
+from langgraph_mnemon.errors import InvalidInputError
+from langgraph_mnemon.memory_layers.mnemos._models import FatigueReading, FatigueState
 
 __all__ = [
     "ACTIONS",
-    "STATE_MESSAGES",
     "THRESHOLDS",
     "WEIGHTS",
     "ToolCall",
     "actions_for",
     "composite_score",
     "error_density",
+    "final_state",
     "reread_ratio",
     "scope_scatter",
     "state_for",
+    "state_message",
+    "token_floor",
     "token_utilization",
 ]
 
@@ -63,16 +91,24 @@ ACTIONS: dict[FatigueState, tuple[str, ...]] = {
 }
 """What ``Mnemos.maintain()`` does in each state (EMERGENCY consolidates too)."""
 
-STATE_MESSAGES: dict[FatigueState, str | None] = {
-    "FLOW": None,
-    "COMPRESS": None,
-    "PRE_SLEEP": "NOTICE: context 60%+ used. Checkpoint written. Keep changes focused.",
-    "REM": "WARNING: context 75%+ used. Checkpoint written. Consider wrapping up.",
+_ORDER: dict[FatigueState, int] = {
+    "FLOW": 0,
+    "COMPRESS": 1,
+    "PRE_SLEEP": 2,
+    "REM": 3,
+    "EMERGENCY": 4,
+}
+_FLOOR_STATES: tuple[FatigueState, FatigueState, FatigueState] = ("PRE_SLEEP", "REM", "EMERGENCY")
+_ADVICE: dict[FatigueState, tuple[str, str]] = {
+    "PRE_SLEEP": ("NOTICE", "Checkpoint written. Keep changes focused."),
+    "REM": ("WARNING", "Checkpoint written. Consider wrapping up."),
     "EMERGENCY": (
-        "EMERGENCY: context 90%+ used. Checkpoint and handoff written. "
-        "Finish the current step and hand off."
+        "EMERGENCY",
+        "Checkpoint and handoff written. Finish the current step and hand off.",
     ),
 }
+# A dimension is named in the message from this value on (below it, it explains little).
+_NOTABLE = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +120,8 @@ class ToolCall:
     dir_key: str | None
     read_only: bool
     status: str  # pending | ok | error
+    resource: str | None = None
+    """What the call reads (a digest of its re-read key); None: same tool + same arguments."""
 
 
 def _clamp(value: float) -> float:
@@ -114,8 +152,28 @@ def scope_scatter(dir_keys: Sequence[str | None], min_sample: int = 5) -> float:
 
 
 def reread_ratio(calls: Sequence[ToolCall], min_reads: int = 3) -> float:
-    """Share of read-only calls that repeat an identical earlier read in the window."""
-    reads = [(c.name, c.args_digest) for c in calls if c.read_only]
+    """Share of read-only calls that read a resource an earlier call of the window read.
+
+    Args:
+        calls: the window, oldest first.
+        min_reads: fewer read-only calls than this give 0.
+
+    Returns:
+        Repeats over read-only calls, in [0, 1]. Two calls read the same resource when their
+        :attr:`ToolCall.resource` is equal (whatever tool read it); a call without one
+        repeats only the same tool with identical arguments.
+
+    Example:
+        >>> a = ToolCall("read_file", "d1", "src", True, "ok", resource="r-src/a.py")
+        >>> b = ToolCall("read_file", "d2", "src", True, "ok", resource="r-src/a.py")
+        >>> reread_ratio([a, b, a])
+        0.6667
+    """
+    reads = [
+        ("resource", c.resource) if c.resource else (c.name, c.args_digest)
+        for c in calls
+        if c.read_only
+    ]
     if len(reads) < max(1, min_reads):
         return 0.0
     seen: set[tuple[str, str | None]] = set()
@@ -163,6 +221,123 @@ def state_for(score: float) -> FatigueState:
         if value >= threshold:
             return state
     return "FLOW"
+
+
+def token_floor(
+    token_util: float, floors: Sequence[float] = (0.70, 0.85, 0.95)
+) -> FatigueState | None:
+    """The state token use alone reaches (None below the first floor).
+
+    Args:
+        token_util: token utilisation in [0, 1] (rounded to 4 decimals before comparing).
+        floors: the shares of the window for PRE_SLEEP, REM and EMERGENCY, in order
+            (``MnemosConfig.token_floors``).
+
+    Returns:
+        ``EMERGENCY``, ``REM`` or ``PRE_SLEEP`` for the highest floor reached (a floor is
+        reached at or above its share), else None.
+
+    Raises:
+        InvalidInputError: ``floors`` is not three shares in (0, 1], in order.
+
+    Example:
+        >>> token_floor(0.69), token_floor(0.70), token_floor(0.85), token_floor(0.95)
+        (None, 'PRE_SLEEP', 'REM', 'EMERGENCY')
+    """
+    values = _checked_floors(floors)
+    value = round(token_util, 4)
+    reached: FatigueState | None = None
+    for share, state in zip(values, _FLOOR_STATES, strict=True):
+        if value >= share:
+            reached = state
+    return reached
+
+
+def final_state(
+    composite: float, token_util: float, floors: Sequence[float] = (0.70, 0.85, 0.95)
+) -> FatigueState:
+    """The state of a reading: the composite's state, raised to the token floor.
+
+    Args:
+        composite: the weighted composite in [0, 1].
+        token_util: token utilisation in [0, 1].
+        floors: ``MnemosConfig.token_floors`` (see :func:`token_floor`).
+
+    Returns:
+        The higher of :func:`state_for` of ``composite`` and :func:`token_floor`.
+
+    Raises:
+        InvalidInputError: ``floors`` is not three shares in (0, 1], in order.
+
+    Example:
+        >>> final_state(0.28, 0.70), final_state(0.80, 0.70), final_state(0.28, 0.69)
+        ('PRE_SLEEP', 'REM', 'FLOW')
+    """
+    state = state_for(composite)
+    floor = token_floor(token_util, floors)
+    if floor is not None and _ORDER[floor] > _ORDER[state]:
+        return floor
+    return state
+
+
+def _checked_floors(floors: Sequence[float]) -> tuple[float, float, float]:
+    # The config validates its own floors; this guards direct calls of the pure functions.
+    values = tuple(floors)
+    ok = len(values) == 3 and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v <= 1 for v in values
+    )
+    if not ok or not values[0] <= values[1] <= values[2]:
+        raise InvalidInputError(
+            f"token floors must be three shares of the window in (0, 1], in order "
+            f"(PRE_SLEEP <= REM <= EMERGENCY), e.g. (0.7, 0.85, 0.95); got {floors!r}"
+        )
+    return values  # type: ignore[return-value]
+
+
+def state_message(reading: FatigueReading) -> str | None:
+    """What the model is told in a reading's state: what was measured and what to do.
+
+    Args:
+        reading: a fatigue reading (``Mnemos.fatigue()``).
+
+    Returns:
+        None in FLOW and COMPRESS; otherwise one line with the level (NOTICE, WARNING,
+        EMERGENCY), the composite and state, the context's use of the window in tokens
+        ("about" when estimated from characters), the dimensions that weigh (re-reads,
+        errors, scatter at 25 % or more), whether token use alone set the state, and the
+        state's advice.
+
+    Example:
+        >>> print(state_message(reading))  # doctest: +SKIP
+        NOTICE: fatigue 0.62 (PRE_SLEEP), context 71% of 50,000 tokens used. Checkpoint
+        written. Keep changes focused.
+    """
+    advice = _ADVICE.get(reading.state)
+    if advice is None:
+        return None
+    level, todo = advice
+    facts = [f"context {_context_use(reading)}"]
+    if reading.reread_ratio >= _NOTABLE:
+        facts.append(f"{_pct(reading.reread_ratio)} of reads are re-reads")
+    if reading.error_density >= _NOTABLE:
+        facts.append(f"{_pct(reading.error_density)} of tool calls failed")
+    if reading.scope_scatter >= _NOTABLE:
+        facts.append(f"scope scatter {reading.scope_scatter:.2f}")
+    if reading.token_floor == reading.state and state_for(reading.composite) != reading.state:
+        facts.append(f"context use alone sets {reading.state}")
+    head = f"{level}: fatigue {reading.composite:.2f} ({reading.state}), "
+    return f"{head}{', '.join(facts)}. {todo}"
+
+
+def _pct(value: float) -> str:
+    return f"{math.floor(value * 100 + 1e-9)}%"
+
+
+def _context_use(reading: FatigueReading) -> str:
+    if reading.tokens_used is None:
+        return "use unknown (no token usage reported)"
+    about = "about " if reading.tokens_estimated else ""
+    return f"{about}{_pct(reading.token_utilization)} of {reading.context_window:,} tokens used"
 
 
 def actions_for(state: FatigueState) -> tuple[str, ...]:

@@ -44,6 +44,7 @@ __all__ = [
     "count_checkpoints",
     "decay_weights",
     "delete_task",
+    "fetch_derivation_rows",
     "fetch_node",
     "fetch_nodes",
     "fetch_signals",
@@ -153,6 +154,36 @@ def fetch_node(conn: Connection, node_id: str) -> MnemoNode | None:
     if row is None:
         return None
     return _node(row, _links_of(conn, [node_id]).get(node_id, ()))
+
+
+def fetch_derivation_rows(conn: Connection, task_id: str) -> list[Any]:
+    """What derivation compares against, in ONE query: every node of the task with a
+    ``derived_key`` (any status), plus its active goals and constraints of any origin.
+
+    Rows (oldest first) carry ``id, type, status, origin, content, summary, derived_key,
+    scope_tags, seq, created_at, last_accessed, weight, access_count``; no links.
+    """
+    cols = [
+        NODES.c.id,
+        NODES.c.type,
+        NODES.c.status,
+        NODES.c.origin,
+        NODES.c.content,
+        NODES.c.summary,
+        NODES.c.derived_key,
+        NODES.c.scope_tags,
+        NODES.c.seq,
+        NODES.c.created_at,
+        NODES.c.last_accessed,
+        NODES.c.weight,
+        NODES.c.access_count,
+    ]
+    wanted = sa.or_(
+        NODES.c.derived_key.is_not(None),
+        sa.and_(NODES.c.status == "active", NODES.c.type.in_(["goal", "constraint"])),
+    )
+    stmt = sa.select(*cols).where(NODES.c.task_id == task_id, wanted).order_by(NODES.c.seq)
+    return list(conn.execute(stmt).all())
 
 
 def resolve_node_id(conn: Connection, ref: str) -> str:
@@ -481,14 +512,14 @@ def latest_checkpoint(
     return _checkpoint(row) if row is not None else None
 
 
-def list_checkpoints(conn: Connection, task_id: str, limit: int) -> list[CheckpointRecord]:
-    """The newest CheckpointNodes of a task, newest first."""
-    rows = conn.execute(
-        sa.select(CHECKPOINT_NODES)
-        .where(CHECKPOINT_NODES.c.task_id == task_id)
-        .order_by(CHECKPOINT_NODES.c.seq.desc())
-        .limit(limit)
-    ).all()
+def list_checkpoints(
+    conn: Connection, task_id: str, limit: int, source: str | None = None
+) -> list[CheckpointRecord]:
+    """The newest CheckpointNodes of a task (of one ``source`` when given), newest first."""
+    stmt = sa.select(CHECKPOINT_NODES).where(CHECKPOINT_NODES.c.task_id == task_id)
+    if source is not None:
+        stmt = stmt.where(CHECKPOINT_NODES.c.source == source)
+    rows = conn.execute(stmt.order_by(CHECKPOINT_NODES.c.seq.desc()).limit(limit)).all()
     return [_checkpoint(r) for r in rows]
 
 
@@ -527,7 +558,11 @@ def count_checkpoints(conn: Connection, task_id: str) -> int:
 
 
 def tool_window(conn: Connection, task_id: str, size: int) -> list[ToolCall]:
-    """The last ``size`` tool calls of a task, oldest first."""
+    """The last ``size`` tool calls of a task, oldest first.
+
+    A row's ``args_digest`` is the digest of its re-read key (``_signals.resource_key``), so
+    it is also the call's :attr:`~.fatigue.ToolCall.resource`.
+    """
     rows = conn.execute(
         sa.select(
             SIGNALS.c.tool_name,
@@ -547,6 +582,7 @@ def tool_window(conn: Connection, task_id: str, size: int) -> list[ToolCall]:
             dir_key=r.dir_key,
             read_only=bool(r.read_only),
             status=r.status,
+            resource=r.args_digest,
         )
         for r in reversed(rows)
     ]

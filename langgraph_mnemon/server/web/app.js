@@ -597,8 +597,9 @@ async function loadMnemos(taskId) {
       el("td", {},
         el("a", { href: `#/mnemos/${encodeURIComponent(task.task_id)}`, testid: "task-open", title: task.goal || task.task_id }, taskLabel(task)),
         task.goal ? el("small", { class: "muted id", testid: "task-id" }, ` ${shortTaskId(task.task_id)}`) : null),
-      el("td", { "data-label": "nodes" }, `${task.nodes.active} active / ${task.nodes.total}`),
-      el("td", { "data-label": "checkpoints" }, task.checkpoints),
+      el("td", { "data-label": "nodes", testid: "task-node-total" }, `${task.nodes.active} active / ${task.nodes.total}`),
+      el("td", { "data-label": "checkpoints", testid: "task-checkpoint-counts", title: `${task.checkpoints} in all` },
+        `${task.mnemos_checkpoints} Mnemos · ${task.langgraph_checkpoints} LangGraph`),
       el("td", { "data-label": "fatigue" }, f ? el("span", { class: `badge ${f.state}` }, `${f.state} ${f.composite.toFixed(2)}`) : "–"));
   }) : el("tr", {}, el("td", { colspan: 4, class: "muted" }, "No Mnemos tasks yet.")));
   const chosen = tasks.find((t) => t.task_id === taskId);
@@ -609,19 +610,49 @@ async function loadMnemos(taskId) {
   $("resume-text").hidden = true;
   const base = `mnemos/tasks/${encodeURIComponent(state.task)}`;
   const [fatigue, nodes, checkpoints] = await Promise.all([
-    api(`${base}/fatigue?limit=50`), api(`${base}/nodes?limit=100`), api(`${base}/checkpoints`)]);
+    api(`${base}/fatigue?limit=50`), api(`${base}/nodes?limit=${NODES_SHOWN}`), api(`${base}/checkpoints`)]);
   drawFatigue(fatigue);
-  fill("task-nodes", nodes.nodes.length ? nodes.nodes.map((node) => el("li", { testid: "task-node" },
+  showNodes(nodes.nodes, chosen.nodes);
+  showCheckpoints(checkpoints);
+}
+
+const NODES_SHOWN = 200;
+
+// Each node says where it came from: derived from the run's messages, given by the model
+// (mnemon_task) or added by the agent or application (add_node).
+function showNodes(nodes, counts) {
+  const parts = [`${counts.active} active`, `${counts.compressed} compressed`, `${counts.evicted} evicted`];
+  fill("task-node-counts", `(${counts.total}: ${parts.join(", ")})`);
+  fill("task-nodes", nodes.length ? nodes.map((node) => el("li", { testid: "task-node", "data-origin": node.origin, "data-status": node.status },
     el("span", { class: "badge" }, node.type),
+    el("span", { class: `badge origin ${node.origin}`, testid: "node-origin", title: "origin" }, node.origin),
     el("span", { class: "content" }, node.status === "compressed" && node.summary ? node.summary : node.content),
     el("small", { class: "muted" }, ` ${node.status} · weight ${Number(node.weight).toFixed(2)} · ${node.access_count} uses`)))
     : el("li", { class: "muted empty" }, "No nodes."));
-  fill("task-checkpoints", checkpoints.checkpoints.length ? checkpoints.checkpoints.map((cp) => el("li", { testid: "task-checkpoint" },
-    el("code", {}, shortId(cp.id)),
-    ` ${when(cp.created_at)} · ${cp.source}`,
-    cp.fatigue_state ? el("span", { class: `badge ${cp.fatigue_state}` }, cp.fatigue_state) : null,
-    cp.emergency ? el("span", { class: "badge EMERGENCY" }, "emergency") : null))
-    : el("li", { class: "muted empty" }, "No checkpoints."));
+  const more = $("task-nodes-more");
+  more.hidden = nodes.length >= counts.total;
+  more.textContent = more.hidden ? "" : `Showing the ${nodes.length} heaviest of ${counts.total} nodes.`;
+}
+
+const checkpointItem = (cp) => el("li", { testid: "task-checkpoint", "data-source": cp.source },
+  el("code", {}, shortId(cp.id)),
+  ` ${when(cp.created_at)}`,
+  cp.source === "langgraph" && cp.step !== null ? el("small", { class: "muted" }, ` step ${cp.step}`) : null,
+  cp.source === "langgraph" && cp.checkpoint_ns ? el("small", { class: "muted" }, ` subgraph ${cp.checkpoint_ns.split(":")[0]}`) : null,
+  cp.fatigue_state ? el("span", { class: `badge ${cp.fatigue_state}` }, cp.fatigue_state) : null,
+  cp.emergency ? el("span", { class: "badge EMERGENCY" }, "emergency") : null,
+  cp.summary && cp.summary.goal ? el("span", { class: "content muted" }, clip(cp.summary.goal.replace(/\s+/g, " ").trim(), 60)) : null);
+
+// Mnemos and LangGraph checkpoints apart: hundreds of super-steps must not hide the few
+// checkpoints resume reads.
+function showCheckpoints({ mnemos, langgraph, mnemos_total: own, langgraph_total: steps }) {
+  fill("mnemos-checkpoint-count", `(${own})`);
+  fill("mnemos-checkpoints", mnemos.length ? mnemos.map(checkpointItem) : el("li", { class: "muted empty" }, "No Mnemos checkpoints."));
+  fill("langgraph-checkpoint-count", `(${steps})`);
+  fill("langgraph-checkpoints", langgraph.length ? langgraph.map(checkpointItem) : el("li", { class: "muted empty" }, "No LangGraph checkpoints."));
+  const more = $("langgraph-checkpoints-more");
+  more.hidden = langgraph.length >= steps;
+  more.textContent = more.hidden ? "" : `Showing the newest ${langgraph.length} of ${steps}.`;
 }
 
 const BANDS = [[0, 0.4, "FLOW"], [0.4, 0.6, "COMPRESS"], [0.6, 0.75, "PRE_SLEEP"], [0.75, 0.9, "REM"], [0.9, 1, "EMERGENCY"]];

@@ -1,0 +1,228 @@
+"""Mnemos inside the turn: what runs before every model call, and again when a turn ends.
+
+:func:`model_call_update` is the one piece of logic the middleware's ``before_model`` hook, the
+per-model-call subgraph (:func:`langgraph_mnemon.graphs.turn.build_model_call_graph`) and the
+end of a turn share. It shows Mnemos the request's messages (tool signals, the previous
+response's ``usage_metadata``, derived nodes: one transaction), measures the task's fatigue and
+acts on its state:
+
+- COMPRESS: consolidation (``maintain`` does it).
+- PRE_SLEEP / REM: a checkpoint (the cooldown applies); at REM one warning to the model when
+  that checkpoint was just committed or the history holds no warning yet (not on every call).
+- EMERGENCY: a checkpoint (cooldown too) and, before the model call, the history compacted:
+  leading system messages, one plugin message (form ``resume``) with a summary of what was cut
+  and the resume block rendered from the task's live state, the turn's user request, then the
+  newest tool-call groups that fit ``compact_keep_share`` of the window. A reading of the
+  compacted history is recorded so the next call does not read EMERGENCY again from the stale
+  usage of the last AI message it kept.
+
+Memory never ends the run: a failing step is logged and recorded in ``mem.health`` and the
+request goes to the model unchanged.
+
+Example:
+    >>> update = model_call_update(mem, config, state["messages"], root=True)
+    >>> update.get("messages")   # [] / a warning / RemoveMessage(all) + the compacted history
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+
+from langgraph_mnemon.errors import NotFoundError
+from langgraph_mnemon.memory_layers.kernel import acting
+from langgraph_mnemon.memory_layers.messages import MessageText, messages_chars, read_messages
+from langgraph_mnemon.memory_layers.mnemos import FatigueResponse, Mnemos
+from langgraph_mnemon.memory_layers.turns import plugin_metadata
+from langgraph_mnemon.nodes._guard import memory_step
+from langgraph_mnemon.nodes._history import budget_cut, rewrite_history
+from langgraph_mnemon.nodes._run import TurnHost, task_of, thread_of
+
+__all__ = ["compaction_message", "model_call_update", "tend_task", "warned"]
+
+_KEY = "mnemon"
+_QUOTE_CHARS = 300
+_USER_QUOTES = 3
+
+
+def model_call_update(
+    mem: TurnHost,
+    config: RunnableConfig | None,
+    messages: Sequence[BaseMessage] | None,
+    *,
+    root: bool,
+) -> dict[str, Any]:
+    """The state update to apply before a model call (``{}`` when there is nothing to do).
+
+    Runs as an automatic trigger, for root agents only, and only when the kernel admits a
+    Mnemos write. A failing step is logged and recorded in ``mem.health`` and changes nothing.
+
+    Args:
+        mem: the host (``Mnemon``).
+        config: the run's config (its ``thread_id`` / Mnemos task id).
+        messages: the state's messages (what the model is about to be sent).
+        root: ``False`` for a child agent: nothing is observed.
+
+    Returns:
+        ``{"messages": [...]}`` with a REM warning to append, or the compacted history
+        (``RemoveMessage(REMOVE_ALL_MESSAGES)`` first) at EMERGENCY; ``{}`` otherwise.
+
+    Example:
+        >>> def before_model(state, runtime):
+        ...     return model_call_update(mem, get_config(), state["messages"], root=True) or None
+    """
+    if not root or not messages:
+        return {}
+    update: list[BaseMessage] = []
+    with acting("automatic"), memory_step(mem.health, "mnemos") as step:
+        update = tend_task(mem, task_of(mem, config, thread_of(config)), list(messages))
+    if step.failed or not update:
+        return {}
+    return {"messages": update}
+
+
+def tend_task(mem: TurnHost, task: str, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """Observe ``messages`` for ``task``, maintain it and return the messages update.
+
+    Unguarded (the caller guards it): :func:`model_call_update` and the end of a turn.
+
+    Args:
+        mem: the host. task: the Mnemos task. messages: the run's messages.
+
+    Returns:
+        ``[]``, a REM warning (a checkpoint was just committed, or none is in the history), or
+        the compacted history at EMERGENCY.
+
+    Raises:
+        MnemonError: a Mnemos write or read failed (the caller records it).
+
+    Example:
+        >>> tend_task(mem, "thread-1", state["messages"])
+        []
+    """
+    if not mem.kernel.admits("mnemos", "write"):
+        return []  # recording signals and checkpoints is a write: a read-only host does neither
+    mem.mnemos.observe_messages(task, messages)
+    response = mem.mnemos.maintain(task)
+    state = response.reading.state
+    committed = response.checkpoint is not None and response.checkpoint.status == "committed"
+    if state == "EMERGENCY":
+        compacted = _compact(mem, task, messages, response)
+        if compacted:
+            return compacted
+    if state in ("REM", "EMERGENCY") and response.message and (committed or not warned(messages)):
+        return [_plugin_message(f"[MNEMON] {response.message}", "warning")]
+    return []
+
+
+def warned(messages: Sequence[Any]) -> bool:
+    """Whether the history already holds a Mnemos warning (a plugin message, form warning).
+
+    A warning is added when a checkpoint was just committed, or when the history holds none:
+    the cooldown of a PRE_SLEEP checkpoint would otherwise hide the REM warning entirely.
+
+    Example:
+        >>> warned(state["messages"])
+        False
+    """
+    return any(m.form == "warning" for m in read_messages(messages))
+
+
+def _compact(
+    mem: TurnHost, task: str, messages: Sequence[BaseMessage], response: FatigueResponse
+) -> list[BaseMessage]:
+    """The compacted history (``[]`` when nothing can be cut), and its token reading."""
+    config = mem.config.mnemos
+    window = response.reading.context_window or config.context_window_tokens
+    budget = int(window * config.compact_keep_share * config.chars_per_token)
+    cut = budget_cut(messages, budget)
+    if cut == 0:
+        return []
+    read = read_messages(messages)
+    request = _last_request(read, cut)
+    if request is not None and read[request].chars > budget // 2:
+        request = None  # a request too big to keep is quoted in the summary instead
+    cut_part = [m for i, m in enumerate(read[:cut]) if i != request]  # the request stays
+    if not cut_part:
+        return []  # only the request would go, and it stays: nothing to compact
+    note = compaction_message(cut_part, _live_resume(mem.mnemos, task, response))
+    update = rewrite_history(messages, cut, note)
+    if request is not None:  # the turn's own request stays, verbatim, right after the note
+        at = next(i for i, m in enumerate(update) if m is note)
+        update.insert(at + 1, messages[request])
+    kept = read_messages(update[1:])
+    tokens = round(messages_chars(kept) / config.chars_per_token)
+    # The kept AI messages still carry the pre-compaction usage; usage rows are kept once per
+    # call id, so this reading stays the newest until the model reports a new one.
+    mem.mnemos.record_usage(task, tokens, estimated=True, call_id=f"compacted:{uuid.uuid4()}")
+    return update
+
+
+def _last_request(read: Sequence[MessageText], cut: int) -> int | None:
+    """The index of the newest real user message when it falls in the cut part."""
+    for index in range(len(read) - 1, -1, -1):
+        if read[index].role == "user" and not read[index].is_plugin:
+            return index if index < cut else None
+    return None
+
+
+def _live_resume(mnemos: Mnemos, task: str, response: FatigueResponse) -> str:
+    """The resume block from the task's live nodes (results after the checkpoint included)."""
+    try:
+        return mnemos.resume(task, live=True)
+    except NotFoundError:
+        return response.message or "Context is nearly full."
+
+
+def compaction_message(cut: Sequence[MessageText], resume: str) -> HumanMessage:
+    """The plugin message (form ``resume``) that replaces the cut part of the history.
+
+    Args:
+        cut: the removed messages, read with ``read_messages``.
+        resume: the resume block (Markdown).
+
+    Returns:
+        A ``HumanMessage`` marked as this plugin's: what was cut, then the resume block.
+
+    Example:
+        >>> compaction_message(read_messages(old), mem.mnemos.resume("t")).content[:9]
+        '[MNEMON] '
+    """
+    lines = [
+        f"[MNEMON] The context was nearly full: {len(cut)} earlier messages were compacted.",
+        *_cut_lines(cut),
+        "",
+        resume.strip(),
+    ]
+    return _plugin_message("\n".join(lines), "resume")
+
+
+def _cut_lines(cut: Sequence[MessageText]) -> list[str]:
+    """A deterministic summary of the removed messages: requests, tool use, the last reply."""
+    calls = Counter(call.name for m in cut if m.role == "assistant" for call in m.tool_calls)
+    failed = sum(1 for m in cut if m.role == "tool" and m.is_error)
+    requests = [m.text for m in cut if m.role == "user" and not m.is_plugin and m.text.strip()]
+    replies = [m.text for m in cut if m.role == "assistant" and m.text.strip()]
+    lines = ["Summary of what was cut:"]
+    for text in requests[-_USER_QUOTES:]:
+        lines.append(f"- The user asked: {_quote(text)}")
+    if calls:
+        named = ", ".join(f"{name} ×{count}" for name, count in sorted(calls.items()))
+        lines.append(f"- {sum(calls.values())} tool calls ({named}); {failed} failed.")
+    if replies:
+        lines.append(f"- Your last reply there: {_quote(replies[-1])}")
+    return lines if len(lines) > 1 else []  # only plugin messages were cut (an older note)
+
+
+def _quote(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _QUOTE_CHARS else flat[: _QUOTE_CHARS - 1] + "…"
+
+
+def _plugin_message(text: str, form: str) -> HumanMessage:
+    return HumanMessage(content=text, additional_kwargs={_KEY: plugin_metadata(form)})

@@ -119,15 +119,23 @@ def extract_paths(args: Any) -> list[str]:
     observed, not accepted, and end up in the signal rows.
     """
     found: list[str] = []
+    for key, text in string_arguments(args):
+        named = key is not None and key.lower() in PATH_ARGUMENT_KEYS
+        if (named and text and "\n" not in text and len(text) <= _MAX_PATH_CHARS) or _pathlike(
+            text
+        ):
+            found.append(safe_text(text))
+    return found
+
+
+def string_arguments(args: Any) -> list[tuple[str | None, str]]:
+    """``(key, stripped text)`` of every string in a tool call's arguments, in order: nested
+    dicts and lists are searched one level deep (a list item takes its list's key)."""
+    found: list[tuple[str | None, str]] = []
 
     def take(key: str | None, value: Any, depth: int) -> None:
         if isinstance(value, str):
-            text = value.strip()
-            named = key is not None and key.lower() in PATH_ARGUMENT_KEYS
-            if (named and text and "\n" not in text and len(text) <= _MAX_PATH_CHARS) or _pathlike(
-                text
-            ):
-                found.append(safe_text(text))
+            found.append((key, value.strip()))
         elif depth < 2 and isinstance(value, Mapping):
             for k, v in value.items():
                 take(safe_text(k), v, depth + 1)

@@ -28,12 +28,18 @@ import sqlalchemy as sa
 
 from langgraph_mnemon.contracts import safe_text
 from langgraph_mnemon.memory_layers.messages import MessageText, messages_chars
-from langgraph_mnemon.memory_layers.mnemos._scope import dir_key, extract_paths, normalize_path
+from langgraph_mnemon.memory_layers.mnemos._scope import (
+    dir_key,
+    extract_paths,
+    normalize_path,
+    string_arguments,
+)
 from langgraph_mnemon.memory_layers.mnemos.schema import SIGNALS
 
 __all__ = [
     "Observation",
     "SignalSource",
+    "is_edit_tool",
     "is_read_only_tool",
     "observe",
     "resource_key",
@@ -101,6 +107,45 @@ def is_read_only_tool(name: str, extra: Iterable[str] = ()) -> bool:
         return True
     words = [w for w in _WORDS.split(_CAMEL.sub(" ", name).lower()) if w]
     return bool(words) and words[0] in _READ_VERBS
+
+
+_EDIT_VERBS = frozenset(
+    {
+        "edit",
+        "write",
+        "create",
+        "patch",
+        "apply",
+        "replace",
+        "update",
+        "delete",
+        "remove",
+        "move",
+        "rename",
+        "append",
+        "insert",
+        "modify",
+        "save",
+        "mkdir",
+        "rm",
+        "mv",
+        "touch",
+    }
+)
+
+
+def is_edit_tool(name: str | None) -> bool:
+    """Whether a tool name changes files (``edit_file``, ``str_replace_based_edit_tool``...).
+
+    A tool that neither reads nor edits (``run_tests``, ``bash``) only *touches* the paths it
+    names: resume does not list them as edited.
+
+    Example:
+        >>> is_edit_tool("write_file"), is_edit_tool("run_tests")
+        (True, False)
+    """
+    words = _WORDS.split(_CAMEL.sub(" ", name or "").lower())
+    return any(w in _EDIT_VERBS for w in words)
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,22 +231,8 @@ def resource_key(name: str, args: Any, *, path: str | None = None) -> str:
 
 
 def _string_args(args: Any) -> list[tuple[str | None, str]]:
-    """(key, text) of the string arguments, two levels deep like ``extract_paths``."""
-    found: list[tuple[str | None, str]] = []
-
-    def take(key: str | None, value: Any, depth: int) -> None:
-        if isinstance(value, str):
-            if value.strip() and len(value) <= _MAX_KEY_VALUE:
-                found.append((key, value.strip()))
-        elif depth < 2 and isinstance(value, Mapping):
-            for k, v in value.items():
-                take(safe_text(k), v, depth + 1)
-        elif depth < 2 and isinstance(value, (list, tuple)):
-            for v in value:
-                take(key, v, depth + 1)
-
-    take(None, args, 0)
-    return found
+    """(key, text) of the short, non-blank string arguments (see ``string_arguments``)."""
+    return [(k, v) for k, v in string_arguments(args) if v and len(v) <= _MAX_KEY_VALUE]
 
 
 def _normal_url(url: str) -> str:

@@ -29,6 +29,7 @@ from langgraph_mnemon.config import MnemosConfig
 from langgraph_mnemon.errors import InvalidInputError
 from langgraph_mnemon.memory_layers.mnemos._models import MnemoNode, RecentFile, TaskSummary
 from langgraph_mnemon.memory_layers.mnemos._resume import compress_summary
+from langgraph_mnemon.memory_layers.mnemos._signals import is_edit_tool
 from langgraph_mnemon.memory_layers.mnemos.store import (
     fetch_nodes,
     fetch_signals,
@@ -168,7 +169,10 @@ def _recent_files(signals: Sequence[Any]) -> list[RecentFile]:
     for i, row in enumerate(signals):
         if not row.path:
             continue
-        (reads if row.read_only else edits)[row.path] += 1
+        if row.read_only:
+            reads[row.path] += 1
+        elif is_edit_tool(row.tool_name):
+            edits[row.path] += 1  # a run_tests(target=...) only touches its path
         order[row.path] = i
     paths = sorted(order, key=lambda p: (-(edits[p] + reads[p]), -order[p]))
     return [RecentFile(path=p, edits=edits[p], reads=reads[p]) for p in paths[:_MAX_RECENT_FILES]]
@@ -190,13 +194,13 @@ class _Tally:
     def _count(self, i: int, row: Any) -> None:
         if row.status == "error":
             self.errors += 1
-        if row.path:
+        if row.path and row.dir_key:
+            self.dirs[row.dir_key] += 1
+            self.last[row.dir_key] = i
+        if row.path and (row.read_only or is_edit_tool(row.tool_name)):
             name = PurePosixPath(row.path).name or row.path
             (self.reads if row.read_only else self.edits)[name] += 1
             self.last[name] = i
-            if row.dir_key:
-                self.dirs[row.dir_key] += 1
-                self.last[row.dir_key] = i
         else:
             self.others[row.tool_name or "tool"] += 1
             self.last[row.tool_name or "tool"] = i

@@ -255,3 +255,33 @@ def test_opening_a_new_file_from_many_connections_at_once(tmp_path: Path) -> Non
         for t in threads:
             t.join(30)
         assert not errors, f"round {i}: {errors[0]}"
+
+
+def test_per_call_logs_stay_bounded(tmp_path: Path) -> None:
+    """Mnemos reads before every model call: token readings and the fatigue log are trimmed to
+    their newest rows per task, and other tasks keep theirs."""
+    from langgraph_mnemon.memory_layers.mnemos import Mnemos
+    from langgraph_mnemon.memory_layers.mnemos.schema import FATIGUE_LOG, SIGNALS
+    from langgraph_mnemon.memory_layers.mnemos.store import USAGE_KEPT, trim_oldest
+
+    db = Database(create_engine(tmp_path / "m.db"), owns_engine=True)
+    mnemos = Mnemos(db)
+    for i in range(300):
+        mnemos.record_usage("busy", 1_000 + i, call_id=f"llm:{i}")
+    mnemos.record_usage("quiet", 5, call_id="llm:q")
+    for _ in range(70):
+        mnemos.fatigue("busy")
+
+    def count(table: sa.Table, task: str, *where: object) -> int:
+        with db.read() as conn:
+            query = sa.select(sa.func.count()).select_from(table).where(table.c.task_id == task)
+            return conn.execute(query.where(*where)).scalar_one()
+
+    usage = count(SIGNALS, "busy", SIGNALS.c.kind == "usage")
+    assert USAGE_KEPT <= usage < USAGE_KEPT + 64  # trimmed every 64th insert
+    assert mnemos.fatigue("busy", log=False).tokens_used == 1_299  # the newest survives
+    assert count(SIGNALS, "quiet") == 1
+    with db.write() as conn:
+        assert trim_oldest(conn, FATIGUE_LOG, "busy", 10) == count(FATIGUE_LOG, "busy") - 10
+    assert count(FATIGUE_LOG, "busy") == 10
+    db.dispose()

@@ -35,6 +35,7 @@ from langgraph_mnemon.memory_layers.mnemos._scope import (
     string_arguments,
 )
 from langgraph_mnemon.memory_layers.mnemos.schema import SIGNALS
+from langgraph_mnemon.memory_layers.mnemos.store import USAGE_KEPT, trim_now, trim_oldest
 
 __all__ = [
     "Observation",
@@ -371,7 +372,9 @@ def store_usage(
         "created_at": moment,
         **values,
     }
-    conn.execute(sa.insert(SIGNALS).values(**row))
+    result = conn.execute(sa.insert(SIGNALS).values(**row))
+    if trim_now(result):  # one reading per model call: keep the newest few
+        trim_oldest(conn, SIGNALS, task, USAGE_KEPT, SIGNALS.c.kind == "usage")
 
 
 # --- reading a message list ----------------------------------------------------------------

@@ -609,9 +609,37 @@ def latest_usage(conn: Connection, task_id: str) -> Any:
     ).first()
 
 
+FATIGUE_KEPT = 1_000
+"""Logged fatigue readings kept per task (Mnemos reads before every model call)."""
+USAGE_KEPT = 100
+"""Token readings kept per task: only the newest is read; a few more keep re-observed ids."""
+_TRIM_EVERY = 64
+
+
+def trim_oldest(conn: Connection, table: sa.Table, task_id: str, keep: int, *where: Any) -> int:
+    """Delete all but the newest ``keep`` rows of ``task_id`` in ``table`` (matching ``where``).
+
+    Returns:
+        How many rows were deleted.
+    """
+    scope = (table.c.task_id == task_id, *where)
+    cutoff = conn.execute(
+        sa.select(table.c.seq).where(*scope).order_by(table.c.seq.desc()).offset(keep).limit(1)
+    ).scalar()
+    if cutoff is None:
+        return 0
+    return conn.execute(sa.delete(table).where(*scope, table.c.seq <= cutoff)).rowcount or 0
+
+
+def trim_now(result: Any) -> bool:
+    """Whether an insert's new ``seq`` is one that trims its log (every 64th: amortised)."""
+    key = result.inserted_primary_key
+    return bool(key) and isinstance(key[0], int) and key[0] % _TRIM_EVERY == 0
+
+
 def insert_fatigue(conn: Connection, reading: FatigueReading) -> None:
-    """Append a reading to the fatigue log."""
-    conn.execute(
+    """Append a reading to the fatigue log (the newest :data:`FATIGUE_KEPT` per task stay)."""
+    result = conn.execute(
         sa.insert(FATIGUE_LOG).values(
             task_id=reading.task_id,
             token_utilization=reading.token_utilization,
@@ -625,6 +653,8 @@ def insert_fatigue(conn: Connection, reading: FatigueReading) -> None:
             computed_at=reading.computed_at.timestamp(),
         )
     )
+    if trim_now(result):
+        trim_oldest(conn, FATIGUE_LOG, reading.task_id, FATIGUE_KEPT)
 
 
 def list_fatigue(

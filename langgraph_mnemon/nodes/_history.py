@@ -4,7 +4,8 @@ An AI message that calls tools and the tool messages answering it form one group
 rejects a history where a tool message lost its call, or a call lost its answer. Compaction
 therefore cuts only at group boundaries and puts one summary message in place of what it cut.
 The tail kept is sized either by a message count (:func:`compact_history`) or by a token budget
-(:func:`compact_to_budget`, what Mnemos does at EMERGENCY). Messages are read with
+(:func:`compact_to_budget`; Mnemos at EMERGENCY uses its cut, :func:`budget_cut`, with a resume
+note of its own). Messages are read with
 :func:`~langgraph_mnemon.memory_layers.messages.read_message`, so content blocks (Anthropic
 ``tool_use``, OpenAI responses output) count as what they are.
 

@@ -22,7 +22,11 @@ Systems, all in this process over the same text:
 The tune / check columns split the conversations (tune: conv-26, conv-30, conv-41; check:
 conv-42, conv-43) to show the defaults are not fitted to the questions they are judged on.
 
-Run:  python bench/locomo.py                       (≈1-2 minutes on 2 cores)
+  * with ``--ablation``: ``mnemon default`` without pseudo-relevance feedback (``prf=0``) and
+    without feedback and the lead-term boost (``prf=0, lead=0``), same process, same rounds.
+
+Run:  python bench/locomo.py                       (≈2-3 minutes on 2 cores, 3 rounds)
+      python bench/locomo.py --ablation            (≈4-5 minutes: two more systems)
       python bench/locomo.py --embedder hashing    (or wordllama, minilm, none)
 
 The data is read from ../shared/bench/locomo-dev.json (CC BY-NC 4.0, evaluation only; never
@@ -32,6 +36,7 @@ copied into this repository). Prints one Markdown table and exits. Not a test.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import math
@@ -56,7 +61,7 @@ from langgraph_mnemon.adapters.embeddings import (
     SentenceTransformerEmbedder,
     WordLlamaEmbedder,
 )
-from langgraph_mnemon.adapters.providers.mnemos import MnemosProvider
+from langgraph_mnemon.adapters.providers.mnemos import HybridWeights, MnemosProvider
 from langgraph_mnemon.adapters.providers.text import STOPWORDS
 from langgraph_mnemon.memory_layers.spaces import MemorySpaces
 
@@ -116,8 +121,7 @@ class SystemResult:
     ingest_seconds: float = 0.0
     ingested: int = 0
 
-    def add(self, question: Question, ranked: Sequence[str], seconds: float) -> None:
-        self.latencies.append(seconds)
+    def add(self, question: Question, ranked: Sequence[str]) -> None:
         if question.category == 5:
             self.adversarial.add(ranked, question.evidence)
             return
@@ -165,37 +169,32 @@ def _terms(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
 
 
-def _timed(fn: Callable[[], list[str]]) -> tuple[list[str], float]:
-    start = time.perf_counter()
-    ranked = fn()
-    return ranked, time.perf_counter() - start
+Query = Callable[[str], list[str]]
 
 
-def run_fts5(turns: list[Turn], questions: list[Question], result: SystemResult) -> None:
-    conn = sqlite3.connect(":memory:")
+def setup_fts5(turns: list[Turn], result: SystemResult) -> Query:
+    conn = sqlite3.connect(":memory:", check_same_thread=False)
     conn.execute("CREATE VIRTUAL TABLE t USING fts5(text, tokenize='porter')")
     start = time.perf_counter()
     conn.executemany("INSERT INTO t(rowid, text) VALUES (?, ?)", enumerate(t.text for t in turns))
     conn.commit()
     result.ingest_seconds += time.perf_counter() - start
     result.ingested += len(turns)
-    for q in questions:
-        terms = _terms(q.text)
 
-        def query(terms: list[str] = terms) -> list[str]:
-            if not terms:
-                return []
-            match = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
-            rows = conn.execute(
-                "SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT ?", (match, K)
-            ).fetchall()
-            return [turns[r[0]].dia_id for r in rows]
+    def query(text: str, limit: int = K) -> list[str]:
+        terms = _terms(text)
+        if not terms:
+            return []
+        match = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
+        rows = conn.execute(
+            "SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT ?", (match, limit)
+        ).fetchall()
+        return [turns[r[0]].dia_id for r in rows]
 
-        ranked, seconds = _timed(query)
-        result.add(q, ranked, seconds)
+    return query
 
 
-def run_bm25s(turns: list[Turn], questions: list[Question], result: SystemResult) -> None:
+def setup_bm25s(turns: list[Turn], result: SystemResult) -> Query:
     import bm25s
     import Stemmer
 
@@ -208,17 +207,15 @@ def run_bm25s(turns: list[Turn], questions: list[Question], result: SystemResult
     retriever.index(tokens, show_progress=False)
     result.ingest_seconds += time.perf_counter() - start
     result.ingested += len(turns)
-    for q in questions:
 
-        def query(text: str = q.text) -> list[str]:
-            qt = bm25s.tokenize([text], stopwords="en", stemmer=stemmer, show_progress=False)
-            if not qt.ids or not qt.ids[0]:
-                return []
-            docs, scores = retriever.retrieve(qt, k=min(K, len(turns)), show_progress=False)
-            return [turns[int(i)].dia_id for i, s in zip(docs[0], scores[0], strict=False) if s > 0]
+    def query(text: str) -> list[str]:
+        qt = bm25s.tokenize([text], stopwords="en", stemmer=stemmer, show_progress=False)
+        if not qt.ids or not qt.ids[0]:
+            return []
+        docs, scores = retriever.retrieve(qt, k=min(K, len(turns)), show_progress=False)
+        return [turns[int(i)].dia_id for i, s in zip(docs[0], scores[0], strict=False) if s > 0]
 
-        ranked, seconds = _timed(query)
-        result.add(q, ranked, seconds)
+    return query
 
 
 class DenseIndex:
@@ -239,53 +236,39 @@ class DenseIndex:
         return [self.turns[int(i)].dia_id for i in top]
 
 
-def run_dense(index: DenseIndex, questions: list[Question], result: SystemResult) -> None:
+def setup_dense(index: DenseIndex, result: SystemResult) -> Query:
     result.ingest_seconds += index.seconds
     result.ingested += len(index.turns)
-    for q in questions:
-        ranked, seconds = _timed(lambda text=q.text: index.query(text))
-        result.add(q, ranked, seconds)
+    return index.query
 
 
-def run_rrf(
-    turns: list[Turn], index: DenseIndex, questions: list[Question], result: SystemResult
-) -> None:
-    conn = sqlite3.connect(":memory:")
-    conn.execute("CREATE VIRTUAL TABLE t USING fts5(text, tokenize='porter')")
-    start = time.perf_counter()
-    conn.executemany("INSERT INTO t(rowid, text) VALUES (?, ?)", enumerate(t.text for t in turns))
-    result.ingest_seconds += time.perf_counter() - start + index.seconds
+def setup_rrf(turns: list[Turn], index: DenseIndex, result: SystemResult) -> Query:
+    lexical = setup_fts5(turns, SystemResult("scratch"))
+    result.ingest_seconds += index.seconds
     result.ingested += len(turns)
-    for q in questions:
 
-        def query(text: str = q.text) -> list[str]:
-            terms = _terms(text)
-            lexical: list[str] = []
-            if terms:
-                match = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
-                rows = conn.execute(
-                    "SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT ?", (match, K * 3)
-                ).fetchall()
-                lexical = [turns[r[0]].dia_id for r in rows]
-            dense = index.query(text)
-            fused: dict[str, float] = {}
-            for ranking in (lexical, dense):
-                for rank, dia in enumerate(ranking, start=1):
-                    fused[dia] = fused.get(dia, 0.0) + 1.0 / (60 + rank)
-            return sorted(fused, key=lambda d: -fused[d])[:K]
+    def query(text: str) -> list[str]:
+        fused: dict[str, float] = {}
+        for ranking in (lexical(text, K * 3), index.query(text)):
+            for rank, dia in enumerate(ranking, start=1):
+                fused[dia] = fused.get(dia, 0.0) + 1.0 / (60 + rank)
+        return sorted(fused, key=lambda d: -fused[d])[:K]
 
-        ranked, seconds = _timed(query)
-        result.add(q, ranked, seconds)
+    return query
 
 
-def run_mnemon(
+def setup_mnemon(
     spaces: MemorySpaces,
     sample: str,
     turns: list[Turn],
-    questions: list[Question],
     results: dict[str, SystemResult],
-) -> None:
-    """Ingest through the write path once; query with each configured policy."""
+    variants: dict[str, dict[str, float]] | None = None,
+) -> dict[str, Query]:
+    """Ingest through the write path once; one query function per configured policy. A name
+    in ``variants`` searches with the provider's weights changed by those fields (the
+    ablation), the others with the provider's own."""
+    native = spaces.provider("mnemos")
+    default = native.weights  # type: ignore[attr-defined]
     space = spaces.create_space(f"LoCoMo {sample}", space_id=sample).space
     assert space is not None
     start = time.perf_counter()
@@ -302,18 +285,54 @@ def run_mnemon(
         )
         assert all(r.committed for r in receipts), receipts[:1]
     seconds = time.perf_counter() - start
+    queries: dict[str, Query] = {}
     for name, result in results.items():
         result.ingest_seconds += seconds
         result.ingested += len(turns)
         policy = "exhaustive-v1" if "exhaustive" in name else None
-        for q in questions:
 
-            def query(text: str = q.text, policy: str | None = policy) -> list[str]:
-                found = spaces.search(text, limit=K, space_ids=[space.id], policy=policy)
-                return [str(r.metadata.get("dia_id")) for r in found.results]
+        weights = dataclasses.replace(default, **(variants or {}).get(name, {}))
 
-            ranked, took = _timed(query)
-            result.add(q, ranked, took)
+        def query(
+            text: str,
+            policy: str | None = policy,
+            space_id: str = space.id,
+            weights: HybridWeights = weights,
+        ) -> list[str]:
+            native.weights = weights  # type: ignore[attr-defined]
+            found = spaces.search(text, limit=K, space_ids=[space_id], policy=policy)
+            return [str(r.metadata.get("dia_id")) for r in found.results]
+
+        queries[name] = query
+    return queries
+
+
+def measure(
+    systems: Sequence[SystemResult],
+    queries: Sequence[dict[str, Query]],
+    questions: Sequence[list[Question]],
+    rounds: int,
+) -> None:
+    """Run every system on every question ``rounds`` times, rotating the order of the systems
+    each round; quality from the first round (rankings are deterministic), each question's
+    latency the median of its rounds."""
+    times: dict[str, list[list[float]]] = {s.name: [] for s in systems}
+    for r in range(rounds):
+        order = list(systems[r % len(systems) :]) + list(systems[: r % len(systems)])
+        for system in order:
+            took: list[float] = []
+            for conv, qs in zip(queries, questions, strict=True):
+                fn = conv[system.name]
+                for q in qs:
+                    start = time.perf_counter()
+                    ranked = fn(q.text)
+                    took.append(time.perf_counter() - start)
+                    if r == 0:
+                        system.add(q, ranked)
+            times[system.name].append(took)
+    for system in systems:
+        per_round = times[system.name]
+        system.latencies = [statistics.median(v) for v in zip(*per_round, strict=True)]
 
 
 def make_embedder(name: str) -> Any:
@@ -328,28 +347,56 @@ def make_embedder(name: str) -> Any:
     raise SystemExit(f"unknown embedder {name!r}")
 
 
-def table(results: list[SystemResult]) -> str:
+def _p95(values: Sequence[float]) -> float:
+    lat = sorted(values)
+    return lat[min(len(lat) - 1, math.ceil(0.95 * len(lat)) - 1)] * 1000 if lat else 0.0
+
+
+def table(results: list[SystemResult], baseline: SystemResult) -> str:
+    """One Markdown table; the ``÷ FTS5`` columns are ratios against the FTS5 baseline."""
     head = (
         "| system | R@1 | R@5 | R@10 | R@20 | MRR | R@5 tune | MRR tune | R@5 check | MRR check "
-        "| adv R@5 | adv MRR | p50 ms | p95 ms | ingest /s |"
+        "| adv R@5 | adv MRR | p50 ms | p95 ms | R@5 check ÷ FTS5 | MRR check ÷ FTS5 "
+        "| p95 ÷ FTS5 | ingest /s |"
     )
-    lines = [head, "|" + "---|" * 15]
+    lines = [head, "|" + "---|" * 18]
+    base_p95 = _p95(baseline.latencies) or 1e-9
+    base_r5, base_mrr = baseline.check.mean(5) or 1e-9, baseline.check.mean() or 1e-9
     for r in results:
-        lat = sorted(r.latencies)
-        p50 = statistics.median(lat) * 1000 if lat else 0.0
-        p95 = lat[min(len(lat) - 1, math.ceil(0.95 * len(lat)) - 1)] * 1000 if lat else 0.0
+        p50 = statistics.median(r.latencies) * 1000 if r.latencies else 0.0
+        p95 = _p95(r.latencies)
         rate = r.ingested / r.ingest_seconds if r.ingest_seconds else 0.0
         lines.append(
             f"| {r.name} | {r.main.mean(1):.3f} | {r.main.mean(5):.3f} | {r.main.mean(10):.3f} "
             f"| {r.main.mean(20):.3f} | {r.main.mean():.3f} | {r.tune.mean(5):.3f} "
             f"| {r.tune.mean():.3f} | {r.check.mean(5):.3f} | {r.check.mean():.3f} "
             f"| {r.adversarial.mean(5):.3f} | {r.adversarial.mean():.3f} | {p50:.2f} "
-            f"| {p95:.2f} | {rate:,.0f} |"
+            f"| {p95:.2f} | {r.check.mean(5) / base_r5:.2f}× | {r.check.mean() / base_mrr:.2f}× "
+            f"| {p95 / base_p95:.1f}× | {rate:,.0f} |"
         )
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def _ours(
+    label: str, ablation: bool
+) -> tuple[dict[str, SystemResult], dict[str, dict[str, float]]]:
+    """Our systems (default, exhaustive and, with ``ablation``, the default without feedback
+    and without feedback and lead) and the weight changes of the ablation systems."""
+    ours = {
+        f"mnemon default ({label})": SystemResult(f"mnemon default ({label})"),
+        f"mnemon exhaustive-v1 ({label})": SystemResult(f"mnemon exhaustive-v1 ({label})"),
+    }
+    variants: dict[str, dict[str, float]] = {}
+    if ablation:
+        ablations = (("no PRF", {"prf": 0.0}), ("no PRF, no lead", {"prf": 0.0, "lead": 0.0}))
+        for name, change in ablations:
+            full = f"mnemon default ({label}), {name}"
+            ours[full] = SystemResult(full)
+            variants[full] = change
+    return ours, variants
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument(
@@ -359,7 +406,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="Embedder of the plugin and of the dense baseline (default: the offline default).",
     )
     parser.add_argument("--samples", nargs="*", help="Only these sample ids.")
-    args = parser.parse_args(argv)
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="Timing rounds (median per query; default 3)."
+    )
+    parser.add_argument(
+        "--ablation",
+        action="store_true",
+        help="Also mnemon default without feedback, and without feedback and lead boost.",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = _parser().parse_args(argv)
     logging.getLogger("bm25s").setLevel(logging.WARNING)
     if not args.data.exists():
         raise SystemExit(f"LoCoMo data not found at {args.data}; pass --data")
@@ -368,10 +427,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         data = [d for d in data if d[0] in set(args.samples)]
     embedder = None if args.embedder == "wordllama" else make_embedder(args.embedder)
     label = args.embedder
-    ours = {
-        f"mnemon default ({label})": SystemResult(f"mnemon default ({label})"),
-        f"mnemon exhaustive-v1 ({label})": SystemResult(f"mnemon exhaustive-v1 ({label})"),
-    }
+    ours, variants = _ours(label, args.ablation)
     fts = SystemResult("SQLite FTS5 (porter, OR)")
     bm = SystemResult("bm25s (stopwords + Snowball)")
     dense = SystemResult(f"dense only ({label})")
@@ -391,25 +447,29 @@ def main(argv: Sequence[str] | None = None) -> None:
                 root=Path(tmp) / "root",
                 providers=[MnemosProvider(mem.database, embedder=embedder)],
             )
-        for sample, turns, questions in data:
-            run_mnemon(spaces, sample, turns, questions, ours)
-            run_fts5(turns, questions, fts)
-            run_bm25s(turns, questions, bm)
+        systems = [*ours.values(), fts, bm]
+        if embedder is not None:
+            systems += [dense, rrf]
+        queries: list[dict[str, Query]] = []
+        for sample, turns, _ in data:
+            conv = setup_mnemon(spaces, sample, turns, ours, variants)
+            conv[fts.name] = setup_fts5(turns, fts)
+            conv[bm.name] = setup_bm25s(turns, bm)
             if embedder is not None:
                 index = DenseIndex(embedder, turns)
-                run_dense(index, questions, dense)
-                run_rrf(turns, index, questions, rrf)
+                conv[dense.name] = setup_dense(index, dense)
+                conv[rrf.name] = setup_rrf(turns, index, rrf)
+            queries.append(conv)
+        measure(systems, queries, [q for _, _, q in data], max(1, args.rounds))
         spaces.close()
         mem.close()
-    systems = [*ours.values(), fts, bm]
-    if embedder is not None:
-        systems += [dense, rrf]
     questions = sum(len(q) for _, _, q in data)
     print(
         f"LoCoMo-R on {len(data)} conversations, {questions} questions with evidence "
-        f"(categories 1-4 main, 5 adversarial), top {K}."
+        f"(categories 1-4 main, 5 adversarial), top {K}; latency = median of {args.rounds} "
+        "rounds per query (systems in rotated order each round)."
     )
-    print(table(systems))
+    print(table(systems, fts))
 
 
 if __name__ == "__main__":

@@ -15,11 +15,16 @@
    ``--rounds`` writes, measured from A's acknowledged write to B's Wake that shows it (both
    read one monotonic clock: ``time.perf_counter_ns`` is system-wide on Linux).
 
-Every loop runs an uncounted warm-up first. The PostgreSQL URL comes from ``--postgres`` or
-``MNEMON_TEST_POSTGRES_URL`` (``bash .ci/start-postgres.sh`` prints one); each run uses a fresh
-schema, dropped at the end. Temp roots live under the current directory and are removed.
+Every loop runs an uncounted warm-up first. The whole set runs ``--rounds`` times (3), each
+round on fresh roots and a fresh PostgreSQL schema (dropped at the end); the table shows the
+median over the rounds of each round's p50 / p95, and of each round's ratio (the backends of a
+ratio run interleaved in that round). The PostgreSQL URL comes from ``--postgres`` or
+``MNEMON_TEST_POSTGRES_URL`` (``bash .ci/start-postgres.sh`` prints one). Temp roots live under
+the current directory and are removed. Goals: none fixed; the table shows what a served,
+multi-user deployment pays against the embedded single-user default (ratio p50).
 
-    python bench/scopes.py [--ops 300] [--turns 300] [--users 8] [--rounds 30] [--postgres URL]
+    python bench/scopes.py [--ops 200] [--turns 200] [--users 8] [--writes 20] [--rounds 3]
+                           [--postgres URL]
 """
 
 from __future__ import annotations
@@ -194,44 +199,59 @@ def replica_latency(tmp: Path, pg: str, rounds: int) -> tuple[float, float]:
     return summary(latencies)
 
 
+def one_round(postgres: str, args: argparse.Namespace) -> list[tuple[str, tuple, tuple]]:
+    """Every section once; rows of (measurement, (p50, p95), baseline (p50, p95) or None)."""
+    with tempfile.TemporaryDirectory(dir=".") as folder, pg_schema(postgres) as pg:
+        tmp = Path(folder)
+        storage = storage_rows(tmp, pg, args.ops)
+        single, scoped = turn_rows(tmp, args.turns, args.users)
+    with tempfile.TemporaryDirectory(dir=".") as folder, pg_schema(postgres) as pg:
+        replica = replica_latency(Path(folder), pg, args.writes)
+    files = storage[0]
+    rows = []
+    for k, kind in ((1, "Runtime add"), (2, "Document create")):
+        rows.append((f"{kind}, files backend", files[k], None))
+        rows.extend((f"{kind}, {row[0]} vs files", row[k], files[k]) for row in storage[1:])
+    rows.append(("begin + end of a turn, single local scope (files)", single, None))
+    rows.append((f"begin + end, {args.users} users x one project vs single", scoped, single))
+    rows.append(("two replicas on one PostgreSQL: a Runtime write to the other's next Wake",
+                 replica, None))  # fmt: skip
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ops", type=int, default=300)
-    parser.add_argument("--turns", type=int, default=300)
+    parser.add_argument("--ops", type=int, default=200, help="adds and creates per backend")
+    parser.add_argument("--turns", type=int, default=200, help="turns per scope")
     parser.add_argument("--users", type=int, default=8)
-    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--writes", type=int, default=20, help="replica writes per round")
+    parser.add_argument("--rounds", type=int, default=3, help="times the whole set runs")
     parser.add_argument("--postgres", default=os.environ.get("MNEMON_TEST_POSTGRES_URL"))
     args = parser.parse_args()
     if not args.postgres:
         sys.exit("set --postgres or MNEMON_TEST_POSTGRES_URL (bash .ci/start-postgres.sh)")
-    with tempfile.TemporaryDirectory(dir=".") as folder, pg_schema(args.postgres) as pg:
-        tmp = Path(folder)
-        storage = storage_rows(tmp, pg, args.ops)
-        single, scoped = turn_rows(tmp, args.turns, args.users)
-    with tempfile.TemporaryDirectory(dir=".") as folder, pg_schema(args.postgres) as pg:
-        replica = replica_latency(Path(folder), pg, args.rounds)
-    base_add, base_create = storage[0][1], storage[0][2]
-    print(f"\n1. Runtime add and Document create, {args.ops} ops each, ms")
-    print("| backend | add p50 / p95 | ratio p50 | create p50 / p95 | ratio p50 |")
-    print("|---|---:|---:|---:|---:|")
-    for name, add, create in storage:
-        print(
-            f"| {name} | {add[0]:.2f} / {add[1]:.2f} | {add[0] / base_add[0]:.2f}x "
-            f"| {create[0]:.2f} / {create[1]:.2f} | {create[0] / base_create[0]:.2f}x |"
-        )
-    print(f"\n2. begin + end of a turn, {args.turns} turns each, {args.users} scoped users, ms")
-    print("| scope | p50 | p95 |")
-    print("|---|---:|---:|")
-    print(f"| single local scope | {single[0]:.2f} | {single[1]:.2f} |")
-    print(f"| user x project scopes | {scoped[0]:.2f} | {scoped[1]:.2f} |")
+    began = time.perf_counter()
+    rounds = [one_round(args.postgres, args) for _ in range(args.rounds)]
+    took = time.perf_counter() - began
     print(
-        f"| ratio scoped / single | {scoped[0] / single[0]:.2f}x | {scoped[1] / single[1]:.2f}x |"
+        f"\nShared storage and scopes, ms, medians of {args.rounds} rounds ({args.ops} ops per "
+        f"backend, {args.turns} turns per scope, {args.writes} replica writes each; {took:.0f} s)"
     )
-    print(f"\n3. Two replicas on one PostgreSQL, write to visible in the next Wake, {args.rounds} "
-          "writes, ms")  # fmt: skip
-    print("| p50 | p95 |")
-    print("|---:|---:|")
-    print(f"| {replica[0]:.2f} | {replica[1]:.2f} |")
+    print("| measurement | p50 | p95 | baseline p50 | baseline p95 | ratio p50 | ratio p95 |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for i, (name, _, base) in enumerate(rounds[0]):
+        ours = [r[i][1] for r in rounds]
+        cells = [f"{statistics.median(v[q] for v in ours):.2f}" for q in (0, 1)]
+        if base is None:
+            cells += ["–"] * 4
+        else:
+            bases = [r[i][2] for r in rounds]
+            cells += [f"{statistics.median(b[q] for b in bases):.2f}" for q in (0, 1)]
+            cells += [
+                f"{statistics.median(o[q] / b[q] for o, b in zip(ours, bases, strict=True)):.2f}x"
+                for q in (0, 1)
+            ]
+        print(f"| {name} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -18,10 +18,16 @@ free loopback port and is measured:
    (``create_agent(..., checkpointer=mem.checkpointer())`` invoked directly). The served
    baseline carries the dev server's own queue latency (its in-memory queue polls every 0.5 s).
 
-Every loop runs an uncounted warm-up first. Roots live under a temp folder and are removed.
+Every measurement runs ``--rounds`` times (3) against one server per database, the five loops of
+a round in a rotated order (served 8 clients, served 1 client, in-process search, served turns,
+in-process turns), each round on its own slice of distinct queries; the table shows the median
+over the rounds of each round's p50 / p95 / rate, and of each round's ratio. The first round's
+loops run an uncounted warm-up first. Roots live under a temp folder and are removed. Goals: the
+control plane adds little to a search (1-client ratio near 1x) and the memory adds little to a
+served turn (ratio to bare near 1x). The default run takes about 4 minutes (two databases).
 
-    python bench/serve.py [--memories 2000] [--clients 8] [--requests 50] [--turns 40]
-                          [--postgres postgresql://...]
+    python bench/serve.py [--memories 2000] [--clients 8] [--requests 50] [--turns 8]
+                          [--rounds 3] [--postgres postgresql://...]
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -84,7 +90,9 @@ def seed(root: Path, memories: int, database_url: str | None) -> list[str]:
     return queries
 
 
-def direct_search(url: str, queries: list[str], clients: int, requests: int) -> dict[str, float]:
+def direct_search(
+    url: str, queries: list[str], clients: int, requests: int, warmup: int = WARMUP
+) -> dict[str, float]:
     latencies: list[float] = []
     errors: list[str] = []
     lock = threading.Lock()
@@ -92,7 +100,7 @@ def direct_search(url: str, queries: list[str], clients: int, requests: int) -> 
     def client(index: int) -> None:
         own = queries[index * requests : (index + 1) * requests]
         with httpx.Client(base_url=url, timeout=60) as http:
-            for q in queries[-WARMUP:]:
+            for q in queries[len(queries) - warmup :]:
                 http.post("/mnemon/api/recall", json={"query": q, "limit": 10})
             barrier.wait()
             for q in own:
@@ -122,10 +130,12 @@ def direct_search(url: str, queries: list[str], clients: int, requests: int) -> 
     }
 
 
-def inprocess_search(root: Path, queries: list[str], database_url: str | None) -> dict[str, float]:
+def inprocess_search(
+    root: Path, queries: list[str], database_url: str | None, warmup: int = WARMUP
+) -> dict[str, float]:
     settings = {"database_url": database_url} if database_url else {}
     with Mnemon.open(root, **settings) as mem:
-        for q in queries[-WARMUP:]:
+        for q in queries[len(queries) - warmup :]:
             mem.spaces.search(q, limit=10)
         latencies = []
         t_all = time.perf_counter()
@@ -146,11 +156,11 @@ def _turn_input(i: int) -> dict[str, Any]:
     return {"messages": [{"role": "user", "content": text}]}
 
 
-def served_turns(url: str, turns: int) -> dict[str, list[float]]:
+def served_turns(url: str, turns: int, warmup: int = WARMUP) -> dict[str, list[float]]:
     """Our agent and the bare baseline, interleaved (the order alternates) so drift cancels."""
     client = get_sync_client(url=url, api_key=None)
     out: dict[str, list[float]] = {"mnemon_agent": [], "bare_agent": []}
-    for i in range(WARMUP + turns):
+    for i in range(warmup + turns):
         order = list(out) if i % 2 == 0 else list(reversed(out))
         for graph in order:
             thread = client.threads.create()["thread_id"]
@@ -159,12 +169,14 @@ def served_turns(url: str, turns: int) -> dict[str, list[float]]:
             dt = time.perf_counter() - t0
             if not any(m["type"] == "tool" for m in result["messages"]):
                 raise SystemExit(f"the served {graph} turn made no tool call: {result}")
-            if i >= WARMUP:
+            if i >= warmup:
                 out[graph].append(dt)
     return out
 
 
-def inprocess_turns(root: Path, turns: int, database_url: str | None) -> list[float]:
+def inprocess_turns(
+    root: Path, turns: int, database_url: str | None, warmup: int = WARMUP
+) -> list[float]:
     settings: dict[str, Any] = {"idle_review": {"delay_ms": 600_000}}
     if database_url:
         settings["database_url"] = database_url
@@ -176,12 +188,12 @@ def inprocess_turns(root: Path, turns: int, database_url: str | None) -> list[fl
             checkpointer=mem.checkpointer(),
         )
         out = []
-        for i in range(WARMUP + turns):
+        for i in range(warmup + turns):
             config = {"configurable": {"thread_id": uuid.uuid4().hex}}
             t0 = time.perf_counter()
             agent.invoke(_turn_input(i), config)
             dt = time.perf_counter() - t0
-            if i >= WARMUP:
+            if i >= warmup:
                 out.append(dt)
     return out
 
@@ -190,16 +202,71 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms"
 
 
+def one_round(
+    r: int, server_url: str, root: Path, url: str | None, queries: list[str], args: Any
+) -> dict[str, Any]:
+    """The five loops of round ``r`` in a rotated order, on the round's slice of queries."""
+    n = args.clients * args.requests
+    own = queries[r * n : (r + 1) * n]
+    warm = WARMUP if r == 0 else 1
+    agent_root = root.parent / f"{root.name}-agent"
+    loops: dict[str, Callable[[], Any]] = {
+        "search": lambda: direct_search(server_url, own, args.clients, args.requests, warm),
+        "alone": lambda: direct_search(server_url, own[::-1], 1, args.requests, warm),
+        "base_search": lambda: inprocess_search(root, own, url, warm),
+        "turns": lambda: served_turns(server_url, args.turns, warm),
+        "base_turns": lambda: inprocess_turns(agent_root, args.turns, url, warm),
+    }
+    names = list(loops)
+    names = names[r % len(names) :] + names[: r % len(names)]
+    return {name: loops[name]() for name in names}
+
+
+def table_rows(store: str, clients: int, rounds: list[dict[str, Any]]) -> list[list[str]]:
+    """One store's rows: each figure the median over the rounds (ratios per round first)."""
+
+    def med(fn: Callable[[dict[str, Any]], float]) -> float:
+        return statistics.median(fn(r) for r in rounds)
+
+    def turn(r: dict[str, Any], graph: str, q: float) -> float:
+        return percentile(r["turns"][graph], q)
+
+    ours_p50 = med(lambda r: turn(r, "mnemon_agent", 0.5))
+    bare_p50 = med(lambda r: turn(r, "bare_agent", 0.5))
+    base_p50 = med(lambda r: percentile(r["base_turns"], 0.5))
+    return [
+        [store, f"direct search, served, {clients} clients", ms(med(lambda r: r["search"]["p50"])),
+         ms(med(lambda r: r["search"]["p95"])), f"{med(lambda r: r['search']['rps']):.0f}",
+         "in-process search, 1 client", ms(med(lambda r: r["base_search"]["p50"])),
+         f"{med(lambda r: r['base_search']['rps']):.0f}", "–",
+         f"{med(lambda r: r['search']['rps'] / r['base_search']['rps']):.2f}× req/s"],
+        [store, "direct search, served, 1 client", ms(med(lambda r: r["alone"]["p50"])),
+         ms(med(lambda r: r["alone"]["p95"])), f"{med(lambda r: r['alone']['rps']):.0f}",
+         "in-process search, 1 client", ms(med(lambda r: r["base_search"]["p50"])),
+         f"{med(lambda r: r['base_search']['rps']):.0f}",
+         ms(med(lambda r: r["alone"]["p50"] - r["base_search"]["p50"])),
+         f"{med(lambda r: r['alone']['p50'] / r['base_search']['p50']):.2f}× p50"],
+        [store, "agent turn, served", ms(ours_p50),
+         ms(med(lambda r: turn(r, "mnemon_agent", 0.95))), "–", "bare agent, served",
+         ms(bare_p50), "–",
+         ms(med(lambda r: turn(r, "mnemon_agent", 0.5) - turn(r, "bare_agent", 0.5))),
+         f"{med(lambda r: turn(r, 'mnemon_agent', 0.5) / turn(r, 'bare_agent', 0.5)):.2f}× p50"],
+        [store, "agent turn, in-process", ms(base_p50),
+         ms(med(lambda r: percentile(r["base_turns"], 0.95))), "–", "–", "–", "–", "–", "–"],
+    ]  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--memories", type=int, default=2000)
     parser.add_argument("--clients", type=int, default=8)
-    parser.add_argument("--requests", type=int, default=50, help="per client")
-    parser.add_argument("--turns", type=int, default=40)
+    parser.add_argument("--requests", type=int, default=50, help="per client and round")
+    parser.add_argument("--turns", type=int, default=8, help="per graph and round")
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--postgres", default=os.environ.get("MNEMON_TEST_POSTGRES_URL"))
     args = parser.parse_args()
-    if args.memories < args.clients * args.requests:
-        parser.error("--memories must be at least --clients × --requests (distinct queries)")
+    if args.memories < args.rounds * args.clients * args.requests:
+        parser.error("--memories must be at least --rounds × --clients × --requests")
 
     backends: list[tuple[str, str | None]] = [("SQLite", None)]
     if args.postgres:
@@ -207,53 +274,35 @@ def main() -> None:
     else:
         print("PostgreSQL skipped: pass --postgres URL (bash .ci/start-postgres.sh prints one)")
 
-    rows = []
-    with tempfile.TemporaryDirectory(prefix="bench-serve-", dir=".") as tmp:
+    rows: list[list[str]] = []
+    began = time.perf_counter()
+    # "tmp..." in the checkout: .gitignore's /tmp*/ keeps a running bench's roots out of git.
+    with tempfile.TemporaryDirectory(prefix="tmp-bench-serve-", dir=".") as tmp:
         for name, url in backends:
             if url:
                 url = fresh_database(url)
             root = Path(tmp) / name.lower()
             print(f"[{name}] seeding {args.memories} memories ...", file=sys.stderr)
             queries = seed(root, args.memories, url)
-            base_search = inprocess_search(root, queries[: args.requests * args.clients], url)
-            base_turns = inprocess_turns(Path(tmp) / f"{name.lower()}-agent", args.turns, url)
             with served(root, url) as server_url:
-                alone = direct_search(server_url, queries[::-1], 1, args.requests)
-                search = direct_search(server_url, queries, args.clients, args.requests)
-                turns = served_turns(server_url, args.turns)
-            search["alone_p50"] = alone["p50"]
-            rows.append((name, search, base_search, turns, base_turns))
-
-    print()
+                rounds = [
+                    one_round(r, server_url, root, url, queries, args) for r in range(args.rounds)
+                ]
+            rows.extend(table_rows(name, args.clients, rounds))
+    took = time.perf_counter() - began
     print(
-        f"Control-plane direct search: {args.clients} clients × {args.requests} requests, "
-        f"{args.memories} memories, limit 10"
+        f"\nServing, medians of {args.rounds} rounds: direct search ({args.clients} clients × "
+        f"{args.requests} requests a round, {args.memories} memories, limit 10) and a full "
+        f"agent turn (demo agent, scripted model, one tool call, {args.turns} turns a round); "
+        f"{took:.0f} s"
     )
     print(
-        "| store | served p50 | served p95 | served req/s | 1 client p50 | in-process p50 | "
-        "in-process req/s | 1-client ratio | req/s ratio |"
+        "| store | measurement | p50 | p95 | per s | baseline | baseline p50 | baseline per s "
+        "| added p50 | ratio |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name, search, base, _, _ in rows:
-        print(
-            f"| {name} | {ms(search['p50'])} | {ms(search['p95'])} | {search['rps']:.0f} | "
-            f"{ms(search['alone_p50'])} | {ms(base['p50'])} | {base['rps']:.0f} | "
-            f"{search['alone_p50'] / base['p50']:.1f}× | {search['rps'] / base['rps']:.2f}× |"
-        )
-    print()
-    print(f"Full agent turn (demo agent, scripted model, one tool call), {args.turns} turns")
-    print(
-        "| store | served p50 | served p95 | bare served p50 | in-process p50 | "
-        "memory cost (p50 − bare) | ratio to bare |"
-    )
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    for name, _, _, turns, base in rows:
-        ours, bare = turns["mnemon_agent"], turns["bare_agent"]
-        p50, b50 = statistics.median(ours), statistics.median(bare)
-        print(
-            f"| {name} | {ms(p50)} | {ms(percentile(ours, 0.95))} | {ms(b50)} | "
-            f"{ms(statistics.median(base))} | {ms(p50 - b50)} | {p50 / b50:.2f}× |"
-        )
+    print("|---|---|---:|---:|---:|---|---:|---:|---:|---:|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
 
 
 @contextmanager

@@ -773,15 +773,10 @@ class Mnemon:
             >>> mem.remember(WriteCandidate(content="Deploys freeze on Fridays.")).status
             'committed'
         """
-        from langgraph_mnemon.memory_layers.write_worker import WriteCandidate
+        from langgraph_mnemon.nodes.write_worker import remember
 
-        if not isinstance(candidate, WriteCandidate):
-            raise InvalidInputError("remember() takes a WriteCandidate")
-        self.kernel.admit("memory_spaces", "write")
-        out = self._graph("write_worker").invoke({"candidate": candidate})
-        if "receipt" not in out:
-            raise ProviderError(f"the memory was not stored: {out.get('error')}")
-        return out["receipt"]
+        graph = self._graph
+        return remember(self.spaces, self.worker_model, candidate, lambda: graph("write_worker"))
 
     def query(self, question: str, *, space_ids: list[str] | None = None) -> QueryAnswer:
         """Answer ``question`` from direct-search evidence; citations are real rows only.

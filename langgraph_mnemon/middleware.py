@@ -1,12 +1,14 @@
 """``MnemonMiddleware``: the turn lifecycle for ``langchain.agents.create_agent``.
 
-Before the agent: begin the turn (``mem.turns``: pin its view, append the Wake when it changed
-and the one cue). Before every model call: Mnemos observes the request's messages and acts on
-the task's fatigue (checkpoint, REM warning, EMERGENCY compaction of the history, see
-:mod:`langgraph_mnemon.nodes.mnemos`). Around every model call: add the system sections (the
-Runtime Memory protocol and routing guidance, byte-stable across writes). After the agent: end
-the turn (record its activity, release it). The hooks are the turn subgraph's node functions
-(:mod:`langgraph_mnemon.nodes.turn`).
+Everything runs inside the agent's model node (``wrap_model_call``), so the middleware adds no
+graph step, checkpoint or write batch of its own. The first model call of a turn begins it
+(``mem.turns``: pin its view, the Wake when it changed and the one cue, in front of the model's
+answer in the thread); before every model call Mnemos observes the request's messages and acts
+on the task's fatigue (checkpoint, REM warning, EMERGENCY compaction of the history, see
+:mod:`langgraph_mnemon.nodes.mnemos`); every call gets the system sections (the Runtime Memory
+protocol and routing guidance, byte-stable across writes); a response without tool calls ends
+the turn (record its activity, release it). The logic is :mod:`langgraph_mnemon.nodes.agent_turn`
+over the turn subgraph's node functions (:mod:`langgraph_mnemon.nodes.turn`).
 
 Memory never ends the agent's run: a failing hook is logged, recorded in ``mem.health`` (shown
 by ``mem.status().health``) and skipped; the agent's messages and model request stay untouched.
@@ -25,14 +27,16 @@ from collections.abc import Awaitable, Callable
 from typing import Any, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest
+from langchain.agents.middleware.types import ExtendedModelResponse, ModelResponse
 from langchain_core.messages import SystemMessage
 from langgraph.config import get_config
+from langgraph.types import Command
 
 from langgraph_mnemon.memory_layers.kernel import acting
 from langgraph_mnemon.memory_layers.turns import system_sections
 from langgraph_mnemon.nodes import memory_step
-from langgraph_mnemon.nodes.mnemos import model_call_update
-from langgraph_mnemon.nodes.turn import DEGRADED_TURN, TurnHost, begin_update, end_update
+from langgraph_mnemon.nodes.agent_turn import CallPlan, finish_call, plan_call, release_begun
+from langgraph_mnemon.nodes.turn import DEGRADED_TURN, TurnHost
 
 __all__ = ["MnemonAgentState", "MnemonMiddleware"]
 
@@ -94,46 +98,68 @@ class MnemonMiddleware(AgentMiddleware[MnemonAgentState]):
     def name(self) -> str:
         return "MnemonMiddleware"
 
-    def before_agent(self, state: MnemonAgentState, runtime: Any) -> dict[str, Any] | None:
-        return begin_update(
-            self.mem,
-            get_config(),
-            state.get("messages"),
-            agent_id=self.agent_id,
-            root=self.root,
-            retained=self.retained,
+    # No before_agent / before_model / after_agent hooks: each would be a graph node of its
+    # own (a checkpoint and a write batch per turn or per model call). The lifecycle runs
+    # inside the model node instead (``nodes.agent_turn``).
+
+    def _plan(self, request: ModelRequest) -> CallPlan:
+        """Begin the turn (first call), tend the task; guarded: never fails the call."""
+        state = request.state or {}
+        # "lifecycle": a step name of its own, so its success never clears another step's
+        # failure (the begin, end and Mnemos steps inside guard and record themselves).
+        with acting("automatic"), memory_step(self.mem.health, "lifecycle"):
+            return plan_call(
+                self.mem,
+                get_config(),
+                state.get("messages"),
+                state.get("mnemon_turn"),
+                agent_id=self.agent_id,
+                root=self.root,
+                retained=self.retained,
+            )
+        return CallPlan(turn_id=None)  # memory failed: no turn for this call
+
+    def _request(self, request: ModelRequest, plan: CallPlan) -> ModelRequest:
+        """The request the model gets: the plan's messages, then the system sections."""
+        if plan.before:
+            request = request.override(messages=plan.model_messages(request.messages))
+        return self._with_sections(request, plan.turn_id)
+
+    def _finish(self, plan: CallPlan, response: Any) -> Any:
+        """The response with the plan's messages in front and the turn's state update."""
+        result = response if isinstance(response, ModelResponse) else _as_response(response)
+        update: dict[str, Any] = {}
+        with acting("automatic"), memory_step(self.mem.health, "lifecycle"):
+            update = finish_call(
+                self.mem,
+                get_config(),
+                plan,
+                result.result,
+                root=self.root,
+                structured=result.structured_response,
+            )
+        if not plan.before and not update:
+            return response
+        # In front of the answer, in the model node's own update: the thread reads as if a
+        # hook node had appended them before the call (``[request, cue, Wake, answer]``).
+        merged = ModelResponse(
+            result=[*plan.before, *result.result], structured_response=result.structured_response
         )
+        if not update:
+            return merged
+        return ExtendedModelResponse(model_response=merged, command=Command(update=update))
 
-    def after_agent(self, state: MnemonAgentState, runtime: Any) -> dict[str, Any] | None:
-        turn_id = state.get("mnemon_turn")
-        return end_update(self.mem, get_config(), turn_id, state.get("messages"), root=self.root)
+    def _release(self, plan: CallPlan) -> None:
+        with acting("automatic"), memory_step(self.mem.health, "lifecycle"):
+            release_begun(self.mem, plan)
 
-    def before_model(self, state: MnemonAgentState, runtime: Any) -> dict[str, Any] | None:
-        # The update goes through the state's add_messages reducer before the model node reads
-        # the state, so a compaction (RemoveMessage(REMOVE_ALL_MESSAGES) first) is what the
-        # model is sent.
-        update = model_call_update(self.mem, get_config(), state.get("messages"), root=self.root)
-        return update or None
-
-    # The async hooks run the same sync code in a worker thread: it does file and SQL I/O, which
-    # must not block an event loop (LangGraph server raises on blocking calls in async code).
-    async def abefore_agent(self, state: MnemonAgentState, runtime: Any) -> dict[str, Any] | None:
-        return await asyncio.to_thread(self.before_agent, state, runtime)
-
-    async def abefore_model(self, state: MnemonAgentState, runtime: Any) -> dict[str, Any] | None:
-        return await asyncio.to_thread(self.before_model, state, runtime)
-
-    async def aafter_agent(self, state: MnemonAgentState, runtime: Any) -> dict[str, Any] | None:
-        return await asyncio.to_thread(self.after_agent, state, runtime)
-
-    def _with_sections(self, request: ModelRequest) -> ModelRequest:
+    def _with_sections(self, request: ModelRequest, turn_id: str | None) -> ModelRequest:
         """The request with the system sections added; unchanged when memory fails."""
         with acting("automatic"), memory_step(self.mem.health, "model-call"):
-            return self._add_sections(request)
+            return self._add_sections(request, turn_id)
         return request  # memory failed: the model gets the agent's own request
 
-    def _add_sections(self, request: ModelRequest) -> ModelRequest:
-        turn_id = request.state.get("mnemon_turn") if request.state else None
+    def _add_sections(self, request: ModelRequest, turn_id: str | None) -> ModelRequest:
         live = turn_id and turn_id != DEGRADED_TURN
         view = self.mem.turns.pinned(turn_id) if live else None
         found = system_sections(self.mem.config, view, kernel=self.mem.kernel)
@@ -149,9 +175,30 @@ class MnemonMiddleware(AgentMiddleware[MnemonAgentState]):
         return request.override(system_message=SystemMessage(content=content))
 
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
-        return handler(self._with_sections(request))
+        plan = self._plan(request)
+        try:
+            response = handler(self._request(request, plan))
+        except BaseException:
+            self._release(plan)  # a retry (or the next run) begins the turn again
+            raise
+        return self._finish(plan, response)
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[Any]]
     ) -> Any:
-        return await handler(await asyncio.to_thread(self._with_sections, request))
+        # The memory steps do file and SQL I/O: a worker thread keeps the event loop free
+        # (LangGraph server raises on blocking calls in async code).
+        plan = await asyncio.to_thread(self._plan, request)
+        try:
+            response = await handler(await asyncio.to_thread(self._request, request, plan))
+        except BaseException:
+            await asyncio.to_thread(self._release, plan)
+            raise
+        return await asyncio.to_thread(self._finish, plan, response)
+
+
+def _as_response(response: Any) -> ModelResponse:
+    """A handler's result as a ``ModelResponse`` (an ``AIMessage`` is one message)."""
+    if isinstance(response, ExtendedModelResponse):
+        return response.model_response
+    return ModelResponse(result=[response])

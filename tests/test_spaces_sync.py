@@ -138,14 +138,20 @@ def test_closing_the_host_stops_the_store_loop(tmp_path: Path) -> None:
 
     from langgraph_mnemon import Mnemon
 
+    before = set(threading.enumerate())
     mem = Mnemon.open(tmp_path / "m")
     store = mem.store()
-    store.put(("notes",), "k1", {"text": "hello"})
-    loop_thread = store._runner._thread  # other tests' hosts may run loops of the same name
-    assert loop_thread is not None
-    assert loop_thread.is_alive()
-    assert loop_thread in threading.enumerate()
+    store.put(("notes",), "k1", {"text": "hello"})  # creates the space and opens the database
+    opened = set(threading.enumerate())
+    store.put(("notes",), "k2", {"text": "world"})
+    assert store.get(("notes",), "k1").value == {"text": "hello"}
+    assert set(threading.enumerate()) == opened  # sync put/get are plain calls: no new thread
+    assert "k1" in [i.key for i in store.search(("notes",), query="hello")]
+    started = set(threading.enumerate()) - before
+    assert any(t.is_alive() for t in started)  # the host's loop (the sync recall runs on it)
     mem.close()
-    assert not loop_thread.is_alive()
-    assert store.get(("notes",), "k1").value == {"text": "hello"}  # starts again on use
+    for thread in started:
+        thread.join(timeout=5)
+    assert not any(t.is_alive() for t in started)  # Mnemon.close() leaves no thread behind
+    assert store.get(("notes",), "k1").value == {"text": "hello"}  # reopens on use
     mem.close()

@@ -47,7 +47,9 @@ from langgraph_mnemon.memory_layers.mnemos.schema import (
     LG_WRITES,
     NODES,
 )
-from langgraph_mnemon.storage.db import advisory_lock
+
+# _lock_id: the same lock key as advisory_lock, sent inside put's pipeline.
+from langgraph_mnemon.storage.db import _lock_id, advisory_lock
 
 __all__ = [
     "DeltaPruneError",
@@ -63,11 +65,13 @@ __all__ = [
     "prune",
     "put",
     "put_writes",
+    "put_writes_single",
 ]
 
 _LOCK_SCOPE = "mnemon-lg-thread"
 _BATCH = 400
 _DIRECT_INSERTS = 4
+_PG_SHARED_LOCK = "SELECT pg_advisory_xact_lock_shared(%s)"
 
 
 class DeltaPruneError(MnemonError, NotImplementedError):
@@ -172,10 +176,14 @@ def _store_items(
 
 def put(conn: Connection, st: Statements, req: PutRequest) -> None:
     """Store a checkpoint, the blobs of its changed channels, new list elements and its
-    CheckpointNode, atomically."""
-    advisory_lock(conn, _LOCK_SCOPE, req.thread_id, shared=True)
-    cur = Cursor(conn)
-    try:
+    CheckpointNode, atomically (on PostgreSQL pipelined: a round trip for the thread lock and
+    the base list, one per new element, one for the rest)."""
+    req.inserted.clear()  # a batch that was rolled back runs the put again
+    with Cursor(conn, pipeline=True) as cur:
+        if st.dialect == "postgresql":
+            # The shared lock of the thread (delete / prune take it exclusively), queued with
+            # the statements after it rather than a round trip of its own.
+            cur.run(_PG_SHARED_LOCK, (_lock_id(_LOCK_SCOPE, req.thread_id),))
         ids: dict[bytes, int] = {}
         for value in req.blobs:
             if value.type == ITEMS_TYPE:
@@ -203,21 +211,28 @@ def put(conn: Connection, st: Statements, req: PutRequest) -> None:
             ),
         )
         cur.run(st.upsert_node, st.node_row(req.node))
-    finally:
-        cur.close()
 
 
 def put_writes(
     conn: Connection, st: Statements, rows: list[tuple[Any, ...]], replace: bool
 ) -> None:
-    """Insert writes; ``replace`` upserts (used when every write is a special channel)."""
+    """Insert writes; ``replace`` upserts (used when every write is a special channel). On
+    PostgreSQL the rows are pipelined with the transaction's BEGIN (one round trip)."""
     if not rows:
         return
-    cur = Cursor(conn)
-    try:
+    with Cursor(conn, pipeline=True) as cur:
         cur.many(st.upsert_write if replace else st.insert_write, rows)
-    finally:
-        cur.close()
+
+
+def put_writes_single(
+    conn: Connection, st: Statements, rows: list[tuple[Any, ...]], replace: bool
+) -> None:
+    """:func:`put_writes` as one multi-row statement, for an autocommit connection: atomic on
+    its own, so it costs one round trip (no BEGIN / COMMIT)."""
+    if not rows:
+        return
+    with Cursor(conn) as cur:
+        cur.run(st.writes_rows(len(rows), replace), [v for row in rows for v in row])
 
 
 # --------------------------------------------------------------------------------------------

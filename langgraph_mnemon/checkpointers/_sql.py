@@ -22,6 +22,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
+from sqlalchemy.util import await_
 
 from langgraph_mnemon.memory_layers.mnemos.schema import (
     CHECKPOINT_NODES,
@@ -139,6 +140,11 @@ class Statements:
             + ", ".join(["?"] * count)
             + ")"
         )
+
+    def writes_rows(self, count: int, replace: bool) -> str:
+        """One multi-row insert (``replace``: upsert) of ``count`` writes: a single statement,
+        atomic on its own, so PostgreSQL can run it in autocommit (one round trip)."""
+        return self._fmt(_writes_rows_sql(count, replace))
 
     def _fmt(self, sql: str) -> str:
         return sql if self.placeholder == "?" else sql.replace("?", self.placeholder)
@@ -288,6 +294,14 @@ def _bucket(count: int) -> int:
 
 
 @cache
+def _writes_rows_sql(count: int, replace: bool) -> str:
+    one = _upsert(LG_WRITES, _WRITE_COLUMNS, _WRITE_KEYS, replace)
+    head, _, conflict = one.partition(" VALUES ")
+    row, _, action = conflict.partition(") ON CONFLICT")
+    return f"{head} VALUES {', '.join([row + ')'] * count)} ON CONFLICT{action}"
+
+
+@cache
 def _items_by_id_sql(size: int) -> str:
     marks = ", ".join(["?"] * size)
     return f"SELECT id, type, data FROM mnemos_lg_items WHERE id IN ({marks})"
@@ -300,34 +314,82 @@ def _item_ids_sql(size: int) -> str:
 
 
 class Cursor:
-    """The DBAPI cursor of a SQLAlchemy connection, inside that connection's transaction."""
+    """The DBAPI cursor of a SQLAlchemy connection, inside that connection's transaction.
 
-    __slots__ = ("_cur",)
+    With ``pipeline=True`` on PostgreSQL the statements run in psycopg's pipeline mode on the
+    driver's own cursor (SQLAlchemy's async adapter would try to read every result at once):
+    a statement whose rows are not read is sent without waiting for the server, so a put or a
+    put_writes costs one round trip for all its statements (plus one per row read in
+    between) instead of one per statement. Use it as a context manager: leaving it sends what
+    is queued and raises the error of any statement that failed, before SQLAlchemy commits.
+    On SQLite (in-process, no round trips) ``pipeline`` changes nothing.
 
-    def __init__(self, conn: Connection) -> None:
-        self._cur = conn.connection.cursor()
+    Example:
+        >>> with Cursor(conn, pipeline=True) as cur:
+        ...     cur.many(st.insert_write, rows)
+    """
+
+    __slots__ = ("_cur", "_pipe", "_wait")
+
+    def __init__(self, conn: Connection, *, pipeline: bool = False) -> None:
+        self._pipe: Any = None
+        self._wait: Any = _now
+        if pipeline and conn.dialect.name == "postgresql":
+            driver = conn.connection.driver_connection
+            pipe = driver.pipeline()  # type: ignore[union-attr]
+            if hasattr(pipe, "__aenter__"):  # psycopg's AsyncConnection, inside run_sync
+                self._wait = await_
+                self._wait(pipe.__aenter__())
+            else:
+                pipe.__enter__()
+            self._pipe = pipe
+            self._cur = driver.cursor()  # type: ignore[union-attr]
+        else:
+            self._cur = conn.connection.cursor()
+
+    def __enter__(self) -> Cursor:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            if self._pipe is not None:
+                pipe, self._pipe = self._pipe, None
+                leave = getattr(pipe, "__aexit__", None) or pipe.__exit__
+                self._wait(leave(*exc))
+        finally:
+            self.close()
 
     def one(self, sql: str, params: Sequence[Any]) -> Any:
         """Execute and return the first row (or ``None``)."""
-        self._cur.execute(sql, params)
-        return self._cur.fetchone()
+        self._wait(self._cur.execute(sql, params))
+        return self._wait(self._cur.fetchone())
 
     def all(self, sql: str, params: Sequence[Any]) -> list[Any]:
         """Execute and return every row."""
-        self._cur.execute(sql, params)
-        return list(self._cur.fetchall())
+        self._wait(self._cur.execute(sql, params))
+        return list(self._wait(self._cur.fetchall()))
 
     def run(self, sql: str, params: Sequence[Any]) -> None:
         """Execute a statement whose rows are not needed."""
-        self._cur.execute(sql, params)
+        self._wait(self._cur.execute(sql, params))
 
     def many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         """Execute once per row of parameters (nothing for no rows)."""
         if len(rows) == 1:
-            self._cur.execute(sql, rows[0])
+            self._wait(self._cur.execute(sql, rows[0]))
         elif rows:
-            self._cur.executemany(sql, rows)
+            self._wait(self._cur.executemany(sql, rows))
 
     def close(self) -> None:
-        """Close the cursor."""
-        self._cur.close()
+        """Close the cursor (leaving a pipeline first if one is still open)."""
+        if self._pipe is not None:
+            self.__exit__(None, None, None)
+            return
+        closed = self._cur.close()
+        if closed is not None:  # psycopg's AsyncCursor.close is a coroutine
+            self._wait(closed)
+
+
+def _now(value: Any) -> Any:
+    """The result of a sync driver call, as it is (the async counterpart is ``await_``)."""
+    return value

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Self, TypeVar
@@ -19,8 +19,14 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 import langgraph_mnemon.checkpointers._ops as _ops
+from langgraph_mnemon.checkpointers._group import GroupCommit
 from langgraph_mnemon.checkpointers._sql import statements
-from langgraph_mnemon.checkpointers.base import LIST_PAGE_SIZE, MnemosSaverBase
+from langgraph_mnemon.checkpointers.base import (
+    LIST_PAGE_SIZE,
+    SINGLE_STATEMENT_WRITES,
+    MnemosSaverBase,
+    sqlite_write_lock,
+)
 from langgraph_mnemon.config import MnemosConfig
 from langgraph_mnemon.errors import InvalidInputError, SyncCallOnLoopError
 from langgraph_mnemon.memory_layers.mnemos import MIGRATIONS
@@ -103,6 +109,12 @@ class AsyncMnemosSaver(MnemosSaverBase):
                 f"URL (got {type(conn).__name__}); use AsyncMnemosSaver.from_conn_string(url)"
             )
         self._st = statements(self.db.dialect)
+        # SQLite (worker threads): writes that queue during a commit share the next one.
+        self._group: GroupCommit | None = None
+        if isinstance(self.db, ThreadedAsyncDatabase) and self.db.dialect == "sqlite":
+            self._group = GroupCommit(
+                self.db.database.write, sqlite_write_lock(self.db.database.engine)
+            )
         try:
             self.loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
@@ -196,6 +208,14 @@ class AsyncMnemosSaver(MnemosSaverBase):
     def __repr__(self) -> str:
         return f"AsyncMnemosSaver(database={self.db.url!r})"
 
+    async def _hot_write(self, fn: Callable[..., Any], *args: Any) -> None:
+        """A put / put_writes transaction; on SQLite worker threads, group-committed under the
+        engine's in-process write lock (see :class:`GroupCommit`)."""
+        if self._group is not None:
+            await asyncio.to_thread(self._group.run, fn, *args)
+        else:
+            await self.db.run_write(fn, *args)
+
     # ------------------------------------------------------------------ async API
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
@@ -205,7 +225,7 @@ class AsyncMnemosSaver(MnemosSaverBase):
         raw = await self.db.run_single(
             _ops.get_raw, self._st, thread_id, ns, checkpoint_id, self._items
         )
-        return self._tuple(raw) if raw is not None else None
+        return self._tuple(raw, keep=True) if raw is not None else None
 
     async def alist(
         self,
@@ -247,7 +267,7 @@ class AsyncMnemosSaver(MnemosSaverBase):
         """Store a checkpoint (its changed channels only) and its CheckpointNode."""
         request, next_config = self._put_request(config, checkpoint, metadata, new_versions)
         await self._ready()
-        await self.db.run_write(_ops.put, self._st, request)
+        await self._hot_write(_ops.put, self._st, request)
         self._stored(request)
         return next_config
 
@@ -261,7 +281,11 @@ class AsyncMnemosSaver(MnemosSaverBase):
         """Store a task's pending writes for the checkpoint in ``config``."""
         rows, replace = self._write_rows(config, writes, task_id, task_path)
         await self._ready()
-        await self.db.run_write(_ops.put_writes, self._st, rows, replace)
+        if self.db.dialect == "postgresql" and len(rows) <= SINGLE_STATEMENT_WRITES:
+            # One multi-row statement is atomic on its own: autocommit, one round trip.
+            await self.db.run_single(_ops.put_writes_single, self._st, rows, replace)
+            return
+        await self._hot_write(_ops.put_writes, self._st, rows, replace)
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete everything stored for a thread (all namespaces) and its task memory."""

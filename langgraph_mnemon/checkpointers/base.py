@@ -7,7 +7,9 @@ the statements.
 from __future__ import annotations
 
 import random
+import threading
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -39,10 +41,29 @@ from langgraph_mnemon.contracts import check_text, shown
 from langgraph_mnemon.errors import InvalidInputError
 from langgraph_mnemon.memory_layers.mnemos import store, summary_from_state
 
-__all__ = ["LIST_PAGE_SIZE", "MnemosSaverBase"]
+__all__ = ["LIST_PAGE_SIZE", "MnemosSaverBase", "sqlite_write_lock"]
 
 LIST_PAGE_SIZE = 64
+SINGLE_STATEMENT_WRITES = 1000
+"""Most writes a PostgreSQL put_writes sends as one autocommit statement (bind limit)."""
 _MAX_ID_CHARS = 1024
+_WRITE_LOCKS: weakref.WeakKeyDictionary[Any, threading.Lock] = weakref.WeakKeyDictionary()
+_WRITE_LOCKS_GUARD = threading.Lock()
+
+
+def sqlite_write_lock(engine: Any) -> threading.Lock:
+    """The in-process lock the savers of one SQLite engine take around a write transaction.
+
+    LangGraph saves a step's writes and its checkpoint from background threads at the same
+    time; two ``BEGIN IMMEDIATE`` on one file make the loser sleep in SQLite's busy handler
+    (1 ms, 2 ms, 5 ms...), while a Python lock hands over at once. Other processes still queue
+    on SQLite's lock.
+    """
+    with _WRITE_LOCKS_GUARD:
+        lock = _WRITE_LOCKS.get(engine)
+        if lock is None:
+            lock = _WRITE_LOCKS[engine] = threading.Lock()
+        return lock
 
 
 def _text(value: Any, field: str) -> str:
@@ -246,15 +267,18 @@ class MnemosSaverBase(BaseCheckpointSaver[str]):
         replace = bool(rows) and all(w[0] in WRITES_IDX_MAP for w in writes)
         return rows, replace
 
-    def _tuple(self, raw: RawTuple) -> CheckpointTuple:
+    def _tuple(self, raw: RawTuple, *, keep: bool = False) -> CheckpointTuple:
+        """Decode a stored checkpoint; ``keep`` (``get_tuple``) lets the codec remember its
+        lists, since the graph's next put usually stores them again, mostly unchanged."""
         codec = self._codec
         skeleton = dict(raw.skeleton)
         values: dict[str, Any] = {}
+        address = (raw.thread_id, raw.checkpoint_ns) if keep else None
         for channel in skeleton.get("channel_versions") or {}:
             stored = raw.blobs.get(channel)
             if stored is None or stored[0] == "empty":
                 continue
-            values[channel] = codec.decode(channel, stored[0], stored[1], raw.items)
+            values[channel] = codec.decode(channel, stored[0], stored[1], raw.items, address)
         skeleton["channel_values"] = values
         writes = sorted(raw.writes, key=lambda w: writes_sort_key(w[1], w[0], w[2]))
         pending = [(w[0], w[3], codec.loads(w[4], w[5])) for w in writes]

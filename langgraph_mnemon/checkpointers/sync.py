@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -20,8 +20,14 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from sqlalchemy.engine import Engine
 
 import langgraph_mnemon.checkpointers._ops as _ops
+from langgraph_mnemon.checkpointers._group import GroupCommit
 from langgraph_mnemon.checkpointers._sql import statements
-from langgraph_mnemon.checkpointers.base import LIST_PAGE_SIZE, MnemosSaverBase
+from langgraph_mnemon.checkpointers.base import (
+    LIST_PAGE_SIZE,
+    SINGLE_STATEMENT_WRITES,
+    MnemosSaverBase,
+    sqlite_write_lock,
+)
 from langgraph_mnemon.config import MnemosConfig
 from langgraph_mnemon.errors import InvalidInputError
 from langgraph_mnemon.memory_layers.mnemos import MIGRATIONS
@@ -53,6 +59,14 @@ class MnemosSaver(MnemosSaverBase):
     metadata and those typed summary columns are plain JSON / text, as in the shipped savers.
     ``delete_thread`` also removes the Mnemos memory of the task named like the thread;
     ``prune`` leaves task memory alone.
+
+    Durability: on SQLite, WAL with ``MnemosConfig.sqlite_synchronous`` (``NORMAL`` by default:
+    a returned put survives a crash of the process, but the last commits can be lost on a
+    power loss or OS crash; the file stays consistent). ``FULL`` (SqliteSaver's setting) fsyncs
+    the WAL at every commit, so a returned put survives a power loss too. Puts and writes that
+    arrive while another commits share the next commit (group commit: one fsync for the batch;
+    each call returns only once its own rows are committed). On PostgreSQL every call commits
+    under the server's ``synchronous_commit``; a put_writes is one autocommit statement.
 
     Args:
         conn: a SQLAlchemy ``Engine``, a :class:`Database`, or a URL / SQLite path (the saver
@@ -98,6 +112,11 @@ class MnemosSaver(MnemosSaverBase):
                 f"(got {type(conn).__name__}); use MnemosSaver.from_conn_string(url)"
             )
         self._st = statements(self.db.dialect)
+        self._write_lock: AbstractContextManager[Any] = (
+            sqlite_write_lock(self.db.engine) if self.db.dialect == "sqlite" else nullcontext()
+        )
+        # SQLite: puts and writes that queue during a commit share the next one (one fsync).
+        self._group = GroupCommit(self.db.write, self._write_lock)
 
     @classmethod
     @contextmanager
@@ -191,7 +210,7 @@ class MnemosSaver(MnemosSaverBase):
         if not self.db.ready_for_read(MIGRATIONS):
             return None  # nothing was ever stored: a read creates no tables
         raw = self.db.run_single(_ops.get_raw, self._st, thread_id, ns, checkpoint_id, self._items)
-        return self._tuple(raw) if raw is not None else None
+        return self._tuple(raw, keep=True) if raw is not None else None
 
     def list(
         self,
@@ -233,8 +252,11 @@ class MnemosSaver(MnemosSaverBase):
         """Store a checkpoint (its changed channels only) and its CheckpointNode."""
         request, next_config = self._put_request(config, checkpoint, metadata, new_versions)
         self._ready()
-        with self.db.write() as conn:
-            _ops.put(conn, self._st, request)
+        if self.db.dialect == "sqlite":
+            self._group.run(_ops.put, self._st, request)
+        else:
+            with self.db.write() as conn:
+                _ops.put(conn, self._st, request)
         self._stored(request)
         return next_config
 
@@ -248,6 +270,13 @@ class MnemosSaver(MnemosSaverBase):
         """Store a task's pending writes for the checkpoint in ``config``."""
         rows, replace = self._write_rows(config, writes, task_id, task_path)
         self._ready()
+        if self.db.dialect == "postgresql" and len(rows) <= SINGLE_STATEMENT_WRITES:
+            # One multi-row statement is atomic on its own: autocommit, one round trip.
+            self.db.run_single(_ops.put_writes_single, self._st, rows, replace)
+            return
+        if self.db.dialect == "sqlite":
+            self._group.run(_ops.put_writes, self._st, rows, replace)
+            return
         with self.db.write() as conn:
             _ops.put_writes(conn, self._st, rows, replace)
 

@@ -24,7 +24,10 @@ Example:
 from __future__ import annotations
 
 import json
+import operator
 import re
+import threading
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -400,6 +403,88 @@ def _kwargs_reasoning(message: Any) -> str:
     return _reasoning_text(item) if isinstance(item, Mapping) else ""
 
 
+# A message read once is not read again: the turn's steps read the same history several times
+# (observation, activity, Wake facts), and every turn reads the thread's older messages again.
+# A message with an ``id`` (LangGraph gives every state message one) is keyed by it and checked
+# by equality of every attribute the reading uses, so the copy a checkpoint load makes hits and
+# a changed message reads afresh; one without is keyed by the object while it lives and checked
+# by identity. Dicts are read every time.
+_READ_ATTRS = (
+    "content", "type", "role", "tool_calls", "additional_kwargs", "tool_call_id", "status",
+    "name", "id", "usage_metadata", "output", "call_id",
+)  # fmt: skip
+_BY_ID_KEPT = 4096  # readings kept by message id (the oldest go first)
+_by_id: dict[str, tuple[tuple[Any, ...], MessageText]] = {}
+_by_object: dict[int, tuple[weakref.ref[Any], tuple[Any, ...], MessageText]] = {}
+_cache_lock = threading.Lock()
+
+
+_plain_types: dict[type, bool] = {}
+
+
+def _plain(kind: type) -> bool:
+    """Whether ``kind`` keeps every attribute a reading uses in its instance dict (no property,
+    no custom ``__getattribute__``): a LangChain message does."""
+    found = _plain_types.get(kind)
+    if found is None:
+        found = kind.__getattribute__ is object.__getattribute__ and not any(
+            hasattr(getattr(kind, name, None), "__get__") for name in _READ_ATTRS
+        )
+        _plain_types[kind] = found
+    return found
+
+
+def _attrs(message: Any) -> tuple[Any, ...] | None:
+    """The attribute values a reading uses, from the instance dict (``None``: a class that
+    computes them, or keeps no ``content`` there: read it every time)."""
+    fields = getattr(message, "__dict__", None)
+    if not isinstance(fields, dict) or "content" not in fields or not _plain(type(message)):
+        return None
+    get = fields.get
+    return tuple([get(name) for name in _READ_ATTRS])
+
+
+def _forget(key: int, ref: weakref.ref[Any]) -> None:
+    entry = _by_object.get(key)
+    if entry is not None and entry[0] is ref:
+        del _by_object[key]
+
+
+def _same(before: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
+    try:
+        return before == now
+    except Exception:  # an odd value that cannot compare: read it again
+        return False
+
+
+def _cached(message: Any, attrs: tuple[Any, ...]) -> MessageText | None:
+    key = attrs[_READ_ATTRS.index("id")]
+    if isinstance(key, str) and key:
+        entry = _by_id.get(key)
+        return entry[1] if entry is not None and _same(entry[0], attrs) else None
+    held = _by_object.get(id(message))
+    if held is not None and held[0]() is message and all(map(operator.is_, held[1], attrs)):
+        return held[2]
+    return None
+
+
+def _keep(message: Any, attrs: tuple[Any, ...], read: MessageText) -> None:
+    key = attrs[_READ_ATTRS.index("id")]
+    if isinstance(key, str) and key:
+        with _cache_lock:
+            _by_id.pop(key, None)
+            _by_id[key] = (attrs, read)
+            while len(_by_id) > _BY_ID_KEPT:
+                del _by_id[next(iter(_by_id))]
+        return
+    held = id(message)
+    try:
+        ref = weakref.ref(message, lambda r: _forget(held, r))
+    except TypeError:  # no weak references: read every time
+        return
+    _by_object[held] = (ref, attrs, read)
+
+
 def read_message(message: Any) -> MessageText:
     """Read one message (a LangChain message or its dict form) into a :class:`MessageText`.
 
@@ -418,6 +503,19 @@ def read_message(message: Any) -> MessageText:
         ... ]}).tool_calls[0].name
         'read_file'
     """
+    if isinstance(message, Mapping) or not hasattr(message, "content"):
+        return _read_message(message)
+    attrs = _attrs(message)
+    if attrs is None:
+        return _read_message(message)
+    read = _cached(message, attrs)
+    if read is None:
+        read = _read_message(message)
+        _keep(message, attrs, read)
+    return read
+
+
+def _read_message(message: Any) -> MessageText:
     role = _role_of(message)
     content = _get(message, "content")
     if content is None and _get(message, "type") == "function_call_output":

@@ -107,8 +107,8 @@ def tend_task(mem: TurnHost, task: str, messages: Sequence[BaseMessage]) -> list
     """
     if not mem.kernel.admits("mnemos", "write"):
         return []  # recording signals and checkpoints is a write: a read-only host does neither
-    mem.mnemos.observe_messages(task, messages)
-    response = mem.mnemos.maintain(task)
+    # Observation and the fatigue reading in one transaction (one commit when no action runs).
+    response = mem.mnemos.maintain(task, messages=messages)
     state = response.reading.state
     committed = response.checkpoint is not None and response.checkpoint.status == "committed"
     if state == "EMERGENCY":

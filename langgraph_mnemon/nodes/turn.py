@@ -50,6 +50,7 @@ __all__ = [
     "begin_update",
     "end_turn",
     "end_update",
+    "is_request",
     "lifecycle",
     "plugin_form",
     "task_of",
@@ -95,9 +96,14 @@ def thread_facts(messages: Sequence[BaseMessage]) -> TurnFacts:
     )
 
 
-def _is_request(message: MessageText) -> bool:
+def is_request(message: MessageText) -> bool:
     """A message the user wrote: not the plugin's, and not only tool results (Anthropic's
-    raw form sends those as a user message)."""
+    raw form sends those as a user message).
+
+    Example:
+        >>> is_request(read_messages([HumanMessage("Fix it")])[0])
+        True
+    """
     return (
         message.role == "user"
         and not message.is_plugin
@@ -126,7 +132,7 @@ def turn_activity(messages: Sequence[BaseMessage]) -> TurnActivity:
         5
     """
     read = read_messages(messages)
-    start = next((i for i in range(len(read) - 1, -1, -1) if _is_request(read[i])), None)
+    start = next((i for i in range(len(read) - 1, -1, -1) if is_request(read[i])), None)
     turn = read[start:] if start is not None else read
     user = turn[0].text if start is not None else ""
     answered = {m.tool_call_id for m in turn if m.role == "tool" and m.tool_call_id}

@@ -22,21 +22,27 @@ from langchain_core.messages import (
 )
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from langgraph_mnemon.errors import MnemonError, ParticipationError, ReadOnlyError
+from langgraph_mnemon.errors import (
+    InvalidInputError,
+    MnemonError,
+    ParticipationError,
+    ProviderError,
+    ReadOnlyError,
+)
 from langgraph_mnemon.memory_layers.spaces import MemoryReceipt, MemorySpaces, SpaceRecord
 from langgraph_mnemon.memory_layers.write_worker import (
     MAX_WRITES_PER_RUN,
     WriteCandidate,
+    WriteReceipt,
     WriteRecord,
     WriteResult,
     asks_to_forget,
     choose_space,
-    exact_duplicate,
     summarize_receipts,
 )
 from langgraph_mnemon.nodes._results import tool_schema
 
-__all__ = ["RESULT_TOOL", "SCHEMAS", "WorkerRun", "worker_tools", "write"]
+__all__ = ["RESULT_TOOL", "SCHEMAS", "WorkerRun", "remember", "worker_tools", "write"]
 
 RESULT_TOOL = "mnemon_write_result"
 _WriteKind = Literal["remember", "link", "forget", "create-space"]
@@ -239,6 +245,49 @@ class WorkerRun:
         return self.write("create-space", lambda: self.spaces.create_space(a.name, a.description))
 
 
+def remember(
+    spaces: MemorySpaces,
+    model: BaseChatModel | None,
+    candidate: WriteCandidate,
+    graph: Callable[[], Any],
+) -> WriteReceipt:
+    """``Mnemon.remember``: the kernel first, then the worker; the receipt says what happened.
+
+    With no model the heuristic runs here directly: the one-node graph would add a checkpoint
+    loop and nothing else. A worker model runs its bounded tool loop in the compiled graph
+    (``graph()`` returns it, built once by the host).
+
+    Args:
+        spaces: the Memory Spaces service every write goes through.
+        model: the worker model, or None for the heuristic.
+        candidate: what to store.
+        graph: returns the compiled write worker graph (used only with a model).
+
+    Returns:
+        The worker's receipt: where it went, or why it was skipped.
+
+    Raises:
+        InvalidInputError: ``candidate`` is not a :class:`WriteCandidate`.
+        ParticipationError: the kernel refused Memory Spaces writes.
+        ProviderError: the worker could not store it.
+
+    Example:
+        >>> remember(mem.spaces, None, WriteCandidate(content="Deploys freeze on Fridays."),
+        ...          lambda: None).status
+        'committed'
+    """
+    if not isinstance(candidate, WriteCandidate):
+        raise InvalidInputError("remember() takes a WriteCandidate")
+    spaces.kernel.admit("memory_spaces", "write")
+    if model is None:
+        out = write({"candidate": candidate}, spaces=spaces, model=None, max_steps=0)
+    else:
+        out = graph().invoke({"candidate": candidate})
+    if "receipt" not in out:
+        raise ProviderError(f"the memory was not stored: {out.get('error')}")
+    return out["receipt"]
+
+
 def write(
     state: dict[str, Any], *, spaces: MemorySpaces, model: BaseChatModel | None, max_steps: int
 ) -> dict[str, Any]:
@@ -276,18 +325,13 @@ def _target_space(spaces: MemorySpaces, c: WriteCandidate, run: WorkerRun) -> Sp
 
 
 def _heuristic(spaces: MemorySpaces, c: WriteCandidate) -> dict[str, Any]:
-    """No model: the best-fitting space (the default one in an empty root), no duplicate."""
+    """No model: the best-fitting space (the default one in an empty root), no duplicate.
+
+    The provider dedupes on insert (content hash) and says so in its receipt, so the write
+    itself is the duplicate check: no separate search first."""
     run = WorkerRun(spaces, ())
     try:
         target = _target_space(spaces, c, run)
-        duplicate = exact_duplicate(spaces, target.id, c.content)
-        if duplicate is not None:
-            note = f"duplicate of {duplicate} in {target.id}"
-            return {
-                "receipt": summarize_receipts(
-                    [], note, skipped_duplicate=duplicate, writes=run.writes
-                )
-            }
         space_id = target.id
         run.write(
             "remember",
@@ -304,8 +348,21 @@ def _heuristic(spaces: MemorySpaces, c: WriteCandidate) -> dict[str, Any]:
         raise  # the kernel refused: its typed error, not a failed write
     except MnemonError as exc:
         return {"error": str(exc)}
+    duplicate = _duplicate_of(run.receipts[-1]) if run.receipts else None
+    if duplicate is not None:  # nothing was written: the run reports no remember write
+        note = f"duplicate of {duplicate} in {target.id}"
+        writes = run.writes[:-1]
+        return {"receipt": summarize_receipts([], note, skipped_duplicate=duplicate, writes=writes)}
     summary = f"heuristic: stored in {target.id}"
     return {"receipt": summarize_receipts(run.receipts, summary, writes=run.writes)}
+
+
+def _duplicate_of(receipt: MemoryReceipt) -> str | None:
+    """The id of the live row a committed remember found already stored, if it did."""
+    raw = receipt.provider_receipt or {}
+    if receipt.status == "committed" and raw.get("duplicate") and receipt.id:
+        return receipt.id
+    return None
 
 
 def _model_loop(

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import select
 import threading
 import time
 import weakref
@@ -261,6 +262,51 @@ def _install_sqlite_hooks(
             cursor.close()
 
 
+# A pooled server connection is pinged on checkout only when it may be dead: its socket has
+# input while idle (a terminated backend or a restarted server sends its FATAL message and
+# closes the socket), or it sat idle longer than this (a silently dropped network path).
+# ``pool_pre_ping`` instead costs a ``SELECT 1`` round trip on every checkout.
+_IDLE_PING_SECONDS = 30.0
+_IDLE_SINCE = "mnemon_idle_since"
+
+
+def _socket_has_input(dbapi_connection: Any) -> bool:
+    """Whether the idle connection's socket is readable (or cannot be polled at all)."""
+    try:
+        fd = getattr(dbapi_connection, "driver_connection", dbapi_connection).fileno()
+        if hasattr(select, "poll"):
+            poller = select.poll()
+            poller.register(fd, select.POLLIN | select.POLLPRI)
+            return bool(poller.poll(0))
+        return bool(select.select([fd], [], [], 0)[0])
+    except Exception:  # a closed or broken connection: let the ping decide
+        return True
+
+
+def _install_liveness(engine: Engine) -> None:
+    """Replace ``pool_pre_ping``: ping a checked-out connection only when it may be dead, and
+    hand the pool a :class:`~sqlalchemy.exc.DisconnectionError` (it then connects afresh)."""
+
+    @event.listens_for(engine, "checkin")
+    def _on_checkin(_dbapi_connection: Any, record: Any) -> None:
+        record.info[_IDLE_SINCE] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _on_checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        since = record.info.get(_IDLE_SINCE)
+        if since is None:  # just connected
+            return
+        idle = time.monotonic() - since
+        if idle < _IDLE_PING_SECONDS and not _socket_has_input(dbapi_connection):
+            return
+        try:
+            alive = engine.dialect.do_ping(dbapi_connection)
+        except Exception:
+            alive = False
+        if not alive:
+            raise sa.exc.DisconnectionError("the pooled database connection is gone")
+
+
 def create_engine(
     url: str | Path | URL,
     *,
@@ -287,7 +333,9 @@ def create_engine(
             engine, memory=memory, busy_timeout_ms=busy_timeout_ms, synchronous=sqlite_synchronous
         )
         return engine
-    return sa.create_engine(parsed, echo=echo, pool_pre_ping=True, pool_reset_on_return=None)
+    engine = sa.create_engine(parsed, echo=echo, pool_reset_on_return=None)
+    _install_liveness(engine)
+    return engine
 
 
 def create_async_engine(
@@ -316,7 +364,9 @@ def create_async_engine(
             synchronous=sqlite_synchronous,
         )
         return engine
-    return _sa_create_async_engine(parsed, echo=echo, pool_pre_ping=True, pool_reset_on_return=None)
+    engine = _sa_create_async_engine(parsed, echo=echo, pool_reset_on_return=None)
+    _install_liveness(engine.sync_engine)
+    return engine
 
 
 # --------------------------------------------------------------------------------------------

@@ -89,9 +89,9 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from langgraph.store.base import (
@@ -109,23 +109,22 @@ from langgraph_mnemon.contracts import LOCAL, Scope, shown
 from langgraph_mnemon.errors import (
     InvalidInputError,
     MnemonError,
-    NotFoundError,
     ProviderError,
+    SyncCallOnLoopError,
 )
 from langgraph_mnemon.memory_layers.kernel import Trigger, acting
-from langgraph_mnemon.memory_layers.spaces import SpaceBinding
+from langgraph_mnemon.memory_layers.spaces._keyed import KeyedWrite, StaleSpace
 from langgraph_mnemon.storage.loop import LoopRunner
 from langgraph_mnemon.store._args import (
     CheckedArguments,
 )
 from langgraph_mnemon.store._mapping import (
-    _CREATED,
     _INDEXED,
     _KEY,
     _MAX_RECALL,
-    _MEMORY_ID,
     _NATIVE,
     _PAGE,
+    _RANKED,
     _TRIGGERS,
     MAX_KEY_CHARS,
     MAX_VALUE_CHARS,
@@ -141,7 +140,6 @@ from langgraph_mnemon.store._mapping import (
     _passes,
     _Row,
     _row,
-    _Rows,
     _space_id,
     _space_name,
 )
@@ -190,8 +188,17 @@ class MnemonStore(CheckedArguments):
         # One store per (trigger, scope), shared by all of them: acting_as / scoped find it.
         self._family = _family if _family is not None else {}
         self._family.setdefault((trigger, _scope), self)
-        # The sync/async rule of every service (storage.loop): ``batch`` runs ``abatch`` on one
-        # private loop that the siblings share.
+        # The store spaces resolved so far, shared by the siblings: a space id hashes its
+        # namespace and owner, so a read never needs the catalog twice for one.
+        first = next(iter(self._family.values()))
+        self._known: dict[str, SpaceRecord] = first._known if first is not self else {}
+        # Per scope, shared by the siblings: its spaces view (with the keyed entry's provider
+        # and binding caches) and its decoded store catalog, keyed by the catalog revision
+        # (one aggregate statement per read, so a change made by another process is seen).
+        self._views: dict[Scope, _Batch] = first._views if first is not self else {}
+        self._catalogs: dict[Scope, _Catalog] = first._catalogs if first is not self else {}
+        # Only the sync query search waits on a loop (the federated recall's); the siblings
+        # share it, and a sync call made on it is refused (storage.loop's rule).
         self._runner = _runner or LoopRunner("mnemon-store", owner="store", service="the store")
 
     def __repr__(self) -> str:
@@ -272,9 +279,13 @@ class MnemonStore(CheckedArguments):
     def close(self) -> None:
         """Stop the private loop that runs sync ``batch`` calls (shared with the siblings).
 
-        ``Mnemon.close()`` calls it; a later sync call starts the loop again.
+        ``Mnemon.close()`` calls it; a later sync call starts the loop again. The cached views
+        of the spaces are dropped too (a reopened host builds new ones).
         """
         self._runner.close()
+        self._views.clear()
+        self._catalogs.clear()
+        self._known.clear()
 
     @staticmethod
     def space_id_for(namespace: tuple[str, ...], scope: Scope | None = None) -> str:
@@ -303,11 +314,11 @@ class MnemonStore(CheckedArguments):
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ``ops`` in order and return one result per op (sync twin of :meth:`abatch`).
 
-        The ops run on the store's private event loop (any thread may call this, a notebook
-        cell too).
+        Plain blocking calls on the database's sync engine in the calling thread (any thread
+        may call this, a notebook cell too); only a query search runs the federated recall.
 
         Raises:
-            SyncCallOnLoopError: called from code running on that loop; await
+            SyncCallOnLoopError: called from code running on the store's private loop; await
                 :meth:`abatch` there.
 
         Example:
@@ -315,14 +326,28 @@ class MnemonStore(CheckedArguments):
             >>> store.batch([GetOp(("users", "alice"), "editor")])[0].value
             {'theme': 'dark', 'font_size': 14}
         """
+        if self._runner.on_own_loop():
+            raise SyncCallOnLoopError(
+                "store.batch() was called on the event loop of the store, where a sync call "
+                "would wait for itself forever; use the async method there: "
+                "await store.abatch(...)"
+            )
         ops = self._checked(ops)
-        scope = op_scope(self._host, self._scope)  # the caller's run, before the hand-off
-        return self._runner.run(self._abatch(ops, scope), "abatch")
+        scope = op_scope(self._host, self._scope)
+        with self._acting():
+            self._admit(ops)
+            batch = self._context(scope)
+            results: list[Result] = []
+            for block in _blocks(ops):
+                results.extend(self._block(batch, ops, block))
+            return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ``ops`` in order without blocking the event loop; one result per op.
 
         Every op is validated first, so a bad op fails the batch before anything is written.
+        The same code as :meth:`batch` runs in a worker thread (``asyncio.to_thread``); a
+        query search awaits the federated recall.
 
         Example:
             >>> from langgraph.store.base import PutOp, SearchOp
@@ -330,7 +355,17 @@ class MnemonStore(CheckedArguments):
             [None, [Item(namespace=['docs'], key='a', ...)]]
         """
         ops = self._checked(ops)
-        return await self._abatch(ops, op_scope(self._host, self._scope))
+        scope = op_scope(self._host, self._scope)
+        with self._acting():
+            self._admit(ops)
+            batch = await asyncio.to_thread(self._context, scope)
+            results: list[Result] = []
+            for block in _blocks(ops):
+                if _is_recall(ops[block.start]):
+                    results.append(await self._arecall(batch, ops, block.start))
+                else:
+                    results.extend(await asyncio.to_thread(self._block, batch, ops, block))
+            return results
 
     # ------------------------------------------------------------------ helpers
 
@@ -345,11 +380,14 @@ class MnemonStore(CheckedArguments):
             _check_op(op)
         return ops
 
-    async def _abatch(self, ops: list[Op], scope: Scope) -> list[Result]:
-        with self._acting():
-            self._admit(ops)
-            spaces, owner = await asyncio.to_thread(spaces_of, self._host, scope)
-            return await self._run(ops, _Batch(spaces, owner))
+    def _context(self, scope: Scope) -> _Batch:
+        view = self._views.get(scope)
+        if view is None:
+            spaces, owner = spaces_of(self._host, scope)
+            view = self._views.setdefault(scope, _Batch(spaces, owner))
+        batch = _Batch(view.spaces, view.owner, view.keyed)
+        batch.scope = scope
+        return batch
 
     def _acting(self) -> AbstractContextManager[None]:
         return acting(self._trigger) if self._trigger is not None else nullcontext()
@@ -360,101 +398,112 @@ class MnemonStore(CheckedArguments):
         kernel = self._host.kernel
         if any(isinstance(op, PutOp) for op in ops):
             kernel.admit("memory_spaces", "write")
-        if any(isinstance(op, SearchOp) and (op.query or "").strip() for op in ops):
+        if any(_is_recall(op) for op in ops):
             kernel.admit("memory_spaces", "recall")
 
-    async def _run(self, ops: Sequence[Op], batch: _Batch) -> list[Result]:
-        results: list[Result] = []
-        applied: list[PutOp] = []
-        for index, op in enumerate(ops):
-            try:
-                results.append(await self._one(batch, op))
-            except MnemonError as exc:
-                say_applied(exc, index, ops, applied)
-                raise
-            if isinstance(op, PutOp):
-                applied.append(op)
-        return results
+    def _block(self, batch: _Batch, ops: Sequence[Op], block: slice) -> list[Result]:
+        """Run one block of ops (blocking): a run of puts is one write, a query search one
+        recall, any other op one read."""
+        try:
+            first = ops[block.start]
+            if _is_recall(first):
+                batch.at = block.start
+                found = batch.spaces.search(**self._recall_args(batch, first))
+                return [self._recalled(batch, first, found)]
+            if isinstance(first, PutOp):
+                self._puts(batch, ops, block)
+                return [None] * (block.stop - block.start)
+            batch.at = block.start
+            return [self._read(batch, first)]
+        except MnemonError as exc:
+            say_applied(exc, batch.at, ops, batch.applied)
+            raise
 
-    async def _one(self, batch: _Batch, op: Op) -> Result:
+    async def _arecall(self, batch: _Batch, ops: Sequence[Op], index: int) -> Result:
+        op = ops[index]
+        assert isinstance(op, SearchOp)
+        batch.at = index
+        try:
+            args = await asyncio.to_thread(self._recall_args, batch, op)
+            return self._recalled(batch, op, await batch.spaces.asearch(**args))
+        except MnemonError as exc:
+            say_applied(exc, index, ops, batch.applied)
+            raise
+
+    def _read(self, batch: _Batch, op: Op) -> Result:
         if isinstance(op, GetOp):
-            return await self._get(batch, op)
+            return self._get(batch, op)
         if isinstance(op, SearchOp):
-            return await self._search(batch, op)
-        if isinstance(op, PutOp):
-            await self._put(batch, op)
-            return None
-        return await self._list_namespaces(batch, op)
+            return self._list(batch, op)
+        assert isinstance(op, ListNamespacesOp)
+        return self._list_namespaces(batch, op)
 
-    async def _catalog(self, batch: _Batch) -> dict[tuple[str, ...], list[SpaceRecord]]:
-        """The store spaces the batch reads, by namespace (its own space of each first)."""
-        if batch.catalog is None:
-            found: dict[tuple[str, ...], list[SpaceRecord]] = {}
-            for record in await batch.spaces.alist_spaces():
+    # ------------------------------------------------------------------ spaces
+
+    def _store_spaces(self, batch: _Batch) -> dict[tuple[str, ...], SpaceRecord]:
+        """The store spaces the batch reads, by namespace: decoded once per catalog revision
+        (one aggregate statement when nothing changed, else one catalog read)."""
+        revision = batch.keyed.catalog_revision()
+        cached = self._catalogs.get(batch.scope)
+        if cached is None or cached.revision != revision or revision is None:
+            found: dict[tuple[str, ...], SpaceRecord] = {}
+            for record in batch.keyed.catalog():
                 namespace = _namespace_of(record)
-                if namespace is not None and batch.reads(record):
-                    held = found.setdefault(namespace, [])
-                    if record.id == batch.home_id(namespace):
-                        held.insert(0, record)
-                    else:
-                        held.append(record)
-            batch.catalog = found
-        return batch.catalog
+                if (namespace is not None and batch.reads(record)) and (
+                    record.id == batch.home_id(namespace) or namespace not in found
+                ):
+                    found[namespace] = record
+            cached = _Catalog(revision, found, {r.id: r for r in found.values()})
+            self._catalogs[batch.scope] = cached
+        batch.records.update(cached.records)
+        return cached.found
 
-    async def _record(
+    def _home(
         self, batch: _Batch, namespace: tuple[str, ...], *, create: bool = False
     ) -> SpaceRecord | None:
-        """The batch's own space of ``namespace`` (where its puts go); ``create`` makes it."""
+        """The batch's own space of ``namespace`` (where its puts go); ``create`` makes it
+        (and repairs a hand-edited description). Reads use the spaces this store resolved
+        before: a space id hashes the namespace and its owner, so it never changes hands."""
         if not namespace or namespace[0] == "langgraph":
             return None
         sid = batch.home_id(namespace)
-        if batch.catalog is not None:
-            held = batch.catalog.get(namespace, [])
-            if held and held[0].id == sid:
-                return held[0]
-        try:
-            record = await batch.spaces.aget_space(sid)
-            if not batch.reads(record):  # a space another owner took that id for
-                raise NotFoundError(f"no store space {sid!r}")
-        except NotFoundError:
-            if not create:
-                return None
-            record = await self._create_space(batch, namespace, sid)
-        else:
-            if create and _namespace_of(record) != namespace:
-                record = await self._repair(batch, namespace, record)
-        if batch.catalog is not None:
-            held = batch.catalog.setdefault(namespace, [])
-            held[:] = [record, *(r for r in held if r.id != record.id)]
+        # A put trusts the record too: its write confirms the space inside its transaction
+        # (StaleSpace: re-read here and write again), so no catalog read per put.
+        record = batch.records.get(sid) or self._known.get(sid)
+        if record is None:
+            record = batch.keyed.space(sid)
+            if record is not None and not batch.reads(record):
+                record = None  # a space another owner took that id for
+        if create:
+            if record is None:
+                record = self._create_space(batch, namespace, sid)
+            elif _namespace_of(record) != namespace:
+                record = self._repair(batch, namespace, record)
+        if record is not None:
+            batch.records[sid] = record
+            self._known[sid] = record
         return record
 
-    async def _holders(self, batch: _Batch, namespace: tuple[str, ...]) -> list[SpaceRecord]:
-        """The spaces a read of ``namespace`` looks in: the batch's own (the scope's), if any."""
-        own = await self._record(batch, namespace)
-        return [own] if own is not None else []
-
-    async def _create_space(
-        self, batch: _Batch, namespace: tuple[str, ...], sid: str
-    ) -> SpaceRecord:
+    def _create_space(self, batch: _Batch, namespace: tuple[str, ...], sid: str) -> SpaceRecord:
         try:
-            receipt = await batch.spaces.acreate_space(
+            receipt = batch.spaces.create_space(
                 _space_name(namespace),
                 _description(namespace),
                 provider_id=_NATIVE,
                 space_id=sid,
             )
         except InvalidInputError as exc:
-            try:  # created concurrently by another writer: use that one
-                return await batch.spaces.aget_space(sid)
-            except NotFoundError:
+            found = batch.keyed.space(sid)  # created concurrently by another writer
+            if found is None:
                 raise exc from None
+            return found
         if receipt.space is None or not receipt.committed:
             raise ProviderError(
                 f"the Memory Space for namespace {namespace!r} was not created: {receipt.message}"
             )
         return receipt.space
 
-    async def _repair(
+    def _repair(
         self, batch: _Batch, namespace: tuple[str, ...], record: SpaceRecord
     ) -> SpaceRecord:
         if record.provider_id != _NATIVE:
@@ -464,190 +513,125 @@ class MnemonStore(CheckedArguments):
                 "Rename that space's id or use another namespace",
                 code="unsupported",
             )
-        receipt = await batch.spaces.aupdate_space(
+        receipt = batch.spaces.update_space(
             record.id, name=_space_name(namespace), description=_description(namespace)
         )
         return receipt.space or record
 
-    async def _rows(self, batch: _Batch, record: SpaceRecord) -> _Rows:
-        cached = batch.rows.get(record.id)
-        if cached is not None:
-            return cached
-        rows = _Rows()
-        offset = 0
-        while True:
-            page = await batch.spaces.abrowse(record.id, limit=_PAGE, offset=offset)
-            for insight in page:  # newest first: the first row of a key is its current one
-                row = _row(insight)
-                if row.key in rows.current:
-                    rows.stale.setdefault(row.key, []).append(row)
-                else:
-                    rows.current[row.key] = row
-            if len(page) < _PAGE:
-                break
-            offset += _PAGE
-        batch.rows[record.id] = rows
-        return rows
-
-    async def _newest(self, batch: _Batch, record: SpaceRecord, count: int) -> list[_Row]:
-        """The current rows of the ``count`` most recently written keys of one space."""
-        current: dict[str, _Row] = {}
-        size = min(_PAGE, max(count, 10))
-        offset = 0
-        while len(current) < count:
-            page = await batch.spaces.abrowse(record.id, limit=size, offset=offset)
-            for insight in page:
-                row = _row(insight)
-                current.setdefault(row.key, row)
-            if len(page) < size:
-                break
-            offset += size
-        return list(current.values())
-
-    async def _versions(self, batch: _Batch, record: SpaceRecord, key: str) -> list[_Row]:
-        """The live rows of ``key`` in one space, newest (current) first."""
-        cached = batch.rows.get(record.id)
-        if cached is None:
-            provider = batch.spaces.providers.get(record.provider_id)
-            finder = getattr(provider, "find_by_metadata", None)
-            if finder is not None:  # keyed lookup: no scan of the namespace
-                binding = SpaceBinding(
-                    id=record.id,
-                    name=record.name,
-                    description=record.description,
-                    config=record.config,
-                )
-                found = [_row(i) for i in await finder(binding, _KEY, key, limit=_PAGE)]
-                found = [r for r in found if r.key == key]
-                if found or not _MEMORY_ID.match(key):
-                    return found
-            cached = await self._rows(batch, record)  # rows of other paths are keyed by id
-        current = cached.current.get(key)
-        return ([current] if current is not None else []) + cached.stale.get(key, [])
-
-    async def _under(
-        self, batch: _Batch, prefix: tuple[str, ...]
-    ) -> list[tuple[tuple[str, ...], list[SpaceRecord]]]:
-        catalog = await self._catalog(batch)
-        return sorted(
-            ((ns, held) for ns, held in catalog.items() if held and ns[: len(prefix)] == prefix),
-            key=lambda pair: pair[0],
-        )
-
-    async def _forget(self, batch: _Batch, record: SpaceRecord, memory_id: str) -> None:
-        try:
-            receipt = await batch.spaces.aforget(memory_id, space_id=record.id)
-        except NotFoundError:
-            return  # already gone (a concurrent delete): the goal is reached
-        if receipt.status != "committed":
-            raise ProviderError(
-                f"the item could not be removed from {record.id!r}: {receipt.message}"
-            )
+    def _under(self, batch: _Batch, prefix: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+        """The readable store spaces under ``prefix``: space id -> namespace."""
+        return {
+            record.id: ns
+            for ns, record in sorted(self._store_spaces(batch).items())
+            if ns[: len(prefix)] == prefix
+        }
 
     # ------------------------------------------------------------------ operations
 
-    async def _get(self, batch: _Batch, op: GetOp) -> Item | None:
+    def _get(self, batch: _Batch, op: GetOp) -> Item | None:
         namespace = tuple(op.namespace)
-        newest: _Row | None = None
-        for record in await self._holders(batch, namespace):
-            versions = await self._versions(batch, record, op.key)
-            if versions and (newest is None or versions[0].updated_at > newest.updated_at):
-                newest = versions[0]
-        return newest.item(namespace) if newest is not None else None
+        record = self._home(batch, namespace)
+        found = batch.keyed.get(record, op.key) if record is not None else None
+        return _row(found).item(namespace) if found is not None else None
 
-    async def _put(self, batch: _Batch, op: PutOp) -> None:
-        namespace = tuple(op.namespace)
-        if op.value is None:
-            await self._delete(batch, namespace, op.key)
-            return
-        content = _encode_value(op.value)
-        indexed = _check_index(op.index)
-        record = await self._record(batch, namespace, create=True)
-        assert record is not None
-        versions = await self._versions(batch, record, op.key)
-        previous = versions[0] if versions else None
-        stale = versions[1:]
-        if (
-            previous is not None
-            and previous.native
-            and previous.indexed == indexed
-            and not stale
-            and json.dumps(previous.value, ensure_ascii=False, allow_nan=False) == content
-        ):
-            return  # the same value again: deduplicated, nothing changes
-        metadata: dict[str, Any] = {_KEY: op.key, _INDEXED: indexed}
-        if previous is not None:  # a new item's created_at is its row's write time
-            metadata[_CREATED] = previous.created_at
-        batch.rows.pop(record.id, None)
-        receipt = await batch.spaces.aremember(
-            content, space_id=record.id, source="external", metadata=metadata
-        )
-        if receipt.status != "committed" or not receipt.id:
-            raise ProviderError(
-                f"put({namespace!r}, {op.key!r}) was not stored ({receipt.status}): "
-                f"{receipt.message}"
-            )
-        old = [r for r in ([previous] if previous else []) + stale if r.memory_id != receipt.id]
+    def _puts(self, batch: _Batch, ops: Sequence[Op], block: slice) -> None:
+        """A run of puts (and deletes): every space resolved first, then ONE write. A space
+        that changed since this store cached it is re-read and the write made once more."""
         try:
-            for row in old:
-                await self._forget(batch, record, row.memory_id)
-        except MnemonError:
-            if receipt.changed:  # roll the new row back so the old value stays in place
-                await self._forget(batch, record, receipt.id)
-            raise
+            self._put_block(batch, ops, block)
+        except StaleSpace as stale:
+            for sid in stale.space_ids:  # nothing was written: forget the records, resolve again
+                batch.records.pop(sid, None)
+                self._known.pop(sid, None)
+            try:
+                self._put_block(batch, ops, block)
+            except StaleSpace as again:
+                raise ProviderError(
+                    f"the Memory Spaces {again.space_ids} changed during the put twice; "
+                    "retry the put when the catalog is no longer being edited"
+                ) from None
 
-    async def _delete(self, batch: _Batch, namespace: tuple[str, ...], key: str) -> None:
-        for record in await self._holders(batch, namespace):
-            doomed = await self._versions(batch, record, key)
-            if not doomed:
-                continue
-            batch.rows.pop(record.id, None)
-            for row in doomed:
-                await self._forget(batch, record, row.memory_id)
+    def _put_block(self, batch: _Batch, ops: Sequence[Op], block: slice) -> None:
+        groups: dict[str, tuple[SpaceRecord, list[KeyedWrite]]] = {}
+        resolved: list[PutOp] = []
+        for index in range(block.start, block.stop):
+            op = ops[index]
+            assert isinstance(op, PutOp)
+            batch.at = index
+            try:
+                record = self._home(batch, tuple(op.namespace), create=op.value is not None)
+            except MnemonError:
+                self._write(batch, groups, resolved)  # the ops before this one are applied
+                batch.at = index
+                raise
+            if record is not None:
+                groups.setdefault(record.id, (record, []))[1].append(_keyed_write(op))
+            resolved.append(op)
+        batch.at = block.start
+        self._write(batch, groups, resolved)
 
-    async def _search(self, batch: _Batch, op: SearchOp) -> list[SearchItem]:
-        prefix = tuple(op.namespace_prefix)
-        if op.limit == 0:
-            return []
-        targets = await self._under(batch, prefix)
-        if not targets:
-            return []
-        query = (op.query or "").strip()
-        if query:
-            return await self._recall(batch, op, query, targets)
-        listed: list[tuple[tuple[str, ...], _Row]] = []
-        for namespace, held in targets:
-            current: dict[str, _Row] = {}
-            for record in held:  # the newest copy of a key wins (several owners: operator)
-                for row in await self._current(batch, record, op):
-                    if row.key not in current or row.updated_at > current[row.key].updated_at:
-                        current[row.key] = row
-            listed.extend((namespace, r) for r in current.values() if _passes(r.value, op.filter))
-        listed.sort(key=lambda pair: (-pair[1].updated_at, pair[0], pair[1].key))
-        window = listed[op.offset : op.offset + op.limit]
-        return [row.search_item(namespace, None) for namespace, row in window]
-
-    async def _current(self, batch: _Batch, record: SpaceRecord, op: SearchOp) -> list[_Row]:
-        """The current rows of one space a listing needs: all with a filter, else the newest
-        ``offset + limit`` (enough for the window)."""
-        if op.filter or record.id in batch.rows:
-            return list((await self._rows(batch, record)).current.values())
-        return await self._newest(batch, record, op.offset + op.limit)
-
-    async def _recall(
+    def _write(
         self,
         batch: _Batch,
-        op: SearchOp,
-        query: str,
-        targets: Sequence[tuple[tuple[str, ...], list[SpaceRecord]]],
-    ) -> list[SearchItem]:
-        by_space = {record.id: ns for ns, held in targets for record in held}
+        groups: Mapping[str, tuple[SpaceRecord, list[KeyedWrite]]],
+        ops: list[PutOp],
+    ) -> None:
+        for (record, writes), receipts in zip(
+            groups.values(), batch.keyed.write(list(groups.values())), strict=True
+        ):
+            for write, receipt in zip(writes, receipts, strict=True):
+                if receipt.status != "committed":
+                    raise ProviderError(
+                        f"put({_namespace_of(record)!r}, {write.key!r}) was not stored "
+                        f"({receipt.status}): {receipt.message}"
+                    )
+            # The cached record too: a put trusts it, and a stale `active` would activate again.
+            batch.records[record.id] = self._known[record.id] = record.model_copy(
+                update={"active": True}
+            )
+        batch.applied.extend(ops)
+
+    def _list(self, batch: _Batch, op: SearchOp) -> list[SearchItem]:
+        """Search without a query: the newest items under the prefix (one statement per page
+        of 500; a ``filter`` reads pages until the window is full)."""
+        if op.limit == 0:
+            return []
+        by_space = self._under(batch, tuple(op.namespace_prefix))
+        records = [batch.records[sid] for sid in by_space]
         wanted = op.offset + op.limit
-        fetch = _MAX_RECALL if op.filter else min(_MAX_RECALL, wanted + 10)
-        found = await batch.spaces.asearch(query, space_ids=list(by_space), limit=fetch)
+        found: list[tuple[tuple[str, ...], _Row]] = []
+        read = 0
+        # A filter reads pages that start small and double (most filters fill the window
+        # from the newest rows), up to 500 rows per statement.
+        size = min(_PAGE, max(64, 4 * wanted)) if op.filter else wanted
+        while len(found) < wanted:
+            page = batch.keyed.page(records, size, read)
+            read += len(page)
+            rows = ((by_space[r.space_id], _row(r)) for r in page)
+            found.extend((ns, row) for ns, row in rows if _passes(row.value, op.filter))
+            if len(page) < size or not op.filter:
+                break
+            size = min(_PAGE, size * 2)
+        return [row.search_item(ns, None) for ns, row in found[op.offset : wanted]]
+
+    def _recall_args(self, batch: _Batch, op: SearchOp) -> dict[str, Any]:
+        """The federated recall of a query search (blocking: reads the catalog)."""
+        by_space = self._under(batch, tuple(op.namespace_prefix))
+        batch.recall_spaces = by_space
+        fetch = _MAX_RECALL if op.filter else min(_MAX_RECALL, op.offset + op.limit + 10)
+        return {
+            "query": (op.query or "").strip(),
+            "space_ids": list(by_space) or None,
+            "limit": fetch,
+            "policy": _RANKED,
+        }
+
+    def _recalled(self, batch: _Batch, op: SearchOp, found: Any) -> list[SearchItem]:
+        """Up to ``limit`` ranked items of one recall (the exhaustive ordering, no cut)."""
+        by_space = batch.recall_spaces
         out: list[SearchItem] = []
         seen: set[tuple[tuple[str, ...], str]] = set()
-        for insight in found.results:
+        for insight in found.results if by_space else ():
             namespace = by_space.get(insight.space_id or "")
             if namespace is None:
                 continue
@@ -657,29 +641,54 @@ class MnemonStore(CheckedArguments):
             seen.add((namespace, row.key))
             score = insight.score if insight.score is not None else insight.normalized_score
             out.append(row.search_item(namespace, score))
-        return out[op.offset : wanted]
+        return out[op.offset : op.offset + op.limit] if op.limit else []
 
-    async def _list_namespaces(self, batch: _Batch, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        catalog = await self._catalog(batch)
-        candidates = [
-            (ns, held)
-            for ns, held in catalog.items()
-            if held and all(_matches(c, ns) for c in op.match_conditions or ())
-        ]
-
-        async def holds_items(held: list[SpaceRecord]) -> bool:
-            for record in held:
-                cached = batch.rows.get(record.id)
-                if cached is not None and cached.current:
-                    return True
-                if cached is None and await batch.spaces.abrowse(record.id, limit=1):
-                    return True
-            return False
-
-        present = await asyncio.gather(*(holds_items(held) for _, held in candidates))
+    def _list_namespaces(self, batch: _Batch, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        """Namespaces with at least one item: the catalog plus one ``EXISTS`` statement."""
+        candidates = {
+            record.id: ns
+            for ns, record in self._store_spaces(batch).items()
+            if all(_matches(c, ns) for c in op.match_conditions or ())
+        }
+        live = batch.keyed.live([batch.records[sid] for sid in candidates])
         namespaces = {
             ns if op.max_depth is None else ns[: op.max_depth]
-            for (ns, _), keep in zip(candidates, present, strict=True)
-            if keep
+            for sid, ns in candidates.items()
+            if sid in live
         }
         return sorted(namespaces)[op.offset : op.offset + op.limit]
+
+
+@dataclass(frozen=True, slots=True)
+class _Catalog:
+    """One scope's store spaces as decoded at one catalog revision."""
+
+    revision: tuple[Any, ...] | None
+    found: dict[tuple[str, ...], SpaceRecord]
+    records: dict[str, SpaceRecord]
+
+
+def _is_recall(op: Op) -> bool:
+    return isinstance(op, SearchOp) and bool((op.query or "").strip())
+
+
+def _blocks(ops: Sequence[Op]) -> list[slice]:
+    """The ops in runs: consecutive puts together (one write), every other op alone."""
+    out: list[slice] = []
+    index = 0
+    while index < len(ops):
+        end = index + 1
+        if isinstance(ops[index], PutOp):
+            while end < len(ops) and isinstance(ops[end], PutOp):
+                end += 1
+        out.append(slice(index, end))
+        index = end
+    return out
+
+
+def _keyed_write(op: PutOp) -> KeyedWrite:
+    if op.value is None:
+        return KeyedWrite(op.key, None)
+    metadata = {_KEY: op.key, _INDEXED: _check_index(op.index)}
+    item = {"content": _encode_value(op.value), "source": "external", "metadata": metadata}
+    return KeyedWrite(op.key, item)

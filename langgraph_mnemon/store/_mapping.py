@@ -3,12 +3,13 @@ and rows (see :mod:`langgraph_mnemon.store._facade` for the whole mapping)."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,7 @@ from langgraph_mnemon.errors import (
     InvalidInputError,
 )
 from langgraph_mnemon.memory_layers.kernel import TRIGGERS
+from langgraph_mnemon.memory_layers.spaces._keyed import KeyedItems, KeyedRow
 from langgraph_mnemon.store._args import (
     NamespaceError,
     as_namespace,
@@ -37,6 +39,7 @@ from langgraph_mnemon.store._args import (
 )
 
 if TYPE_CHECKING:
+    from langgraph_mnemon.contracts import Scope
     from langgraph_mnemon.memory_layers.spaces import MemoryRecord, MemorySpaces, SpaceRecord
 
 
@@ -54,6 +57,7 @@ _MAX_NAMESPACE_JSON = 500 - len(NAMESPACE_PREFIX)
 _MAX_NAME = 120
 _PAGE = 500
 _MAX_RECALL = 50
+_RANKED = "exhaustive-v1"  # query search: the fusion's full ranking, no strict cut
 _KEY = "store_key"
 _CREATED = "store_created_at"
 _INDEXED = "store_indexed"
@@ -69,6 +73,7 @@ def _namespace_json(namespace: tuple[str, ...]) -> str:
     return json.dumps(list(namespace), ensure_ascii=False, separators=(",", ":"))
 
 
+@functools.lru_cache(maxsize=65_536)
 def _space_id(namespace: tuple[str, ...], owner: str | None = None) -> str:
     """The id of the space of ``namespace``: of the local user (``owner`` None), as before
     scopes, or of one user (``user:alice``), whose key is hashed in so users never share one."""
@@ -342,10 +347,12 @@ class _Row:
         )
 
 
-def _row(insight: MemoryRecord) -> _Row:
+def _row(insight: MemoryRecord | KeyedRow) -> _Row:
+    """An item from a row: a keyed row by its ``store_key`` column, a recall result by its
+    metadata, any other row (of another Mnemon path) by its memory id."""
     written = insight.created_at if insight.created_at is not None else time.time()
     meta = insight.metadata
-    key = meta.get(_KEY)
+    key = insight.key if isinstance(insight, KeyedRow) else meta.get(_KEY)
     if isinstance(key, str):
         try:
             value = json.loads(insight.content)
@@ -381,26 +388,25 @@ def _row(insight: MemoryRecord) -> _Row:
     )
 
 
-@dataclass
-class _Rows:
-    """The live items of one namespace: the newest row per key plus superseded copies."""
-
-    current: dict[str, _Row] = field(default_factory=dict)
-    stale: dict[str, list[_Row]] = field(default_factory=dict)
-
-
 class _Batch:
-    """One batch's scope and caches (the catalog and the rows of each namespace read so far).
+    """One batch's scope, its keyed-items entry and the store spaces it resolved so far.
 
-    ``owner`` is the user key whose namespaces the batch uses; ``None`` is the local user,
-    whose view (the host operator's) also reads the namespaces of every user.
+    ``owner`` is the user key whose namespaces the batch uses; ``None`` is the local user.
+    ``at`` is the index of the op running and ``applied`` the puts committed so far (what a
+    failure reports).
     """
 
-    def __init__(self, spaces: MemorySpaces, owner: str | None = None) -> None:
+    def __init__(
+        self, spaces: MemorySpaces, owner: str | None = None, keyed: KeyedItems | None = None
+    ) -> None:
         self.spaces = spaces
+        self.keyed = keyed if keyed is not None else KeyedItems(spaces)
         self.owner = owner
-        self.catalog: dict[tuple[str, ...], list[SpaceRecord]] | None = None
-        self.rows: dict[str, _Rows] = {}
+        self.records: dict[str, SpaceRecord] = {}
+        self.at = 0
+        self.applied: list[PutOp] = []
+        self.recall_spaces: dict[str, tuple[str, ...]] = {}
+        self.scope: Scope | None = None  # what the facade keys its per-scope caches by
 
     def home_id(self, namespace: tuple[str, ...]) -> str:
         """The id of the space this batch writes ``namespace`` into."""
@@ -408,7 +414,7 @@ class _Batch:
 
     def reads(self, record: SpaceRecord) -> bool:
         """Whether this batch reads the store space ``record``: a user's own spaces only; the
-        local user's every store space (theirs and every user's)."""
+        local user's every store space its view lists."""
         return self.owner is None or record.owner == self.owner
 
 

@@ -109,7 +109,12 @@ class Observing:
             store_usage(conn, task, tokens, window, estimated, call_id, moment=self._clock())
 
     def observe_messages(
-        self, task_id: str, messages: Sequence[Any], *, derive: bool | None = None
+        self,
+        task_id: str,
+        messages: Sequence[Any],
+        *,
+        derive: bool | None = None,
+        also: Callable[[Any], None] | None = None,
     ) -> int:
         """Feed fatigue signals and task nodes from a run's message list.
 
@@ -126,6 +131,8 @@ class Observing:
             task_id: the task (for a LangGraph thread: its ``thread_id``).
             messages: LangChain messages or their dict forms.
             derive: derive nodes too (``None``: ``MnemosConfig.derive_nodes``).
+            also: more writes for the same transaction, given its connection (``maintain``
+                logs the fatigue reading this way: one commit per model call).
 
         Returns:
             How many tool calls were new.
@@ -152,6 +159,8 @@ class Observing:
                 )
             if with_nodes:
                 derive_into(conn, task, read, self.config, workspace=self.workspace, moment=moment)
+            if also is not None:
+                also(conn)
         return new
 
     def derive(self, task_id: str, messages: Sequence[Any]) -> DerivationResult:

@@ -469,6 +469,17 @@ class Mnemos(Observing):
                 return measure(conn, task, self.config, self._clock)
         return measure(None, task, self.config, self._clock)
 
+    def _observed_reading(self, task: str, messages: Sequence[Any]) -> FatigueReading:
+        """Observe ``messages`` and log the fatigue reading they lead to: one transaction."""
+        taken: list[FatigueReading] = []
+
+        def log_reading(conn: Any) -> None:
+            taken.append(measure(conn, task, self.config, self._clock))
+            insert_fatigue(conn, taken[0])
+
+        self.observe_messages(task, messages, also=log_reading)
+        return taken[0]
+
     def fatigue_history(self, task_id: str, *, limit: int = 20) -> list[FatigueReading]:
         """Logged readings, newest first."""
         task = validate_task_id(task_id)
@@ -478,7 +489,7 @@ class Mnemos(Observing):
         with self.db.read() as conn:
             return list_fatigue(conn, task, count, self.config.context_window_tokens)
 
-    def maintain(self, task_id: str) -> FatigueResponse:
+    def maintain(self, task_id: str, *, messages: Sequence[Any] | None = None) -> FatigueResponse:
         """Measure fatigue and take the actions of its state.
 
         COMPRESS consolidates; PRE_SLEEP checkpoints and consolidates; REM writes an emergency
@@ -486,12 +497,25 @@ class Mnemos(Observing):
         consolidates, warns and, when that checkpoint committed, a HandoffNode. The checkpoint
         cooldown applies in every state.
 
+        Args:
+            task_id: the task.
+            messages: observe these first (:meth:`observe_messages`, derived nodes per
+                ``MnemosConfig.derive_nodes``), in the same transaction as the reading: a
+                model call's tending is one commit in every state without an action.
+
+        Returns:
+            The :class:`FatigueResponse`: the reading, the actions taken and their receipts.
+
+        Raises:
+            InvalidInputError: a bad ``task_id`` or ``messages``.
+            ReadOnlyError: writes are off (with ``messages``). StorageError: a write failed.
+
         Example:
-            >>> mnemos.maintain("task-1").actions
+            >>> mnemos.maintain("task-1", messages=state["messages"]).actions
             ()
         """
         task = validate_task_id(task_id)
-        reading = self.fatigue(task)
+        reading = self.fatigue(task) if messages is None else self._observed_reading(task, messages)
         plan = plan_actions(reading)
         receipt = consolidation = handoff = None
         if plan.checkpoint:

@@ -35,7 +35,13 @@ from langgraph_mnemon.memory_layers.mnemos._scope import (
     string_arguments,
 )
 from langgraph_mnemon.memory_layers.mnemos.schema import SIGNALS
-from langgraph_mnemon.memory_layers.mnemos.store import USAGE_KEPT, trim_now, trim_oldest
+from langgraph_mnemon.memory_layers.mnemos.store import (
+    USAGE_KEPT,
+    trim_now,
+    trim_oldest,
+    trims_at,
+)
+from langgraph_mnemon.storage.db import upsert
 
 __all__ = [
     "Observation",
@@ -347,18 +353,6 @@ def store_usage(
         "context_window": window,
         "estimated": estimated,
     }
-    if call_id is not None:
-        updated = conn.execute(
-            sa.update(SIGNALS)
-            .where(
-                SIGNALS.c.task_id == task,
-                SIGNALS.c.kind == "usage",
-                SIGNALS.c.call_id == call_id,
-            )
-            .values(**values)
-        )
-        if updated.rowcount:
-            return
     row = {
         "task_id": task,
         "kind": "usage",
@@ -372,8 +366,18 @@ def store_usage(
         "created_at": moment,
         **values,
     }
-    result = conn.execute(sa.insert(SIGNALS).values(**row))
-    if trim_now(result):  # one reading per model call: keep the newest few
+    if call_id is None:  # no call id, no conflict: a plain insert (NULLs are distinct)
+        result = conn.execute(sa.insert(SIGNALS).values(**row))
+        if trim_now(result):  # one reading per model call: keep the newest few
+            trim_oldest(conn, SIGNALS, task, USAGE_KEPT, SIGNALS.c.kind == "usage")
+        return
+    # One statement instead of UPDATE-then-INSERT: the conflict keeps the row (and its seq)
+    # and sets the values; a kept row keeps its created_at, so it tells an insert apart.
+    stmt = upsert(conn.dialect.name, SIGNALS, ("task_id", "kind", "call_id"), tuple(values))
+    seq, created = conn.execute(
+        stmt.values(**row).returning(SIGNALS.c.seq, SIGNALS.c.created_at)
+    ).one()
+    if created == moment and trims_at(seq):
         trim_oldest(conn, SIGNALS, task, USAGE_KEPT, SIGNALS.c.kind == "usage")
 
 

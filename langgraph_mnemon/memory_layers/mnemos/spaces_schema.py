@@ -22,6 +22,8 @@ Times are UNIX seconds (``Float``).
 
 from __future__ import annotations
 
+import time
+
 import sqlalchemy as sa
 
 from langgraph_mnemon.memory_layers.mnemos.schema import JsonText
@@ -37,6 +39,7 @@ __all__ = [
     "SPACES",
     "SPACE_STATS",
     "SPACE_TERMS",
+    "STORE_KEY_INDEX",
     "VECTORS",
 ]
 
@@ -61,29 +64,41 @@ SPACES = sa.Table(
     sa.Index("ix_mnemon_spaces_provider", "provider_id"),
 )
 
-INSIGHTS = sa.Table(
-    "mnemon_insights",
-    METADATA,
-    sa.Column("seq", _SEQ, primary_key=True, autoincrement=True),
-    sa.Column("id", sa.String(32), nullable=False, unique=True),
-    sa.Column("space_id", sa.String(64), nullable=False),
-    sa.Column("content", sa.Text, nullable=False),
-    sa.Column("content_hash", sa.String(32), nullable=False),
-    sa.Column("category", sa.String(16), nullable=False, server_default="general"),
-    sa.Column("importance", sa.Integer, nullable=False, server_default="3"),
-    sa.Column("tags", JsonText, nullable=False, server_default="[]"),
-    sa.Column("entities", JsonText, nullable=False, server_default="[]"),
-    sa.Column("source", sa.String(16), nullable=False, server_default="agent"),
-    sa.Column("metadata", JsonText, nullable=False, server_default="{}"),
-    sa.Column("terms", sa.Text, nullable=False, server_default=""),
-    sa.Column("term_count", sa.Integer, nullable=False, server_default="0"),
-    sa.Column("created_at", sa.Float, nullable=False),
-    sa.Column("updated_at", sa.Float, nullable=False),
-    sa.Column("deleted_at", sa.Float, nullable=True),
-    sa.Index("ix_mnemon_insights_space", "space_id", "deleted_at", "seq"),
-    sa.Index("ix_mnemon_insights_hash", "space_id", "content_hash"),
-    sqlite_autoincrement=True,
-)
+STORE_KEY_INDEX = "ux_mnemon_insights_store_key"
+
+
+def _insights(metadata: sa.MetaData, *, keyed: bool) -> sa.Table:
+    """The insights table; ``keyed`` adds the ``store_key`` column of schema step 2 (step 1
+    still creates the table without it, so an old database upgrades through step 2)."""
+    keyed_columns = [sa.Column("store_key", sa.Text, nullable=True)] if keyed else []
+    return sa.Table(
+        "mnemon_insights",
+        metadata,
+        sa.Column("seq", _SEQ, primary_key=True, autoincrement=True),
+        sa.Column("id", sa.String(32), nullable=False, unique=True),
+        sa.Column("space_id", sa.String(64), nullable=False),
+        sa.Column("content", sa.Text, nullable=False),
+        sa.Column("content_hash", sa.String(32), nullable=False),
+        sa.Column("category", sa.String(16), nullable=False, server_default="general"),
+        sa.Column("importance", sa.Integer, nullable=False, server_default="3"),
+        sa.Column("tags", JsonText, nullable=False, server_default="[]"),
+        sa.Column("entities", JsonText, nullable=False, server_default="[]"),
+        sa.Column("source", sa.String(16), nullable=False, server_default="agent"),
+        sa.Column("metadata", JsonText, nullable=False, server_default="{}"),
+        sa.Column("terms", sa.Text, nullable=False, server_default=""),
+        sa.Column("term_count", sa.Integer, nullable=False, server_default="0"),
+        sa.Column("created_at", sa.Float, nullable=False),
+        sa.Column("updated_at", sa.Float, nullable=False),
+        sa.Column("deleted_at", sa.Float, nullable=True),
+        *keyed_columns,
+        sa.Index("ix_mnemon_insights_space", "space_id", "deleted_at", "seq"),
+        sa.Index("ix_mnemon_insights_hash", "space_id", "content_hash"),
+        sqlite_autoincrement=True,
+    )
+
+
+INSIGHTS = _insights(METADATA, keyed=True)
+_INSIGHTS_V1 = _insights(sa.MetaData(), keyed=False)
 
 EDGES = sa.Table(
     "mnemon_insight_edges",
@@ -137,7 +152,7 @@ SPACE_STATS = sa.Table(
 
 
 def _create_v1(conn: sa.Connection) -> None:
-    for table in (SPACES, INSIGHTS, EDGES, ENTITIES, VECTORS, SPACE_TERMS, SPACE_STATS):
+    for table in (SPACES, _INSIGHTS_V1, EDGES, ENTITIES, VECTORS, SPACE_TERMS, SPACE_STATS):
         table.create(conn, checkfirst=True)
     if conn.dialect.name == "sqlite":
         # Contentless: the terms live in mnemon_insights.terms; rows are removed with the
@@ -159,12 +174,91 @@ def _create_v1(conn: sa.Connection) -> None:
         )
 
 
+def _add_store_key(conn: sa.Connection) -> None:
+    """Step 2: the store facade's indexed address. Adds ``store_key``, back-fills it from the
+    metadata of the newest live row of each (space, key), soft-deletes the older live copies
+    (concurrent puts of the old facade could leave some) and adds the unique partial index."""
+    columns = {c["name"] for c in sa.inspect(conn).get_columns(INSIGHTS.name)}
+    if "store_key" not in columns:
+        conn.exec_driver_sql(f"ALTER TABLE {INSIGHTS.name} ADD COLUMN store_key TEXT")
+    if conn.dialect.name == "postgresql":
+        field = "jsonb_extract_path_text(CAST(metadata AS jsonb), 'store_key')"
+        typed = "jsonb_typeof(CAST(metadata AS jsonb) -> 'store_key') = 'string'"
+    else:
+        field = """json_extract(metadata, '$."store_key"')"""
+        typed = """json_type(metadata, '$."store_key"') = 'text'"""
+    found = conn.execute(
+        sa.text(
+            f"SELECT seq, space_id, {field} FROM {INSIGHTS.name} "
+            f"WHERE deleted_at IS NULL AND store_key IS NULL AND metadata LIKE :hint "
+            f"AND {typed} ORDER BY seq DESC"
+        ),
+        {"hint": "%store_key%"},
+    ).all()
+    newest: dict[tuple[str, str], int] = {}
+    superseded: list[int] = []
+    for seq, space_id, key in found:
+        if newest.setdefault((space_id, key), int(seq)) != int(seq):
+            superseded.append(int(seq))
+    if newest:
+        conn.execute(
+            INSIGHTS.update()
+            .where(INSIGHTS.c.seq == sa.bindparam("b_seq"))
+            .values(store_key=sa.bindparam("b_key")),
+            [{"b_seq": seq, "b_key": key} for (_, key), seq in newest.items()],
+        )
+    _retire(conn, superseded)
+    conn.exec_driver_sql(
+        f"CREATE UNIQUE INDEX IF NOT EXISTS {STORE_KEY_INDEX} ON {INSIGHTS.name} "
+        "(space_id, store_key) WHERE deleted_at IS NULL AND store_key IS NOT NULL"
+    )
+
+
+def _retire(conn: sa.Connection, seqs: list[int]) -> None:
+    """Soft-delete superseded copies during step 2: out of the term statistics and vectors.
+    Their keyword-index postings stay; every search reads only live rows."""
+    for seq in seqs:
+        row = conn.execute(
+            sa.select(INSIGHTS.c.space_id, INSIGHTS.c.terms, INSIGHTS.c.term_count).where(
+                INSIGHTS.c.seq == seq
+            )
+        ).one()
+        space_id, terms, count = row[0], row[1] or "", int(row[2])
+        now = time.time()
+        conn.execute(
+            INSIGHTS.update().where(INSIGHTS.c.seq == seq).values(deleted_at=now, updated_at=now)
+        )
+        unique = list(dict.fromkeys(terms.split()))
+        if unique:
+            conn.execute(
+                SPACE_TERMS.update()
+                .where(SPACE_TERMS.c.space_id == space_id, SPACE_TERMS.c.term.in_(unique))
+                .values(df=SPACE_TERMS.c.df - 1)
+            )
+        conn.execute(
+            SPACE_STATS.update()
+            .where(SPACE_STATS.c.space_id == space_id)
+            .values(
+                docs=SPACE_STATS.c.docs - 1,
+                terms=SPACE_STATS.c.terms - count,
+                version=SPACE_STATS.c.version + 1,
+            )
+        )
+        conn.execute(VECTORS.delete().where(VECTORS.c.insight_seq == seq))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         "spaces",
         1,
         "Memory Space catalog, native insights, edges, entities, vectors and keyword index",
         _create_v1,
+    ),
+    Migration(
+        "spaces",
+        2,
+        "store_key: the BaseStore facade's indexed item address (unique over live rows)",
+        _add_store_key,
     ),
 )
 """Schema steps of the ``spaces`` component, for ``Database.setup``."""

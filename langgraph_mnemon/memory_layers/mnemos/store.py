@@ -634,7 +634,17 @@ def trim_oldest(conn: Connection, table: sa.Table, task_id: str, keep: int, *whe
 def trim_now(result: Any) -> bool:
     """Whether an insert's new ``seq`` is one that trims its log (every 64th: amortised)."""
     key = result.inserted_primary_key
-    return bool(key) and isinstance(key[0], int) and key[0] % _TRIM_EVERY == 0
+    return bool(key) and trims_at(key[0])
+
+
+def trims_at(seq: Any) -> bool:
+    """Whether a new row's ``seq`` is one that trims its log (every 64th: amortised).
+
+    Example:
+        >>> trims_at(128), trims_at(129)
+        (True, False)
+    """
+    return isinstance(seq, int) and seq % _TRIM_EVERY == 0
 
 
 def insert_fatigue(conn: Connection, reading: FatigueReading) -> None:

@@ -104,6 +104,8 @@ class SpaceCatalog:
         self.local_only = local_only
         self.owners = owners
         self._clock = clock
+        self._statements: dict[tuple[bool, bool | None], sa.Select[Any]] = {}
+        self._visible: sa.ColumnElement[bool] | None = None
 
     def owned_by(self, owners: Owners) -> SpaceCatalog:
         """The same catalog (database, providers, secrets) seen through ``owners``."""
@@ -141,7 +143,9 @@ class SpaceCatalog:
             if self.db.read_only:
                 return (_BEFORE_OWNERS, sa.true()) if self.owners.legacy else None
             self.db.setup(CATALOG_MIGRATIONS)
-        return CATALOG.c, self.owners.clause()
+        if self._visible is None:
+            self._visible = self.owners.clause()
+        return CATALOG.c, self._visible
 
     def _record(self, row: Mapping[str, Any], secret_keys: Mapping[str, list[str]]) -> SpaceRecord:
         provider_id = row["provider_id"]
@@ -167,14 +171,28 @@ class SpaceCatalog:
         readable = self._readable()
         if readable is None:
             return []  # nothing was ever written: a read creates no tables
-        columns, visible = readable
-        stmt = sa.select(*columns).where(visible).order_by(CATALOG.c.created_at, CATALOG.c.id)
-        if active is not None:
-            stmt = stmt.where(CATALOG.c.active == active)
-        with self.db.read() as conn:
-            rows = conn.execute(stmt).mappings().all()
+        stmt = self._list_statement(readable, active)
+        # One statement is one snapshot: on PostgreSQL it runs in autocommit (no BEGIN and
+        # COMMIT round trips on every search's catalog read).
+        rows = self.db.run_single(lambda conn: conn.execute(stmt).mappings().all())
         keys = self.secrets.keys() if rows else {}
         return [self._record(r, keys) for r in rows]
+
+    def _list_statement(
+        self, readable: tuple[Any, sa.ColumnElement[bool]], active: bool | None
+    ) -> sa.Select[Any]:
+        """The listing SELECT, built once per column set and filter (building it and its
+        owner condition cost more than running it on a small catalog)."""
+        columns, _ = readable
+        key = (columns is _BEFORE_OWNERS, active)
+        stmt = self._statements.get(key)
+        if stmt is None:
+            stmt = sa.select(*columns).where(readable[1])
+            stmt = stmt.order_by(CATALOG.c.created_at, CATALOG.c.id)
+            if active is not None:
+                stmt = stmt.where(CATALOG.c.active == active)
+            self._statements[key] = stmt
+        return stmt
 
     def get_space(self, space_id: Any) -> SpaceRecord:
         """One visible space by id; :class:`NotFoundError` when there is none.
@@ -186,9 +204,8 @@ class SpaceCatalog:
         readable = self._readable()
         if readable is not None:
             columns, visible = readable
-            with self.db.read() as conn:
-                query = sa.select(*columns).where(CATALOG.c.id == space_id, visible)
-                row = conn.execute(query).mappings().first()
+            query = sa.select(*columns).where(CATALOG.c.id == space_id, visible)
+            row = self.db.run_single(lambda conn: conn.execute(query).mappings().first())
         if row is None:
             raise NotFoundError(
                 f"no Memory Space {space_id!r}; list them with spaces.list_spaces() "

@@ -207,6 +207,7 @@ class FederatedSearch:
         covering rows first (each group keeps the fused order)."""
         recovered: list[Candidate] = []
         ran = False
+        counted = {id(c) for c in outcome.selected}
         if not covering(plan, outcome.selected, _content):
             natives = [
                 (order, answer.record)
@@ -218,9 +219,12 @@ class FederatedSearch:
                 ran = True
                 recovered = await self._recover(plan, natives, fetch)
             if recovered:
+                counted.update(id(c) for c in recovered)  # _recover counted them
                 ranked = _merged_ahead(recovered, ranked, fetch)
                 outcome = apply_quality(args.policy_id, ranked, args.limit, self.quality)
-        covering(plan, outcome.selected, _content)
+        # Only rows the new selection brought in still need their coverage counted (tokenising
+        # every selected row twice was a good part of the layer's own time).
+        covering(plan, [c for c in outcome.selected if id(c) not in counted], _content)
         need = plan.required
         # Plan-covering rows first; each group keeps the fused order (sorting the covering
         # rows by raw match count measured worse on LoCoMo-R: common words inflate counts).

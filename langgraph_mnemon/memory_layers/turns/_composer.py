@@ -34,6 +34,7 @@ from langgraph_mnemon.memory_layers.turns._facts import (
     ScopeSources,
     SourceFacts,
     SpacesSource,
+    catalog_revision,
     collect_source_facts,
     current_revisions,
 )
@@ -58,6 +59,10 @@ from langgraph_mnemon.memory_layers.turns._wake import render_wake, tool_binding
 __all__ = ["MAX_COMPOSE_ATTEMPTS", "ViewComposer", "checked_turn_id", "freeze_view"]
 
 MAX_COMPOSE_ATTEMPTS = 3
+# A view reused across turns while no Source revision moves: Runtime Memory's age annotations
+# count whole days, so a reused view is at most this many seconds behind its clock.
+VIEW_REUSE_SECONDS = 60.0
+_REUSED_VIEWS = 8  # views kept for reuse (scopes x kernel switches seen lately)
 """How often composition is retried when a Source revision moves underneath it."""
 
 
@@ -181,6 +186,8 @@ class ViewComposer:
         self._live = live if live is not None else LiveTurns()
         self._lock = threading.Lock()
         self._retained: dict[str, tuple[TurnView, int]] = {}
+        self._reusable: dict[tuple[Any, ...], tuple[datetime, TurnView]] = {}
+        self.view_reuse = {"hits": 0, "misses": 0}  # how often a turn reused a composed view
 
     # -- composition -------------------------------------------------------------------------
 
@@ -273,7 +280,45 @@ class ViewComposer:
                 )
             return self._live.pin(turn_id, scope, held[0])
         # A concurrent pin of the same turn may win meanwhile: the registry keeps the first.
-        return self._live.pin(turn_id, scope, self.compose(now=now, scope=scope.memory_scope))
+        return self._live.pin(turn_id, scope, self._view(now, scope.memory_scope))
+
+    def _view(self, now: datetime | None, scope: Scope) -> TurnView:
+        """The view a new turn pins: the last one composed for ``scope`` while the Sources'
+        revisions (re-read now, so another process's write counts) and the kernel's switches
+        are unchanged and it is younger than :data:`VIEW_REUSE_SECONDS`; else a fresh one."""
+        if now is not None:
+            return self.compose(now=now, scope=scope)  # an explicit moment: composed for it
+        key = self._reuse_key(scope)
+        moment = self._clock()
+        with self._lock:
+            held = self._reusable.get(key) if key is not None else None
+        if held is not None and 0 <= (moment - held[0]).total_seconds() < VIEW_REUSE_SECONDS:
+            self.view_reuse["hits"] += 1
+            return held[1]
+        self.view_reuse["misses"] += 1
+        view = self.compose(now=moment, scope=scope)
+        if key is not None and key == self._reuse_key(scope):  # nothing moved meanwhile
+            with self._lock:
+                self._reusable.pop(key, None)
+                self._reusable[key] = (moment, view)
+                while len(self._reusable) > _REUSED_VIEWS:
+                    self._reusable.pop(next(iter(self._reusable)))
+        return view
+
+    def _reuse_key(self, scope: Scope) -> tuple[Any, ...] | None:
+        """The cheap revision reads a view depends on (``None``: a Source is unreadable)."""
+        switches = Switches(self.kernel)
+        runtime, documents, spaces = self.sources(scope)
+        try:
+            return (
+                scope.model_dump_json(),
+                switches.signature,
+                runtime.revision if runtime is not None else None,
+                documents.revision if documents is not None else None,
+                catalog_revision(spaces.list_spaces()) if spaces is not None else None,
+            )
+        except Exception:  # compose reports the unreadable Source; nothing is reused
+            return None
 
     def scope(self, turn_id: str) -> TurnScope:
         """Whose turn ``turn_id`` is.

@@ -141,7 +141,7 @@ class ScopeSources(NamedTuple):
     spaces: SpacesSource | None
 
 
-def _catalog_revision(records: Sequence[Any]) -> str:
+def catalog_revision(records: Sequence[Any]) -> str:
     lines = "\n".join(
         f"{r.id} {int(bool(r.active))} {r.revision} {int(bool(r.provider_registered))}"
         for r in records
@@ -186,7 +186,7 @@ def _spaces_facts(spaces: SpacesSource) -> SpacesFacts:
     readable = [r for r in active if r.provider_registered]
     capabilities = sorted({c for r in readable for c in r.capabilities})
     return SpacesFacts(
-        revision=_catalog_revision(records),
+        revision=catalog_revision(records),
         total=len(records),
         active=len(active),
         readable=tuple(r.id for r in readable),
@@ -258,8 +258,6 @@ def current_revisions(
         runtime=runtime.revision if runtime is not None and pinned.runtime else None,
         documents=documents.revision if documents is not None and pinned.documents else None,
         spaces=(
-            _catalog_revision(spaces.list_spaces())
-            if spaces is not None and pinned.spaces
-            else None
+            catalog_revision(spaces.list_spaces()) if spaces is not None and pinned.spaces else None
         ),
     )

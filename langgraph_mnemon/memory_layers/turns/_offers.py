@@ -349,6 +349,11 @@ class Switches:
     def _by_source(self, channel: str) -> dict[str, bool]:
         return {source: self._admitted[(layer, channel)] for source, layer in SOURCE_LAYERS.items()}
 
+    @property
+    def signature(self) -> tuple[tuple[tuple[str, str], bool], ...]:
+        """Every admission decided, in a stable order (views composed alike share it)."""
+        return tuple(sorted(self._admitted.items()))
+
     def takes_part(self, source: str) -> bool:
         """Whether a model may use the Source at all (its facts are worth reading)."""
         layer = SOURCE_LAYERS[source]

@@ -15,9 +15,11 @@ from typing import Any
 
 import numpy as np
 
+import langgraph_mnemon.adapters.providers.mnemos._keyed as _keyed
 import langgraph_mnemon.adapters.providers.mnemos._sql as _sql
 import langgraph_mnemon.adapters.providers.mnemos._write as _write
 from langgraph_mnemon.adapters.providers.base import BaseProvider
+from langgraph_mnemon.adapters.providers.mnemos._pg_search import search as pg_search
 from langgraph_mnemon.adapters.providers.mnemos._ranking import (
     HybridWeights,
     VectorCaches,
@@ -49,6 +51,7 @@ from langgraph_mnemon.memory_layers.spaces import (
     SpaceBinding,
     is_embedder,
 )
+from langgraph_mnemon.memory_layers.spaces._keyed import KeyedRow
 from langgraph_mnemon.storage.db import Database
 
 __all__ = ["MnemosProvider"]
@@ -302,11 +305,19 @@ class MnemosProvider(BaseProvider):
         query_vector: np.ndarray | None = None,
     ) -> ProviderSearchResult:
         """Ranked rows of one space (``smart`` | ``keyword`` | ``basic``; see the package
-        docstring); ``query_vector`` is the unit query embedding for smart mode."""
+        docstring); ``query_vector`` is the unit query embedding for smart mode.
+
+        On PostgreSQL the reads are one statement in autocommit (:mod:`._pg_search`); elsewhere,
+        or while concurrent writes keep changing the space, step by step in a read transaction.
+        """
         if not self._readable():
             return ProviderSearchResult(results=[])
         terms = query_terms(request.query, MAX_QUERY_TERMS)
         context = SearchContext(weights=self.weights, embedder=self.embedder, caches=self._vectors)
+        if self.db.dialect == "postgresql":
+            found = self.db.run_single(pg_search, space, request, terms, query_vector, context)
+            if found is not None:
+                return found
         with self.db.read() as conn:
             return search(conn, space, request, terms, query_vector, context)
 
@@ -382,3 +393,113 @@ class MnemosProvider(BaseProvider):
             return []
         with self.db.read() as conn:
             return _sql.uncatalogued_spaces(conn)
+
+    # ------------------------------------------------------------------ keyed items
+
+    def keyed_get_sync(self, space: SpaceBinding, key: str) -> KeyedRow | None:
+        """The live row of ``key`` in one space: one indexed statement (see :mod:`._keyed`).
+
+        Args:
+            space: the space read.
+            key: the item's key (a memory id also finds that unkeyed row).
+
+        Returns:
+            The row as a :class:`KeyedRow`, or None.
+
+        Example:
+            >>> provider.keyed_get_sync(space, "editor").content
+            '{"theme": "dark"}'
+        """
+        if not self._readable():
+            return None
+        return _keyed.get_one(self.db, space.id, key)
+
+    def keyed_write_sync(
+        self, writes: Sequence[tuple[SpaceBinding, Sequence[tuple[str, RememberItem | None]]]]
+    ) -> list[list[dict[str, Any]]]:
+        """Put (``item``) or delete (``None``) keyed items of several spaces in ONE
+        transaction, with the vectors of every put computed in one embedder call first.
+
+        Args:
+            writes: ``(space, [(key, item or None), ...])`` per space.
+
+        Returns:
+            One raw receipt list per space, one receipt per write.
+
+        Raises:
+            ProviderError: the embedder failed (nothing was written).
+            StorageError: the database refused the write (nothing was written).
+
+        Example:
+            >>> provider.keyed_write_sync([(space, [("k", RememberItem(content="x"))])])
+            [[{'status': 'stored', 'id': '...', 'seq': 1, 'created': 1}]]
+        """
+        self._ready()
+        if self.embedder is None:
+            return self._keyed_write(writes, None)
+        # An identical re-put is not embedded again. The read is a hint (a write that changed
+        # in between raises StaleVectors), so it runs outside a transaction: on PostgreSQL in
+        # autocommit, no BEGIN / COMMIT round trips.
+        wanted = self.db.run_single(_keyed.needs_vectors, writes)
+        try:
+            return self._keyed_write(writes, self._keyed_vectors(writes, wanted))
+        except _keyed.StaleVectors:  # a key changed in between: embed every put
+            every = [[item is not None for _, item in group] for _, group in writes]
+            return self._keyed_write(writes, self._keyed_vectors(writes, every))
+
+    def _keyed_vectors(
+        self,
+        writes: Sequence[tuple[SpaceBinding, Sequence[tuple[str, RememberItem | None]]]],
+        wanted: list[list[bool]],
+    ) -> list[list[np.ndarray | None]]:
+        """The vectors of the wanted writes in ONE embedder call (None for the others)."""
+        texts = [
+            item.content
+            for (_, group), flags in zip(writes, wanted, strict=True)
+            for (_, item), flag in zip(group, flags, strict=True)
+            if flag and item is not None
+        ]
+        flat = iter(self._embed_documents(texts) if texts else [])
+        return [[next(flat) if flag else None for flag in flags] for flags in wanted]
+
+    def _keyed_write(
+        self,
+        writes: Sequence[tuple[SpaceBinding, Sequence[tuple[str, RememberItem | None]]]],
+        vectors: list[list[np.ndarray | None]] | None,
+    ) -> list[list[dict[str, Any]]]:
+        with self.db.write() as conn:
+            return [
+                _keyed.write_space(
+                    conn,
+                    space,
+                    group,
+                    None if vectors is None else vectors[n],
+                    self.embedder,
+                    self._clock,
+                )
+                for n, (space, group) in enumerate(writes)
+            ]
+
+    def keyed_page_sync(self, space_ids: Sequence[str], limit: int, offset: int) -> list[KeyedRow]:
+        """Live rows of the spaces, newest written first (one statement).
+
+        Example:
+            >>> [r.key for r in provider.keyed_page_sync(["notes"], 10, 0)]
+            ['k2', 'k1']
+        """
+        if not self._readable() or not space_ids:
+            return []
+        with self.db.read() as conn:
+            return _keyed.page(conn, space_ids, limit, offset)
+
+    def live_spaces_sync(self, space_ids: Sequence[str]) -> set[str]:
+        """Which of ``space_ids`` hold at least one live row (one statement).
+
+        Example:
+            >>> provider.live_spaces_sync(["notes", "empty"])
+            {'notes'}
+        """
+        if not self._readable() or not space_ids:
+            return set()
+        with self.db.read() as conn:
+            return _keyed.live_spaces(conn, space_ids)

@@ -7,6 +7,17 @@ The keyword score is BM25 with per-space document frequencies divided by the BM2
 row that holds each query term once (capped at 1): the share of the query's information the
 row carries. The smart score blends it with the cosine similarity, rescaled to 0..1 by the
 embedder's ``similarity_range``, and adds a share of the best temporal neighbour's score.
+
+A row whose *leading* term (its first analysed term: the speaker of a chat turn written
+``"Name: …"``, or the subject of a sentence such as ``"Alice prefers …"``) is one of the query's
+terms gets ``HybridWeights.lead`` added: a question about a person is mostly answered by what
+that person said, and BM25 alone gives a name that appears in half the rows almost no weight.
+
+Pseudo-relevance feedback (``HybridWeights.prf``): the rarest terms of the best few rows that the
+query does not contain (the words an answer tends to share with its neighbouring evidence) form
+a second, expansion query; each candidate gains ``prf`` times its keyword score for it. Only
+the document frequencies of those terms are read again (one statement), the candidates are the
+ones already scored.
 """
 
 from __future__ import annotations
@@ -14,7 +25,6 @@ from __future__ import annotations
 import heapq
 import math
 import threading
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +40,10 @@ __all__ = [
     "Score",
     "VectorCache",
     "VectorCaches",
+    "apply_feedback",
     "apply_neighbour_boost",
+    "expansion_terms",
+    "feedback_candidates",
     "matched_via",
     "neighbour_candidates",
     "prune_terms",
@@ -58,8 +71,13 @@ class HybridWeights:
     ``posting_budget`` rows. The dense pool is an exact scan of the space's vectors while the
     space holds at most ``dense_scan_limit`` of them; in larger spaces dense similarity only
     re-scores the keyword candidates (at 100k vectors a full scan alone takes a large part of
-    the 25 ms recall budget on two cores). Defaults were chosen on three LoCoMo-R conversations
-    and checked on two others (bench/locomo.py).
+    the 25 ms recall budget on two cores). ``lead`` is added to a matching row (any positive
+    score) whose leading term is a query term (see the module docstring); 0 turns it off.
+    ``prf`` is the weight of the pseudo-relevance feedback query (0 turns it off): the
+    ``prf_terms`` rarest terms (summed idf, each seen in at least two rows) of the
+    ``prf_docs`` best rows, scored like the query by BM25 and added in smart mode.
+    Defaults were chosen on three LoCoMo-R conversations and checked on two others
+    (bench/locomo.py).
 
     Example:
         >>> provider = MnemosProvider(db, weights=HybridWeights(dense=0.3, neighbour=0.0))
@@ -68,6 +86,10 @@ class HybridWeights:
     k1: float = 1.2
     b: float = 0.3
     dense: float = 0.2
+    lead: float = 0.2
+    prf: float = 0.1
+    prf_docs: int = 3
+    prf_terms: int = 10
     unknown_term_weight: float = 0.25
     neighbour: float = 0.2
     neighbour_top: int = 50
@@ -181,17 +203,33 @@ def prune_terms(terms: Sequence[str], df: Mapping[str, int], budget: int) -> lis
     return chosen
 
 
-def _bm25(text: str, idf: Mapping[str, float], avgdl: float, k1: float, b: float) -> float:
-    if not idf:
-        return 0.0
+_Doc = tuple[list[str], frozenset[str], str]
+"""One candidate's analysed terms split once per search, ``(terms, their set, leading term)``:
+every scorer of the search (the query's, the feedback pass's) reuses it."""
+
+
+def _parse(text: str) -> _Doc:
     terms = text.split()
-    if not terms:
+    return terms, frozenset(terms), text.split(" ", 1)[0]
+
+
+def _bm25(doc: _Doc, idf: Mapping[str, float], avgdl: float, k1: float, b: float) -> float:
+    terms, present, _ = doc
+    if not idf or not terms:
         return 0.0
-    counts = Counter(t for t in terms if t in idf)
-    if not counts:
+    hits: Any = present.intersection(idf)
+    if not hits:
         return 0.0
+    if len(hits) > 2:
+        # Summed in the row's order of first appearance, as ever: float addition is not
+        # associative and the scores must not move (one or two terms commute exactly).
+        hits = sorted(hits, key=terms.index)
     norm = k1 * (1.0 - b + b * len(terms) / avgdl)
-    return sum(idf[t] * tf * (k1 + 1.0) / (tf + norm) for t, tf in counts.items())
+    total = 0.0
+    for t in hits:
+        tf = terms.count(t)
+        total += idf[t] * tf * (k1 + 1.0) / (tf + norm)
+    return total
 
 
 # ------------------------------------------------------------------ hybrid
@@ -209,6 +247,7 @@ class HybridScorer:
         weights: HybridWeights,
         similarity: tuple[float, float],
         dense: tuple[VectorCache | None, Mapping[int, float], np.ndarray | None],
+        parsed: dict[str, _Doc] | None = None,
     ) -> None:
         docs, total_terms = stats
         self.weights = weights
@@ -218,17 +257,37 @@ class HybridScorer:
         self.avgdl = max(total_terms / docs, 1.0)
         self.lo, self.hi = similarity
         self.cache, self.dense, self.query_vector = dense
+        self.query_terms = frozenset(terms)
+        # Rows split once per search; pass ``parsed=`` of another scorer to share them.
+        self.parsed: dict[str, _Doc] = {} if parsed is None else parsed
 
     def __call__(self, seq: int, text: str) -> Score:
         w = self.weights
-        lexical = min(1.0, _bm25(text, self.idf, self.avgdl, w.k1, w.b) / self.ideal)
+        lexical = self.lexical(text)
         if self.cache is None:
-            return (lexical, lexical, 0.0)
+            return (self._lead(lexical, text), lexical, 0.0)
         cos = self.dense.get(seq)
         if cos is None:
             cos = self.cache.similarity(seq, self.query_vector)  # type: ignore[arg-type]
         semantic = min(1.0, max(0.0, (cos - self.lo) / (self.hi - self.lo)))
-        return ((1.0 - w.dense) * lexical + w.dense * semantic, lexical, semantic)
+        blended = (1.0 - w.dense) * lexical + w.dense * semantic
+        return (self._lead(blended, text), lexical, semantic)
+
+    def lexical(self, text: str) -> float:
+        """The keyword score of one row's analysed terms (0..1); the row is split once per
+        scorer family (see ``parsed``)."""
+        doc = self.parsed.get(text)
+        if doc is None:
+            doc = self.parsed[text] = _parse(text)
+        w = self.weights
+        return min(1.0, _bm25(doc, self.idf, self.avgdl, w.k1, w.b) / self.ideal)
+
+    def _lead(self, score: float, text: str) -> float:
+        """``score`` plus the lead share when the row's first term is a query term."""
+        if score <= 0 or self.weights.lead <= 0:
+            return score
+        first = self.parsed[text][2]
+        return min(1.0, score + self.weights.lead) if first in self.query_terms else score
 
 
 def neighbour_candidates(base: Mapping[int, Score], top: int) -> list[int]:
@@ -246,6 +305,64 @@ def apply_neighbour_boost(
     for seq, pair in near.items():
         boost = max((base[s][0] for s in pair if s in base), default=0.0)
         final[seq] = min(1.0, final[seq] + share * boost)
+
+
+def feedback_candidates(texts: Sequence[str], terms: Sequence[str]) -> list[str]:
+    """The distinct terms of the feedback rows' ``texts`` that are not query ``terms``, in
+    order of first appearance (their document frequencies are read next).
+
+    Example:
+        >>> feedback_candidates(["alic hike alp", "bob hike"], ["hike"])
+        ['alic', 'alp', 'bob']
+    """
+    query = set(terms)
+    seen = dict.fromkeys(t for text in texts for t in text.split() if t not in query)
+    return list(seen)
+
+
+def expansion_terms(
+    texts: Sequence[str], df: Mapping[str, int], docs: int, count: int
+) -> list[str]:
+    """The ``count`` expansion terms of the feedback rows: summed idf over the rows that hold
+    each term, terms seen in fewer than two rows of the space left out (a typo or a one-off
+    word says nothing about other rows).
+
+    Args:
+        texts: analysed terms of the feedback rows (query terms already removed or not: only
+            terms in ``df`` count, and the caller looks up only non-query terms).
+        df: per-space document frequency of the candidate terms.
+        docs: live rows of the space.
+        count: how many terms to keep.
+
+    Returns:
+        The terms, best first (ties by the term, so every database chooses alike).
+
+    Example:
+        >>> expansion_terms(["alp hike", "alp"], {"alp": 2, "hike": 40}, 100, 1)
+        ['alp']
+    """
+    weight: dict[str, float] = {}
+    for text in texts:
+        for term in set(text.split()):
+            n = df.get(term, 0)
+            if 1 < n < docs:
+                weight[term] = weight.get(term, 0.0) + math.log(docs / n)
+    ranked = sorted(weight, key=lambda t: (-weight[t], t))
+    return ranked[:count]
+
+
+def apply_feedback(
+    final: dict[int, float],
+    texts: Mapping[int, str],
+    lexical: Callable[[str], float],
+    share: float,
+) -> None:
+    """Add ``share`` of each candidate's keyword score for the expansion query (``lexical``,
+    e.g. :meth:`HybridScorer.lexical` of a scorer of the expansion terms) to its final score
+    (capped at 1)."""
+    for seq, value in final.items():
+        if value > 0:
+            final[seq] = min(1.0, value + share * lexical(texts[seq]))
 
 
 def ranked_seqs(final: Mapping[int, float], limit: int) -> list[int]:

@@ -5,14 +5,17 @@
    terms' postings) and, in smart mode with a query vector, the dense pool;
 3. every candidate scored in Python (:class:`._ranking.HybridScorer`), so SQLite and
    PostgreSQL give the same scores;
-4. smart mode: a share of the best temporal neighbour's score added;
+4. smart mode: a share of the best temporal neighbour's score added, then the pseudo-relevance
+   feedback pass (the expansion terms' document frequencies: one more statement);
 5. the best rows read in full and returned as :class:`MemoryRecord` results.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import heapq
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from sqlalchemy.engine import Connection
@@ -23,7 +26,10 @@ from langgraph_mnemon.adapters.providers.mnemos._ranking import (
     Score,
     VectorCache,
     VectorCaches,
+    apply_feedback,
     apply_neighbour_boost,
+    expansion_terms,
+    feedback_candidates,
     matched_via,
     neighbour_candidates,
     prune_terms,
@@ -47,7 +53,17 @@ from langgraph_mnemon.memory_layers.spaces import (
     SpaceBinding,
 )
 
-__all__ = ["MAX_QUERY_TERMS", "SearchContext", "search"]
+__all__ = [
+    "MAX_QUERY_TERMS",
+    "Fetched",
+    "Frequencies",
+    "Neighbours",
+    "SearchContext",
+    "dense_pool",
+    "rank",
+    "results",
+    "search",
+]
 
 MAX_QUERY_TERMS = 64
 
@@ -61,6 +77,27 @@ class SearchContext:
     caches: VectorCaches
 
 
+Neighbours = Callable[[list[int], set[int]], tuple[dict[int, tuple[int, ...]], dict[int, str]]]
+"""``(top seqs, seqs already scored) -> (their temporal neighbours, terms of the neighbours not
+yet scored)``: how a search reads the neighbours of its best rows (a query or a lookup)."""
+
+Frequencies = Callable[[list[str]], Mapping[str, int]]
+"""``terms -> {term: document frequency}`` (terms no live row holds left out): how a search reads
+the statistics of its feedback terms."""
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """What one search read: space statistics, the query terms' document frequencies, the
+    analysed terms of the (filtered) candidates and the dense side (cache and dense pool)."""
+
+    stats: tuple[int, int]
+    df: Mapping[str, int]
+    rows: Mapping[int, str]
+    cache: VectorCache | None
+    dense: Mapping[int, float]
+
+
 def search(
     conn: Connection,
     space: SpaceBinding,
@@ -69,7 +106,23 @@ def search(
     query_vector: np.ndarray | None,
     context: SearchContext,
 ) -> ProviderSearchResult:
-    """Ranked rows of one space for the analysed query ``terms`` (see the module docstring)."""
+    """Ranked rows of one space for the analysed query ``terms`` (see the module docstring).
+
+    Args:
+        conn: a connection inside a read transaction (one snapshot for every statement).
+        space: the space searched.
+        request: mode, limit and filters.
+        terms: the analysed query terms (:func:`..text.query_terms`).
+        query_vector: the unit query embedding (smart mode with an embedder), else None.
+        context: weights, embedder and vector caches of the provider.
+
+    Returns:
+        The best ``request.limit`` rows, best first.
+
+    Example:
+        >>> with db.read() as conn:
+        ...     search(conn, space, ProviderSearchRequest(query="tea"), ["tea"], None, ctx)
+    """
     stats = space_stats(conn, space.id)
     if stats is None:
         return ProviderSearchResult(results=[])
@@ -82,20 +135,104 @@ def search(
         hint = None if terms else "the query has no searchable words"
         return ProviderSearchResult(results=[], hint=hint)
     rows = terms_by_seq(conn, space.id, candidates, request)
+    fetched = Fetched((docs, total_terms), df, rows, cache, dense)
+
+    def neighbours(top: list[int], known: set[int]) -> tuple[dict, dict[int, str]]:
+        near = neighbour_seqs(conn, space.id, top)
+        missing = {s for pair in near.values() for s in pair} - known
+        return near, (terms_by_seq(conn, space.id, list(missing), None) if missing else {})
+
+    def frequencies(words: list[str]) -> Mapping[str, int]:
+        return document_frequencies(conn, space.id, words)
+
+    ranked, base, final = rank(
+        fetched, terms, request, query_vector, context, neighbours, frequencies
+    )
+    return results(space, ranked, full_rows(conn, ranked), base, final)
+
+
+def rank(
+    fetched: Fetched,
+    terms: list[str],
+    request: ProviderSearchRequest,
+    query_vector: np.ndarray | None,
+    context: SearchContext,
+    neighbours: Neighbours,
+    frequencies: Frequencies | None = None,
+) -> tuple[list[int], dict[int, Score], dict[int, float]]:
+    """Score the candidates in Python (one scorer for SQLite and PostgreSQL), lift the best
+    ones by their temporal neighbours and by pseudo-relevance feedback in smart mode and keep
+    the ``request.limit`` best.
+
+    Args:
+        fetched: what the search read (see :class:`Fetched`).
+        terms: the analysed query terms.
+        request: mode and limit.
+        query_vector: the unit query embedding, or None.
+        context: weights and embedder.
+        neighbours: reads the neighbours of the best rows (see :data:`Neighbours`).
+        frequencies: reads document frequencies of feedback terms (see :data:`Frequencies`);
+            None skips the feedback pass.
+
+    Returns:
+        ``(ranked seqs, (final, lexical, semantic) per scored seq, final score per candidate)``.
+
+    Example:
+        >>> ranked, base, final = rank(fetched, ["tea"], request, None, ctx, neighbours)
+    """
     score = HybridScorer(
         terms,
-        df,
-        (docs, total_terms),
+        fetched.df,
+        fetched.stats,
         context.weights,
         similarity_range(context.embedder),
-        (cache, dense, query_vector),
+        (fetched.cache, fetched.dense, query_vector),
     )
-    base = {seq: score(seq, text) for seq, text in rows.items()}
+    base = {seq: score(seq, text) for seq, text in fetched.rows.items()}
     final = {seq: parts[0] for seq, parts in base.items()}
-    if context.weights.neighbour > 0 and request.mode == "smart" and base:
-        _boost_by_neighbours(conn, space.id, base, final, score, context.weights)
-    ranked = ranked_seqs(final, request.limit)
-    return _results(space, ranked, full_rows(conn, ranked), base, final)
+    weights = context.weights
+    if weights.neighbour > 0 and request.mode == "smart" and base:
+        # Score the neighbours of the best rows (reading the ones not yet scored) and lift
+        # each of those rows by its best neighbour.
+        near, extra = neighbours(neighbour_candidates(base, weights.neighbour_top), set(base))
+        for seq, text in extra.items():
+            base[seq] = score(seq, text)
+        apply_neighbour_boost(final, base, near, weights.neighbour)
+    if weights.prf > 0 and request.mode == "smart" and frequencies is not None and final:
+        _feedback(final, fetched, terms, weights, frequencies, score.parsed)
+    return ranked_seqs(final, request.limit), base, final
+
+
+def _feedback(
+    final: dict[int, float],
+    fetched: Fetched,
+    terms: list[str],
+    weights: HybridWeights,
+    frequencies: Frequencies,
+    parsed: dict[str, Any],
+) -> None:
+    """The pseudo-relevance feedback pass: expansion terms from the ``prf_docs`` best rows
+    (ties to the newer row, as in :func:`ranked_seqs`), their keyword score added (the rows
+    split by the query's scorer, ``parsed``, are not split again)."""
+    top = heapq.nlargest(weights.prf_docs, final, key=lambda s: (final[s], s))
+    texts = [fetched.rows[s] for s in top if final[s] > 0]
+    candidates = feedback_candidates(texts, terms)
+    if not candidates:
+        return
+    df = frequencies(candidates)
+    expansion = expansion_terms(texts, df, fetched.stats[0], weights.prf_terms)
+    if not expansion:
+        return
+    score = HybridScorer(
+        expansion,
+        {t: df[t] for t in expansion},
+        fetched.stats,
+        weights,
+        (0.0, 1.0),
+        (None, {}, None),
+        parsed=parsed,
+    )
+    apply_feedback(final, fetched.rows, score.lexical, weights.prf)
 
 
 def _keyword_pool(
@@ -125,53 +262,51 @@ def _dense_pool(
     query_vector: np.ndarray | None,
     context: SearchContext,
 ) -> tuple[VectorCache | None, dict[int, float]]:
-    """The space's vectors (None when there are none or their dimension differs from the
-    query's) and, while the space is small enough to scan, its most similar rows."""
+    """The space's vectors at ``version`` and its dense pool (see :func:`dense_pool`)."""
     if query_vector is None or request.mode != "smart":
         return None, {}
     assert context.embedder is not None  # a query vector comes from the embedder
     model = context.embedder.model_id
     cache = context.caches.get(space_id, version, model, lambda: vector_rows(conn, space_id, model))
+    return dense_pool(cache, query_vector, context.weights)
+
+
+def dense_pool(
+    cache: VectorCache | None, query_vector: np.ndarray, weights: HybridWeights
+) -> tuple[VectorCache | None, dict[int, float]]:
+    """The cache (None when there is none or its dimension differs from the query's) and,
+    while the space is small enough to scan, its most similar rows.
+
+    Example:
+        >>> cache, dense = dense_pool(cache, query_vector, HybridWeights())
+    """
     if cache is None or cache.matrix.shape[1] != query_vector.shape[0]:
         return None, {}
-    if cache.matrix.shape[0] <= context.weights.dense_scan_limit:
-        return cache, cache.top(query_vector, context.weights.dense_pool)
+    if cache.matrix.shape[0] <= weights.dense_scan_limit:
+        return cache, cache.top(query_vector, weights.dense_pool)
     return cache, {}
 
 
-def _boost_by_neighbours(
-    conn: Connection,
-    space_id: str,
-    base: dict[int, Score],
-    final: dict[int, float],
-    score: HybridScorer,
-    weights: HybridWeights,
-) -> None:
-    """Score the temporal neighbours of the best rows (reading the ones not yet scored) and
-    lift each of those rows by its best neighbour."""
-    top = neighbour_candidates(base, weights.neighbour_top)
-    near = neighbour_seqs(conn, space_id, top)
-    missing = {s for pair in near.values() for s in pair} - set(base)
-    if missing:
-        extra = terms_by_seq(conn, space_id, list(missing), None)
-        for seq, text in extra.items():
-            base[seq] = score(seq, text)
-    apply_neighbour_boost(final, base, near, weights.neighbour)
-
-
-def _results(
+def results(
     space: SpaceBinding,
     ranked: list[int],
-    full: Mapping[int, Mapping[str, object]],
+    full: Mapping[int, Mapping[str, Any]],
     base: Mapping[int, Score],
     final: Mapping[int, float],
 ) -> ProviderSearchResult:
-    results = []
+    """The ``ranked`` rows read in ``full`` as :class:`MemoryRecord` results with their score
+    (rounded to 6 decimals) and which signal found them.
+
+    Example:
+        >>> results(space, [3], {3: row}, {3: (0.5, 0.5, 0.0)}, {3: 0.5}).results[0].score
+        0.5
+    """
+    out = []
     for seq in ranked:
         row = full.get(seq)
         if row is None:
             continue
         _, lexical, semantic = base[seq]
         via = matched_via(lexical, semantic)
-        results.append(insight(row, space, score=round(final[seq], 6), via=via))
-    return ProviderSearchResult(results=results)
+        out.append(insight(row, space, score=round(final[seq], 6), via=via))
+    return ProviderSearchResult(results=out)

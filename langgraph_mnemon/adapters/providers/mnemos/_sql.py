@@ -9,12 +9,13 @@ PostgreSQL ``tsvector`` column; :func:`lexical_pool` hides the difference.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
@@ -73,7 +74,22 @@ __all__ = [
 _CHUNK = 500  # ids per IN (...) list: well under every driver's bind-parameter limit
 
 
-def _neighbour_statement() -> sa.Select[Any]:
+def _listed(column: Any, name: str, item: Any, dialect: str) -> Any:
+    """``column IN`` a list bound as ONE parameter (a JSON array read by ``json_each`` on
+    SQLite, an array on PostgreSQL): the statement is compiled once whatever the list's
+    length, where an expanding ``IN`` is rendered again on every call (a hot-path cost)."""
+    if dialect == "postgresql":
+        return column == sa.any_(sa.bindparam(name, type_=ARRAY(item)))
+    values = sa.func.json_each(sa.bindparam(name, type_=sa.String)).table_valued("value")
+    return column.in_(sa.select(values.c.value))
+
+
+def _list_param(dialect: str, values: Sequence[Any]) -> Any:
+    """A list as :func:`_listed` binds it."""
+    return list(values) if dialect == "postgresql" else json.dumps(list(values))
+
+
+def _neighbour_statement(dialect: str) -> sa.Select[Any]:
     inner = INSIGHTS.alias("n")
     live = sa.and_(inner.c.space_id == sa.bindparam("space"), inner.c.deleted_at.is_(None))
     before = (
@@ -83,25 +99,38 @@ def _neighbour_statement() -> sa.Select[Any]:
         sa.select(sa.func.min(inner.c.seq)).where(live, inner.c.seq > INSIGHTS.c.seq)
     ).scalar_subquery()
     return sa.select(INSIGHTS.c.seq, before, after).where(
-        INSIGHTS.c.seq.in_(sa.bindparam("seqs", expanding=True))
+        _listed(INSIGHTS.c.seq, "seqs", sa.BigInteger, dialect)
     )
 
 
-# Hot-path statements, built once so SQLAlchemy compiles each of them once.
-_TERMS_BY_SEQ = sa.select(INSIGHTS.c.seq, INSIGHTS.c.terms).where(
-    INSIGHTS.c.seq.in_(sa.bindparam("seqs", expanding=True)),
-    INSIGHTS.c.space_id == sa.bindparam("space"),
-    INSIGHTS.c.deleted_at.is_(None),
-)
-_ROWS_BY_SEQ = sa.select(INSIGHTS).where(INSIGHTS.c.seq.in_(sa.bindparam("seqs", expanding=True)))
-_NEIGHBOURS = _neighbour_statement()
+def _search_statements(dialect: str) -> dict[str, Any]:
+    """The search reads of one dialect, built once so SQLAlchemy compiles each of them once."""
+    seqs = _listed(INSIGHTS.c.seq, "seqs", sa.BigInteger, dialect)
+    return {
+        "terms": sa.select(INSIGHTS.c.seq, INSIGHTS.c.terms).where(
+            seqs, INSIGHTS.c.space_id == sa.bindparam("space"), INSIGHTS.c.deleted_at.is_(None)
+        ),
+        "rows": sa.select(INSIGHTS).where(seqs),
+        "near": _neighbour_statement(dialect),
+        "df": sa.select(SPACE_TERMS.c.term, SPACE_TERMS.c.df).where(
+            SPACE_TERMS.c.space_id == sa.bindparam("space"),
+            _listed(SPACE_TERMS.c.term, "terms", sa.Text, dialect),
+        ),
+    }
+
+
+# Hot-path statements per dialect.
+_SEARCH = {d: _search_statements(d) for d in ("sqlite", "postgresql")}
 _STATS = sa.select(SPACE_STATS.c.docs, SPACE_STATS.c.terms, SPACE_STATS.c.version).where(
     SPACE_STATS.c.space_id == sa.bindparam("space")
 )
-_DF = sa.select(SPACE_TERMS.c.term, SPACE_TERMS.c.df).where(
-    SPACE_TERMS.c.space_id == sa.bindparam("space"),
-    SPACE_TERMS.c.term.in_(sa.bindparam("terms", expanding=True)),
-)
+
+
+def _reads(conn: Connection) -> dict[str, Any]:
+    found = _SEARCH.get(conn.dialect.name)
+    if found is None:
+        raise ProviderError(f"unsupported database dialect {conn.dialect.name!r}")
+    return found
 
 
 # ------------------------------------------------------------------ keyword-index tokens
@@ -202,11 +231,8 @@ def document_frequencies(conn: Connection, space_id: str, terms: list[str]) -> d
     """Per-space document frequency of the query terms that some live row contains."""
     if not terms:
         return {}
-    return {
-        t: int(n)
-        for t, n in conn.execute(_DF, {"space": space_id, "terms": terms}).all()
-        if int(n) > 0
-    }
+    params = {"space": space_id, "terms": _list_param(conn.dialect.name, terms)}
+    return {t: int(n) for t, n in conn.execute(_reads(conn)["df"], params).all() if int(n) > 0}
 
 
 def lexical_pool(
@@ -256,26 +282,23 @@ def terms_by_seq(
     request: ProviderSearchRequest | None,
 ) -> dict[int, str]:
     """Analysed terms of the live rows among ``seqs`` (filtered like ``request`` when given)."""
-    out: dict[int, str] = {}
-    stmt = _TERMS_BY_SEQ
+    if not seqs:
+        return {}
+    stmt = _reads(conn)["terms"]
     if request is not None and request.category:
         stmt = stmt.where(INSIGHTS.c.category == request.category)
     if request is not None and request.source:
         stmt = stmt.where(INSIGHTS.c.source == request.source)
-    for start in range(0, len(seqs), _CHUNK):
-        chunk = seqs[start : start + _CHUNK]
-        out.update(
-            (int(s), t or "")
-            for s, t in conn.execute(stmt, {"seqs": chunk, "space": space_id}).all()
-        )
-    return out
+    params = {"seqs": _list_param(conn.dialect.name, seqs), "space": space_id}
+    return {int(s): t or "" for s, t in conn.execute(stmt, params).all()}
 
 
 def full_rows(conn: Connection, seqs: list[int]) -> dict[int, Mapping[str, Any]]:
     """Whole rows by seq."""
     if not seqs:
         return {}
-    rows = conn.execute(_ROWS_BY_SEQ, {"seqs": seqs}).mappings()
+    params = {"seqs": _list_param(conn.dialect.name, seqs)}
+    rows = conn.execute(_reads(conn)["rows"], params).mappings()
     return {int(r["seq"]): r for r in rows}
 
 
@@ -283,7 +306,8 @@ def neighbour_seqs(conn: Connection, space_id: str, seqs: list[int]) -> dict[int
     """The previous and next live row of the same space for each ``seq`` (one query)."""
     if not seqs:
         return {}
-    rows = conn.execute(_NEIGHBOURS, {"seqs": seqs, "space": space_id}).all()
+    params = {"seqs": _list_param(conn.dialect.name, seqs), "space": space_id}
+    rows = conn.execute(_reads(conn)["near"], params).all()
     return {int(s): tuple(int(x) for x in (b, a) if x is not None) for s, b, a in rows}
 
 

@@ -13,8 +13,8 @@ import hashlib
 import json
 import uuid
 from collections import Counter, deque
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import sqlalchemy as sa
@@ -46,7 +46,7 @@ from langgraph_mnemon.memory_layers.spaces import (
 )
 from langgraph_mnemon.storage.db import upsert
 
-__all__ = ["Analysis", "content_hash", "forget", "insert", "link"]
+__all__ = ["Analysis", "Retired", "content_hash", "forget", "forget_rows", "insert", "link"]
 
 _ENTITY_EDGE_FANOUT = 5
 _Receipts = list[dict[str, Any] | None]
@@ -83,18 +83,39 @@ def insert(
     vectors: list[np.ndarray] | None,
     embedder: Embedder | None,
     now: float,
+    *,
+    keys: list[str | None] | None = None,
+    retired: Sequence[Retired] = (),
 ) -> list[dict[str, Any]]:
-    """Store the items that are not duplicates; one receipt per item, in order."""
-    receipts, rows, fresh = _new_rows(conn, space.id, items, analyses, hashes, now)
-    if not rows:
-        return [r for r in receipts if r is not None]
-    previous = _newest_live_id(conn, space.id)
+    """Store the items that are not duplicates; one receipt per item, in order. ``keys``
+    (one per item) sets the rows' ``store_key`` (keyed items; see :mod:`._keyed`);
+    ``retired`` are live rows the new ones replace (soft-deleted here, and their statistics
+    taken off in the same statements that count the new rows in).
+
+    A keyed item is addressed by its key, not its content: two keys may hold the same value,
+    so keyed rows skip the duplicate read, and they get no temporal edge (the rows of a
+    store namespace are not a conversation; recall's neighbour boost reads ``seq`` order,
+    not edges)."""
+    if keys is None:
+        receipts, rows, fresh = _new_rows(conn, space.id, items, analyses, hashes, now)
+        if not rows:
+            return [r for r in receipts if r is not None]
+        previous = _newest_live_id(conn, space.id)
+    else:
+        receipts: _Receipts = [None] * len(items)
+        fresh, previous = list(range(len(items))), None
+        rows = [
+            {**_row(space.id, uuid.uuid4().hex, item, analysis, digest, now), "store_key": key}
+            for item, analysis, digest, key in zip(items, analyses, hashes, keys, strict=True)
+        ]
+    if retired:  # first: the key's unique index holds one live row
+        _retire(conn, space.id, retired, now)
     inserted = conn.execute(
         INSIGHTS.insert().returning(INSIGHTS.c.seq, sort_by_parameter_order=True), rows
     ).all()
     seqs = [int(r[0]) for r in inserted]
     _index_keywords(conn, space.id, seqs, rows)
-    _add_new_terms(conn, space.id, [analyses[index] for index in fresh])
+    _add_new_terms(conn, space.id, [analyses[index] for index in fresh], retired)
     _store_links(conn, space.id, previous, seqs, rows, now)
     if vectors is not None:
         assert embedder is not None
@@ -185,37 +206,93 @@ def _index_keywords(
     )
 
 
-def _add_new_terms(conn: Connection, space_id: str, analyses: list[Analysis]) -> None:
-    """Count the new rows into the space's document frequencies and totals."""
+def _add_new_terms(
+    conn: Connection, space_id: str, analyses: list[Analysis], retired: Sequence[Retired] = ()
+) -> None:
+    """Count the new rows into the space's document frequencies and totals (and the
+    ``retired`` rows out of them)."""
     df: Counter[str] = Counter()
     total_terms = 0
     for analysis in analyses:
         df.update(analysis.unique)
         total_terms += analysis.length
-    _add_term_stats(conn, space_id, df, len(analyses), total_terms)
+    _add_term_stats(conn, space_id, *_minus(df, len(analyses), total_terms, retired))
 
 
 def _add_term_stats(
     conn: Connection, space_id: str, df: Counter[str], docs: int, terms: int
 ) -> None:
     dialect = conn.dialect.name
+    if dialect == "postgresql":  # the terms and the totals in one round trip
+        ordered = sorted(df)  # one lock order for concurrent writers of the space
+        dfs = [df[t] for t in ordered]
+        params = {"space": space_id, "terms": ordered, "dfs": dfs, "docs": docs, "total": terms}
+        conn.execute(_PG_TERM_STATS, params)
+        return
+    if dialect == "sqlite":  # driver SQL on the transaction's connection: no compile step
+        driver = conn.connection.driver_connection
+        assert driver is not None
+        if df:
+            driver.executemany(_SQLITE_TERMS, [(space_id, t, n) for t, n in df.items()])
+        driver.execute(_SQLITE_STATS, (space_id, docs, terms))
+        return
+    terms_stmt, stats_stmt = _term_statements(dialect)
     if df:
-        stmt = insert_statement(dialect, SPACE_TERMS)
-        stmt = stmt.on_conflict_do_update(
-            index_elements=["space_id", "term"],
-            set_={"df": SPACE_TERMS.c.df + stmt.excluded.df},
+        conn.execute(
+            terms_stmt, [{"space_id": space_id, "term": t, "df": n} for t, n in df.items()]
         )
-        conn.execute(stmt, [{"space_id": space_id, "term": t, "df": n} for t, n in df.items()])
-    stmt = insert_statement(dialect, SPACE_STATS)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=["space_id"],
-        set_={
-            "docs": SPACE_STATS.c.docs + stmt.excluded.docs,
-            "terms": SPACE_STATS.c.terms + stmt.excluded.terms,
-            "version": SPACE_STATS.c.version + 1,
-        },
-    )
-    conn.execute(stmt, {"space_id": space_id, "docs": docs, "terms": terms, "version": 1})
+    conn.execute(stats_stmt, {"space_id": space_id, "docs": docs, "terms": terms, "version": 1})
+
+
+_SQLITE_TERMS = (
+    f"INSERT INTO {SPACE_TERMS.name} (space_id, term, df) VALUES (?, ?, ?) "
+    "ON CONFLICT (space_id, term) DO UPDATE SET df = df + excluded.df"
+)
+_SQLITE_STATS = (
+    f"INSERT INTO {SPACE_STATS.name} (space_id, docs, terms, version) VALUES (?, ?, ?, 1) "
+    "ON CONFLICT (space_id) DO UPDATE SET docs = docs + excluded.docs, "
+    "terms = terms + excluded.terms, version = version + 1"
+)
+_TERM_STATEMENTS: dict[str, tuple[Any, Any]] = {}
+
+
+def _term_statements(dialect: str) -> tuple[Any, Any]:
+    """The upserts of the terms and totals, built once per dialect (building an
+    ``on_conflict_do_update`` costs more than running it on SQLite)."""
+    built = _TERM_STATEMENTS.get(dialect)
+    if built is None:
+        terms = insert_statement(dialect, SPACE_TERMS)
+        terms = terms.on_conflict_do_update(
+            index_elements=["space_id", "term"],
+            set_={"df": SPACE_TERMS.c.df + terms.excluded.df},
+        )
+        stats = insert_statement(dialect, SPACE_STATS)
+        stats = stats.on_conflict_do_update(
+            index_elements=["space_id"],
+            set_={
+                "docs": SPACE_STATS.c.docs + stats.excluded.docs,
+                "terms": SPACE_STATS.c.terms + stats.excluded.terms,
+                "version": SPACE_STATS.c.version + 1,
+            },
+        )
+        built = _TERM_STATEMENTS[dialect] = (terms, stats)
+    return built
+
+
+# PostgreSQL: the document frequencies (unnest of two arrays: one fixed statement whatever
+# the number of terms) and the space totals as one statement; a data-modifying CTE always
+# runs. The terms' conflict updates lock rows in the sorted order of the arrays.
+_PG_TERM_STATS = sa.text(
+    f"WITH t AS (INSERT INTO {SPACE_TERMS.name} (space_id, term, df) "
+    "SELECT :space, u.term, u.df FROM unnest(CAST(:terms AS varchar[]), CAST(:dfs AS int[])) "
+    "AS u(term, df) "
+    f"ON CONFLICT (space_id, term) DO UPDATE SET df = {SPACE_TERMS.name}.df + excluded.df) "
+    f"INSERT INTO {SPACE_STATS.name} (space_id, docs, terms, version) "
+    "VALUES (:space, :docs, :total, 1) "
+    f"ON CONFLICT (space_id) DO UPDATE SET docs = {SPACE_STATS.name}.docs + excluded.docs, "
+    f"terms = {SPACE_STATS.name}.terms + excluded.terms, "
+    f"version = {SPACE_STATS.name}.version + 1"
+)
 
 
 def _store_links(
@@ -296,6 +373,14 @@ def _store_vectors(
 # ------------------------------------------------------------------ forget and link
 
 
+class Retired(NamedTuple):
+    """A live row leaving the space, as the caller already holds it."""
+
+    seq: int
+    terms: str
+    term_count: int
+
+
 def forget(
     conn: Connection, space: SpaceBinding, insight_id: str, clock: Callable[[], float]
 ) -> dict[str, Any]:
@@ -316,38 +401,68 @@ def forget(
             f"no memory {insight_id!r} in Memory Space {space.id!r}; search or browse "
             "the space for the exact id"
         )
-    seq, terms, term_count = int(row[0]), row[1] or "", int(row[2])
-    now = clock()
-    conn.execute(
-        INSIGHTS.update().where(INSIGHTS.c.seq == seq).values(deleted_at=now, updated_at=now)
-    )
-    if conn.dialect.name == "sqlite":
-        conn.exec_driver_sql(
-            f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, terms) VALUES ('delete', ?, ?)",
-            (seq, fts_text(space_token(space.id), terms)),
-        )
-    _remove_term_stats(conn, space.id, terms, term_count)
-    conn.execute(VECTORS.delete().where(VECTORS.c.insight_seq == seq))
+    forget_rows(conn, space.id, [Retired(int(row[0]), row[1] or "", int(row[2]))], clock())
     return {"status": "forgotten", "id": insight_id, "deleted": 1}
 
 
-def _remove_term_stats(conn: Connection, space_id: str, terms: str, term_count: int) -> None:
-    unique = list(dict.fromkeys(terms.split()))
-    if unique:
-        conn.execute(
-            SPACE_TERMS.update()
-            .where(SPACE_TERMS.c.space_id == space_id, SPACE_TERMS.c.term.in_(unique))
-            .values(df=SPACE_TERMS.c.df - 1)
-        )
-    conn.execute(
-        SPACE_STATS.update()
-        .where(SPACE_STATS.c.space_id == space_id)
-        .values(
-            docs=SPACE_STATS.c.docs - 1,
-            terms=SPACE_STATS.c.terms - term_count,
-            version=SPACE_STATS.c.version + 1,
-        )
+def forget_rows(conn: Connection, space_id: str, rows: Sequence[Retired], now: float) -> None:
+    """Soft-delete live rows the caller holds (no read): out of the keyword index, the
+    vectors and the term statistics."""
+    if rows:
+        _retire(conn, space_id, rows, now)
+        _add_term_stats(conn, space_id, *_minus(Counter(), 0, 0, rows))
+
+
+# PostgreSQL: the soft delete and the vectors' removal in one round trip.
+_PG_RETIRE = sa.text(
+    f"WITH d AS (UPDATE {INSIGHTS.name} SET deleted_at = :now, updated_at = :now "
+    "WHERE seq = ANY(CAST(:seqs AS bigint[])) RETURNING seq) "
+    f"DELETE FROM {VECTORS.name} WHERE insight_seq IN (SELECT seq FROM d)"
+)
+_RETIRE = (
+    INSIGHTS.update()
+    .where(INSIGHTS.c.seq.in_(sa.bindparam("seqs", expanding=True)))
+    .values(deleted_at=sa.bindparam("now"), updated_at=sa.bindparam("now"))
+)
+_DROP_VECTORS = VECTORS.delete().where(
+    VECTORS.c.insight_seq.in_(sa.bindparam("seqs", expanding=True))
+)
+
+
+def _retire(conn: Connection, space_id: str, rows: Sequence[Retired], now: float) -> None:
+    seqs = [r.seq for r in rows]
+    if conn.dialect.name == "postgresql":
+        conn.execute(_PG_RETIRE, {"seqs": seqs, "now": now})
+        return
+    if conn.dialect.name != "sqlite":
+        conn.execute(_RETIRE, {"seqs": seqs, "now": now})
+        conn.execute(_DROP_VECTORS, {"seqs": seqs})
+        return
+    driver = conn.connection.driver_connection  # the transaction's own connection
+    assert driver is not None
+    marks = ", ".join("?" * len(seqs))
+    driver.execute(
+        f"UPDATE {INSIGHTS.name} SET deleted_at = ?, updated_at = ? WHERE seq IN ({marks})",
+        (now, now, *seqs),
     )
+    token = space_token(space_id)
+    driver.executemany(
+        f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, terms) VALUES ('delete', ?, ?)",
+        [(r.seq, fts_text(token, r.terms)) for r in rows],
+    )
+    driver.execute(f"DELETE FROM {VECTORS.name} WHERE insight_seq IN ({marks})", seqs)
+
+
+def _minus(
+    df: Counter[str], docs: int, terms: int, rows: Sequence[Retired]
+) -> tuple[Counter[str], int, int]:
+    """The statistics change of adding ``df``/``docs``/``terms`` and removing ``rows``
+    (terms whose change is zero are left out)."""
+    change = Counter(df)
+    for row in rows:
+        change.subtract(dict.fromkeys(row.terms.split(), 1))
+        terms -= row.term_count
+    return Counter({t: n for t, n in change.items() if n}), docs - len(rows), terms
 
 
 def link(

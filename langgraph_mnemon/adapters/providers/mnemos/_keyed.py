@@ -1,0 +1,378 @@
+"""Keyed items of the native provider: statements and step functions on a Connection.
+
+A keyed item is a live row whose ``store_key`` column holds its key; the unique partial index
+``(space_id, store_key) WHERE deleted_at IS NULL`` (schema step 2) makes a key lookup one
+indexed statement whatever the space holds. A write replaces the live row of its key inside
+the caller's transaction: the old row is forgotten (out of the keyword index, the term
+statistics and the vectors) and the new one inserted through :func:`._write.insert`, so keyed
+items keep their keyword-index entries, statistics, edges and vectors and stay in recall.
+Replacing a key keeps its first write time in ``metadata["store_created_at"]``; writing the
+same content and metadata again changes nothing.
+
+A key that is a memory id (32 hex digits) with no keyed row finds the unkeyed row of that id:
+rows written by other paths are addressed by their id.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+from sqlalchemy.pool import StaticPool
+
+import langgraph_mnemon.adapters.providers.mnemos._write as _write
+from langgraph_mnemon.memory_layers.mnemos.spaces_schema import INSIGHTS, SPACES
+from langgraph_mnemon.memory_layers.spaces import Embedder, RememberItem, SpaceBinding
+from langgraph_mnemon.memory_layers.spaces._keyed import KeyedRow, StaleSpace
+from langgraph_mnemon.storage._db_errors import DATABASE_ERRORS, translate
+from langgraph_mnemon.storage.db import Database, _lock_id
+
+__all__ = [
+    "CREATED_KEY",
+    "StaleVectors",
+    "current_rows",
+    "get_one",
+    "keyed_row",
+    "live_spaces",
+    "needs_vectors",
+    "page",
+    "write_space",
+]
+
+CREATED_KEY = "store_created_at"
+"""The metadata field that keeps a key's first write time across replacements."""
+
+_CHUNK = 500
+_MEMORY_ID = re.compile(r"^[0-9a-f]{32}$")
+_COLUMNS = (
+    INSIGHTS.c.seq,
+    INSIGHTS.c.id,
+    INSIGHTS.c.space_id,
+    INSIGHTS.c.content,
+    INSIGHTS.c.created_at,
+    INSIGHTS.c.category,
+    INSIGHTS.c.importance,
+    INSIGHTS.c.tags,
+    INSIGHTS.c.entities,
+    INSIGHTS.c.source,
+    INSIGHTS.c.metadata,
+    INSIGHTS.c.store_key,
+)
+_LIVE = INSIGHTS.c.deleted_at.is_(None)
+# A write replaces the row it read: the key lookups also bring what retiring it needs.
+_ROW_COLUMNS = (*_COLUMNS, INSIGHTS.c.terms, INSIGHTS.c.term_count)
+# Built once: SQLAlchemy compiles (and caches) each statement once.
+_BY_KEY = sa.select(*_ROW_COLUMNS).where(
+    INSIGHTS.c.space_id == sa.bindparam("space"),
+    INSIGHTS.c.store_key == sa.bindparam("key"),
+    _LIVE,
+)
+_BY_KEYS = sa.select(*_ROW_COLUMNS).where(
+    INSIGHTS.c.space_id == sa.bindparam("space"),
+    INSIGHTS.c.store_key.in_(sa.bindparam("keys", expanding=True)),
+    _LIVE,
+)
+_BY_ID = sa.select(*_ROW_COLUMNS).where(
+    INSIGHTS.c.space_id == sa.bindparam("space"),
+    INSIGHTS.c.id == sa.bindparam("id"),
+    INSIGHTS.c.store_key.is_(None),
+    _LIVE,
+)
+_LIVE_SPACES = sa.select(SPACES.c.id).where(
+    SPACES.c.id.in_(sa.bindparam("ids", expanding=True)),
+    sa.exists().where(INSIGHTS.c.space_id == SPACES.c.id, _LIVE),
+)
+# Every catalogued space with a live row: a fixed statement (no expanding list to render per
+# call), one EXISTS probe of the space index per catalog row.
+_ALL_LIVE_SPACES = sa.select(SPACES.c.id).where(
+    sa.exists().where(INSIGHTS.c.space_id == SPACES.c.id, _LIVE)
+)
+_FEW = 8
+# The space as the write finds it inside its transaction: the caller resolved the space
+# from a cache, so the write confirms it still exists with the same name and description.
+# On PostgreSQL the same round trip takes the space's writer lock.
+_SPACE_NOW = sa.select(SPACES.c.name, SPACES.c.description).where(
+    SPACES.c.id == sa.bindparam("space")
+)
+_SQLITE_SPACE_NOW = f"SELECT name, description FROM {SPACES.name} WHERE id = ?"
+_LOCKED_SPACE_NOW = sa.select(
+    sa.func.pg_advisory_xact_lock(sa.bindparam("lock", type_=sa.BigInteger)),
+    _SPACE_NOW.with_only_columns(SPACES.c.name).scalar_subquery(),
+    _SPACE_NOW.with_only_columns(SPACES.c.description).scalar_subquery(),
+)
+
+
+# The get of one key as driver SQL: a pooled DBAPI connection and one statement, without
+# SQLAlchemy's transaction and compile machinery (that was ~90 % of a get).
+_GET_SQL = (
+    "SELECT store_key, id, seq, space_id, content, created_at, category, importance, tags, "
+    "entities, source, metadata FROM mnemon_insights "
+    "WHERE space_id = {p} AND store_key = {p} AND deleted_at IS NULL"
+)
+_PARAM = {"sqlite": "?", "postgresql": "%s"}
+
+
+def _json(text: Any) -> Any:
+    return json.loads(text) if isinstance(text, str) else text
+
+
+def get_one(db: Database, space_id: str, key: str) -> KeyedRow | None:
+    """The live row of ``key``: one indexed statement on a pooled driver connection (a
+    single SELECT is its own snapshot; PostgreSQL runs it in autocommit, no BEGIN/COMMIT).
+
+    A memory-id key without a keyed row, and a shared in-memory SQLite connection (whose lock
+    is the Database's), take the transaction path of :func:`current_rows`.
+
+    Raises:
+        StorageError: the database refused the read.
+    """
+    param = _PARAM.get(db.dialect)
+    if param is None or isinstance(db.engine.pool, StaticPool):
+        return _get_in_transaction(db, space_id, key)
+    try:
+        raw = db.engine.raw_connection()
+        try:
+            driver = raw.driver_connection
+            assert driver is not None
+            if db.dialect == "postgresql":
+                before = driver.autocommit  # idle in the pool: switching is local, no trip
+                driver.autocommit = True
+                try:
+                    row = driver.execute(_GET_SQL.format(p=param), (space_id, key)).fetchone()
+                finally:
+                    driver.autocommit = before
+            else:
+                row = driver.execute(_GET_SQL.format(p=param), (space_id, key)).fetchone()
+        finally:
+            raw.close()
+    except DATABASE_ERRORS as exc:
+        raise translate(exc, db.engine.url) from exc
+    if row is None:
+        return _get_in_transaction(db, space_id, key) if _MEMORY_ID.match(key) else None
+    try:
+        tags, entities, metadata = _json(row[8]), _json(row[9]), _json(row[11])
+    except ValueError:
+        return _get_in_transaction(db, space_id, key)  # the typed column says what is damaged
+    return KeyedRow(
+        row[0], row[1], int(row[2]), row[3], row[4], float(row[5]), row[6], int(row[7]),
+        list(tags or []), list(entities or []), row[10], dict(metadata or {}),
+    )  # fmt: skip
+
+
+def _get_in_transaction(db: Database, space_id: str, key: str) -> KeyedRow | None:
+    with db.read() as conn:
+        found = current_rows(conn, space_id, [key]).get(key)
+    return keyed_row(found) if found is not None else None
+
+
+def keyed_row(row: Mapping[str, Any]) -> KeyedRow:
+    """A selected row as the layer's :class:`KeyedRow`."""
+    return KeyedRow(
+        key=row["store_key"],
+        id=row["id"],
+        seq=int(row["seq"]),
+        space_id=row["space_id"],
+        content=row["content"],
+        created_at=float(row["created_at"]),
+        category=row["category"],
+        importance=int(row["importance"]),
+        tags=list(row["tags"] or []),
+        entities=list(row["entities"] or []),
+        source=row["source"],
+        metadata=dict(row["metadata"] or {}),
+    )
+
+
+def current_rows(conn: Connection, space_id: str, keys: Sequence[str]) -> dict[str, Any]:
+    """The live row of each key found (by ``store_key``; a memory-id key without a keyed row
+    by its unkeyed row's id)."""
+    wanted = list(dict.fromkeys(keys))
+    found: dict[str, Any] = {}
+    if len(wanted) == 1:  # the common single-key call: one indexed equality lookup
+        row = _one_by_key(conn, space_id, wanted[0])
+        if row is not None:
+            found[wanted[0]] = row
+    else:
+        for start in range(0, len(wanted), _CHUNK):
+            chunk = wanted[start : start + _CHUNK]
+            for row in conn.execute(_BY_KEYS, {"space": space_id, "keys": chunk}).mappings():
+                found[row["store_key"]] = row
+    for key in wanted:
+        if key not in found and _MEMORY_ID.match(key):
+            row = conn.execute(_BY_ID, {"space": space_id, "id": key}).mappings().first()
+            if row is not None:
+                found[key] = row
+    return found
+
+
+_ROW_NAMES = tuple(c.name for c in _ROW_COLUMNS)
+_SQLITE_BY_KEY = (
+    f"SELECT {', '.join(_ROW_NAMES)} FROM {INSIGHTS.name} "
+    "WHERE space_id = ? AND store_key = ? AND deleted_at IS NULL"
+)
+_JSON_COLUMNS = ("tags", "entities", "metadata")
+
+
+def _one_by_key(conn: Connection, space_id: str, key: str) -> Mapping[str, Any] | None:
+    """The live row of one key. SQLite: driver SQL on the transaction's connection (the
+    statement's compile and result machinery cost more than the indexed lookup)."""
+    if conn.dialect.name == "sqlite":
+        driver = conn.connection.driver_connection
+        assert driver is not None
+        found = driver.execute(_SQLITE_BY_KEY, (space_id, key)).fetchone()
+        if found is None:
+            return None
+        row = dict(zip(_ROW_NAMES, found, strict=True))
+        try:
+            row.update({name: _json(row[name]) for name in _JSON_COLUMNS})
+            return row
+        except ValueError:
+            pass  # damaged JSON: the typed read below says what is damaged
+    return conn.execute(_BY_KEY, {"space": space_id, "key": key}).mappings().first()
+
+
+def page(conn: Connection, space_ids: Sequence[str], limit: int, offset: int) -> list[KeyedRow]:
+    """Live rows of the spaces, newest written first (``seq`` order, which the space index
+    covers)."""
+    stmt = (
+        sa.select(*_COLUMNS)
+        .where(INSIGHTS.c.space_id.in_(list(space_ids)), _LIVE)
+        .order_by(INSIGHTS.c.seq.desc())
+        .limit(limit)
+        .offset(offset)
+    )
+    return [keyed_row(r) for r in conn.execute(stmt).mappings()]
+
+
+def live_spaces(conn: Connection, space_ids: Sequence[str]) -> set[str]:
+    """Which of the catalogued ``space_ids`` hold a live row: one statement, an ``EXISTS``
+    per space on the space index."""
+    out: set[str] = set()
+    ids = list(dict.fromkeys(space_ids))
+    if len(ids) > _FEW:
+        return set(conn.execute(_ALL_LIVE_SPACES).scalars()) & set(ids)
+    for start in range(0, len(ids), _CHUNK):
+        out.update(conn.execute(_LIVE_SPACES, {"ids": ids[start : start + _CHUNK]}).scalars())
+    return out
+
+
+class StaleVectors(Exception):
+    """A write chosen before the transaction as needing no vector (an identical re-put)
+    needs one now: another writer changed the key in between. The caller embeds everything
+    and writes again."""
+
+
+def needs_vectors(
+    conn: Connection,
+    writes: Sequence[tuple[SpaceBinding, Sequence[tuple[str, RememberItem | None]]]],
+) -> list[list[bool]]:
+    """Per write, whether it will insert a row (so it needs a vector): a delete, a write that
+    a later one of the same key supersedes, and an identical re-put of a live key do not."""
+    out: list[list[bool]] = []
+    for space, group in writes:
+        final = {key: index for index, (key, _) in enumerate(group)}
+        existing = current_rows(conn, space.id, list(final))
+        flags = []
+        for index, (key, item) in enumerate(group):
+            old = existing.get(key)
+            same = item is not None and old is not None and _same(old, item)
+            flags.append(item is not None and final[key] == index and not same)
+        out.append(flags)
+    return out
+
+
+def write_space(
+    conn: Connection,
+    space: SpaceBinding,
+    writes: Sequence[tuple[str, RememberItem | None]],
+    vectors: Sequence[np.ndarray | None] | None,
+    embedder: Embedder | None,
+    clock: Callable[[], float],
+) -> list[dict[str, Any]]:
+    """Apply the keyed writes of one space in the caller's transaction; one raw receipt per
+    write. A later write of the same key supersedes an earlier one (it is reported as a
+    duplicate of the final state)."""
+    _lock_and_check(conn, space)
+    final = {key: index for index, (key, _) in enumerate(writes)}
+    existing = current_rows(conn, space.id, list(final))
+    receipts: list[dict[str, Any] | None] = [None] * len(writes)
+    fresh: list[int] = []
+    items: list[RememberItem] = []
+    retired: list[_write.Retired] = []  # replaced or deleted: retired with the row in hand
+    for key, index in final.items():
+        item, old = writes[index][1], existing.get(key)
+        if item is not None and old is not None and _same(old, item):
+            receipts[index] = {"status": "stored", "id": old["id"], "duplicate": True}
+            continue
+        if old is not None:
+            retired.append(
+                _write.Retired(int(old["seq"]), old["terms"] or "", int(old["term_count"]))
+            )
+        if item is None:
+            receipts[index] = {"status": "forgotten", "id": key, "deleted": int(old is not None)}
+            continue
+        if old is not None and old["store_key"] is not None:
+            item = _keeping_first_time(item, old)
+        fresh.append(index)
+        items.append(item)
+    if items:
+        analyses = [_write.Analysis(" ".join([i.content, *i.tags, *i.entities])) for i in items]
+        hashes = [_write.content_hash(i) for i in items]
+        chosen = None if vectors is None else [vectors[i] for i in fresh]
+        if chosen is not None and any(v is None for v in chosen):
+            raise StaleVectors(space.id)
+        stored = _write.insert(
+            conn, space, items, analyses, hashes, chosen, embedder, clock(),
+            keys=[writes[i][0] for i in fresh], retired=retired,
+        )  # fmt: skip
+        for index, receipt in zip(fresh, stored, strict=True):
+            receipts[index] = receipt
+    elif retired:
+        _write.forget_rows(conn, space.id, retired, clock())
+    for index, (key, _) in enumerate(writes):
+        if receipts[index] is None:  # superseded by a later write of the key in this call
+            last = receipts[final[key]] or {}
+            receipts[index] = {"status": "stored", "id": last.get("id", key), "duplicate": True}
+    return [r for r in receipts if r is not None]
+
+
+def _lock_and_check(conn: Connection, space: SpaceBinding) -> None:
+    """One writer per space (PostgreSQL; SQLite's write transaction is already exclusive) and
+    the space still as the caller resolved it, in one statement.
+
+    Raises:
+        StaleSpace: the space is gone or renamed (the caller re-reads it and writes again).
+    """
+    if conn.dialect.name == "postgresql":
+        lock = _lock_id("mnemon-store", space.id)
+        row = conn.execute(_LOCKED_SPACE_NOW, {"lock": lock, "space": space.id}).one()[1:]
+    elif conn.dialect.name == "sqlite":  # driver SQL on the transaction's connection
+        driver = conn.connection.driver_connection
+        assert driver is not None
+        row = driver.execute(_SQLITE_SPACE_NOW, (space.id,)).fetchone()
+    else:
+        row = conn.execute(_SPACE_NOW, {"space": space.id}).first()
+    if row is None or row[0] is None or (row[0], row[1] or "") != (space.name, space.description):
+        raise StaleSpace([space.id])
+
+
+def _same(old: Mapping[str, Any], item: RememberItem) -> bool:
+    meta = {k: v for k, v in (old["metadata"] or {}).items() if k != CREATED_KEY}
+    return (
+        old["store_key"] is not None
+        and old["content"] == item.content
+        and meta == {k: v for k, v in item.metadata.items() if k != CREATED_KEY}
+        and old["source"] == item.source
+    )
+
+
+def _keeping_first_time(item: RememberItem, old: Mapping[str, Any]) -> RememberItem:
+    first = (old["metadata"] or {}).get(CREATED_KEY)
+    if isinstance(first, bool) or not isinstance(first, (int, float)):
+        first = float(old["created_at"])
+    return item.model_copy(update={"metadata": {**item.metadata, CREATED_KEY: first}})

@@ -1,0 +1,339 @@
+"""One search of the native provider on PostgreSQL in one statement (one round trip).
+
+:func:`._search.search` reads step by step (statistics, document frequencies, keyword pool,
+terms of the candidates, neighbours, full rows: six to eight statements). On PostgreSQL the
+same reads are one statement of CTEs, whose result rows are tagged by ``kind``:
+
+* ``0`` the space's ``(docs, terms, version)``;
+* ``1`` each query term the space knows, with its document frequency;
+* ``2`` each candidate (keyword pool: the tsvector AND / OR query over the rarest terms, exactly
+  as :func:`._search._keyword_pool` chooses them; plus the dense pool passed in) that passes the
+  filters: its analysed terms, the fields of its envelope and its previous / next live seq;
+* ``3`` the terms of those neighbours that are not candidates themselves.
+
+Scoring stays in Python (:func:`._search.rank`, the scorer SQLite uses too), so both databases
+rank alike. The dense pool comes from the provider's in-memory vector cache: it is valid for
+the space version it was built at, and the statement returns the version it saw, so a stale
+cache is reloaded (one more statement) and the search repeated. A statement in autocommit is
+one snapshot; when writes keep changing the version, :func:`search` gives up (None) and the
+caller uses the step-by-step search in a read transaction.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from langgraph_mnemon.adapters.providers.mnemos._ranking import VectorCache, VectorCaches
+from langgraph_mnemon.adapters.providers.mnemos._search import (
+    Fetched,
+    SearchContext,
+    dense_pool,
+    rank,
+    results,
+)
+from langgraph_mnemon.adapters.providers.mnemos._sql import document_frequencies
+from langgraph_mnemon.memory_layers.mnemos.schema import JsonText
+from langgraph_mnemon.memory_layers.spaces import (
+    ProviderSearchRequest,
+    ProviderSearchResult,
+    SpaceBinding,
+)
+
+__all__ = ["search"]
+
+_ATTEMPTS = 3  # statements tried before the version stops moving (then: the caller's path)
+_NO_WORDS = "the query has no searchable words"
+
+# Quoted tsquery lexeme: backslashes and quotes doubled (tsquery input rules).
+_LEXEME = "'''' || replace(replace(term, '\\', '\\\\'), '''', '''''') || ''''"
+
+_HEAD = """
+WITH qt AS (
+  SELECT t.term, t.ord FROM unnest(CAST(:terms AS text[])) WITH ORDINALITY AS t(term, ord)
+), df AS (
+  SELECT st.term, st.df, qt.ord FROM mnemon_space_terms st JOIN qt ON qt.term = st.term
+  WHERE st.space_id = :space AND st.df > 0
+)"""
+
+# ``basic``: every query term must be known, all of them AND-ed (in query order).
+_AND = f""", tsq AS (
+  SELECT CASE WHEN count(*) = cardinality(CAST(:terms AS text[]))
+    THEN CAST(string_agg({_LEXEME}, ' & ' ORDER BY ord) AS tsquery) END AS q FROM df
+)"""
+
+# Otherwise the rarest terms whose postings fit the budget (at least the rarest): the running
+# sum over (df, query order) is prune_terms() of _ranking, OR-ed in that order.
+_OR = f""", chosen AS (
+  SELECT term, df, ord FROM (
+    SELECT term, df, ord, row_number() OVER w AS rn, sum(df) OVER w AS cum FROM df
+    WINDOW w AS (ORDER BY df, ord ROWS UNBOUNDED PRECEDING)
+  ) x WHERE rn = 1 OR cum <= :budget
+), tsq AS (
+  SELECT CAST(string_agg({_LEXEME}, ' | ' ORDER BY df, ord) AS tsquery) AS q FROM chosen
+)"""
+
+_CANDIDATES = """, pool AS (
+  SELECT seq FROM mnemon_insights
+  WHERE space_id = :space AND tsv @@ (SELECT q FROM tsq)
+  ORDER BY ts_rank(tsv, (SELECT q FROM tsq)) DESC, seq DESC LIMIT :pool
+), cand AS (
+  SELECT seq FROM pool UNION SELECT unnest(CAST(:dense AS bigint[]))
+), hit AS (
+  SELECT i.seq, i.terms, i.id, i.content, i.category, i.importance, i.tags, i.entities,
+         i.source, i.metadata, i.created_at
+  FROM mnemon_insights i JOIN cand c ON c.seq = i.seq
+  WHERE i.space_id = :space AND i.deleted_at IS NULL{filters}
+)"""
+
+_NEAR = """, near AS (
+  SELECT h.seq,
+    (SELECT max(n.seq) FROM mnemon_insights n
+     WHERE n.space_id = :space AND n.deleted_at IS NULL AND n.seq < h.seq) AS before,
+    (SELECT min(n.seq) FROM mnemon_insights n
+     WHERE n.space_id = :space AND n.deleted_at IS NULL AND n.seq > h.seq) AS after
+  FROM hit h
+), extra AS (
+  SELECT i.seq, i.terms FROM mnemon_insights i
+  WHERE i.seq IN (SELECT before FROM near UNION SELECT after FROM near)
+    AND i.space_id = :space AND i.deleted_at IS NULL AND i.seq NOT IN (SELECT seq FROM hit)
+)"""
+
+_FIELDS = "h.id, h.content, h.category, h.importance, h.tags, h.entities, h.source, h.metadata"
+_NO_FIELDS = "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
+# UNION ALL resolves column types branch by branch: the first branch names them.
+_TYPED_NULLS = (
+    "NULL::text, NULL::text, NULL::text, NULL::int, NULL::text, NULL::text, NULL::text, NULL::text"
+)
+
+_TAIL = f"""
+SELECT 0 AS kind, NULL::bigint AS seq, NULL::text AS terms, s.docs::bigint AS a,
+       s.terms::bigint AS b, s.version::bigint AS c, {_TYPED_NULLS}, NULL::float8 AS created_at
+FROM mnemon_space_stats s WHERE s.space_id = :space
+UNION ALL SELECT 1, NULL, df.term, df.df, NULL, NULL, {_NO_FIELDS}, NULL FROM df
+UNION ALL SELECT 2, h.seq, h.terms, {{near_cols}}, NULL, {_FIELDS}, h.created_at
+FROM hit h {{near_join}}
+{{extra}}"""
+
+_EXTRA = f"UNION ALL SELECT 3, x.seq, x.terms, NULL, NULL, NULL, {_NO_FIELDS}, NULL FROM extra x"
+
+# One row per vector, or one row without a vector when the space has none of ``model``; no
+# row when the space has no statistics.
+_VECTORS = sa.text(
+    "SELECT s.version, v.insight_seq, v.vector FROM mnemon_space_stats s "
+    "LEFT JOIN mnemon_insight_vectors v ON v.space_id = s.space_id AND v.model = :model "
+    "WHERE s.space_id = :space"
+)
+
+_STATEMENTS: dict[tuple[bool, bool, bool, bool], sa.TextClause] = {}
+
+
+def _statement(conjunction_and: bool, near: bool, category: bool, source: bool) -> sa.TextClause:
+    """The search statement for one shape (built once per shape, so it is parsed once)."""
+    key = (conjunction_and, near, category, source)
+    found = _STATEMENTS.get(key)
+    if found is not None:
+        return found
+    filters = (" AND i.category = :category" if category else "") + (
+        " AND i.source = :source" if source else ""
+    )
+    tail = _TAIL.format(
+        near_cols="n.before, n.after" if near else "NULL, NULL",
+        near_join="JOIN near n ON n.seq = h.seq" if near else "",
+        extra=_EXTRA if near else "",
+    )
+    sql = _HEAD + (_AND if conjunction_and else _OR) + _CANDIDATES.format(filters=filters)
+    statement = sa.text(sql + (_NEAR if near else "") + tail)
+    _STATEMENTS[key] = statement
+    return statement
+
+
+@dataclass
+class _Read:
+    """The rows of one search statement, by kind."""
+
+    stats: tuple[int, int, int] | None
+    df: dict[str, int]
+    rows: dict[int, str]
+    full: dict[int, Sequence[Any]]
+    near: dict[int, tuple[int, ...]]
+    extra: dict[int, str]
+
+
+def _read(conn: Connection, params: Mapping[str, Any], statement: sa.TextClause) -> _Read:
+    out = _Read(None, {}, {}, {}, {}, {})
+    for row in conn.execute(statement, params).all():  # one fetch, not a row at a time
+        kind = row[0]
+        if kind == 0:
+            out.stats = (int(row[3]), int(row[4]), int(row[5]))
+        elif kind == 1:
+            out.df[row[2]] = int(row[3])
+        elif kind == 2:
+            seq = int(row[1])
+            out.rows[seq] = row[2] or ""
+            out.full[seq] = row
+            out.near[seq] = tuple(int(x) for x in (row[3], row[4]) if x is not None)
+        else:
+            out.extra[int(row[1])] = row[2] or ""
+    return out
+
+
+# Which space version each provider's cached vectors (or their absence) belong to, kept beside
+# its VectorCaches: {space_id: (version, model, has_vectors)}.
+_KNOWN: weakref.WeakKeyDictionary[VectorCaches, dict[str, tuple[int, str, bool]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _cached(
+    caches: VectorCaches, space_id: str, model: str
+) -> tuple[int | None, VectorCache | None]:
+    """``(version, cache)`` the provider holds for the space without reading anything;
+    ``(None, None)`` when it knows nothing current."""
+    known = _KNOWN.setdefault(caches, {}).get(space_id)
+    if known is None or known[1] != model:
+        return None, None
+    version, _, has_vectors = known
+    if not has_vectors:
+        return version, None
+    cache = caches.get(space_id, version, model, tuple)  # no rows: None, nothing read
+    return (version, cache) if cache is not None else (None, None)
+
+
+def _reload(
+    conn: Connection, caches: VectorCaches, space_id: str, model: str
+) -> tuple[int | None, VectorCache | None]:
+    """Read the space's vectors and the version they belong to (one statement); remember
+    that version, also when the space has no vectors of ``model``."""
+    rows = conn.execute(_VECTORS, {"space": space_id, "model": model}).all()
+    if not rows:
+        return None, None
+    version = int(rows[0][0])
+    stored = [(r[1], r[2]) for r in rows if r[1] is not None]
+    cache = caches.get(space_id, version, model, lambda: stored)
+    _KNOWN.setdefault(caches, {})[space_id] = (version, model, cache is not None)
+    return version, cache
+
+
+def search(
+    conn: Connection,
+    space: SpaceBinding,
+    request: ProviderSearchRequest,
+    terms: list[str],
+    query_vector: np.ndarray | None,
+    context: SearchContext,
+) -> ProviderSearchResult | None:
+    """Ranked rows of one space, read in one statement (see the module docstring).
+
+    Args:
+        conn: a PostgreSQL connection in autocommit (each statement is one snapshot).
+        space: the space searched.
+        request: mode, limit and filters.
+        terms: the analysed query terms.
+        query_vector: the unit query embedding (smart mode with an embedder), else None.
+        context: weights, embedder and vector caches of the provider.
+
+    Returns:
+        The result, or None when concurrent writes kept moving the space's version between
+        the vector reload and the search (the caller then searches in a read transaction).
+
+    Example:
+        >>> with db.engine.connect() as conn:  # autocommit
+        ...     found = search(conn, space, request, ["tea"], None, context)
+    """
+    statement = _statement(
+        request.mode == "basic",
+        context.weights.neighbour > 0 and request.mode == "smart",
+        bool(request.category),
+        bool(request.source),
+    )
+    if query_vector is None or request.mode != "smart" or context.embedder is None:
+        read = _read(conn, _params(space.id, request, terms, {}, context), statement)
+        return _ranked(conn, space, request, terms, None, context, read, None, {})
+    model = context.embedder.model_id
+    version, cache = _cached(context.caches, space.id, model)
+    if version is None:  # nothing known yet: read the vectors first
+        version, cache = _reload(conn, context.caches, space.id, model)
+    for _ in range(_ATTEMPTS):
+        cache, dense = dense_pool(cache, query_vector, context.weights)
+        read = _read(conn, _params(space.id, request, terms, dense, context), statement)
+        if read.stats is None or version == read.stats[2]:
+            return _ranked(conn, space, request, terms, query_vector, context, read, cache, dense)
+        version, cache = _reload(conn, context.caches, space.id, model)
+        fresh, pool = dense_pool(cache, query_vector, context.weights)
+        if version == read.stats[2] and pool.keys() == dense.keys():
+            # The statement's candidates did not depend on the stale vectors: they stand.
+            return _ranked(conn, space, request, terms, query_vector, context, read, fresh, pool)
+    return None
+
+
+def _params(
+    space_id: str,
+    request: ProviderSearchRequest,
+    terms: list[str],
+    dense: Mapping[int, float],
+    context: SearchContext,
+) -> dict[str, Any]:
+    return {
+        "space": space_id,
+        "terms": terms,
+        "budget": context.weights.posting_budget,
+        "pool": context.weights.pool,
+        "dense": list(dense),
+        "category": request.category,
+        "source": request.source,
+    }
+
+
+def _ranked(
+    conn: Connection,
+    space: SpaceBinding,
+    request: ProviderSearchRequest,
+    terms: list[str],
+    query_vector: np.ndarray | None,
+    context: SearchContext,
+    read: _Read,
+    cache: VectorCache | None,
+    dense: Mapping[int, float],
+) -> ProviderSearchResult:
+    """Score what the statement read with the shared ranking (:func:`._search.rank`); the
+    feedback pass reads its terms' document frequencies in one more statement."""
+    if read.stats is None or read.stats[0] <= 0:
+        return ProviderSearchResult(results=[])
+    if not terms and not dense:  # no keyword pool and no dense pool: nothing to rank
+        return ProviderSearchResult(results=[], hint=_NO_WORDS)
+    fetched = Fetched(read.stats[:2], read.df, read.rows, cache, dense)
+
+    def neighbours(top: list[int], known: set[int]) -> tuple[dict, dict[int, str]]:
+        near = {seq: read.near[seq] for seq in top}
+        missing = {s for pair in near.values() for s in pair} - known
+        return near, {seq: read.extra[seq] for seq in missing}
+
+    def frequencies(words: list[str]) -> Mapping[str, int]:
+        return document_frequencies(conn, space.id, words)
+
+    ranked, base, final = rank(
+        fetched, terms, request, query_vector, context, neighbours, frequencies
+    )
+    return results(space, ranked, {seq: _row(read.full[seq]) for seq in ranked}, base, final)
+
+
+_JSON = JsonText()
+_FIELD_NAMES = ("id", "content", "category", "importance", "tags", "entities", "source")
+
+
+def _row(row: Sequence[Any]) -> dict[str, Any]:
+    """A kind-2 row as the mapping :func:`._sql.insight` reads (JSON decoded here, for the
+    returned rows only)."""
+    out = dict(zip(_FIELD_NAMES, row[6:13], strict=True))
+    for name in ("tags", "entities"):
+        out[name] = _JSON.process_result_value(out[name], None)  # type: ignore[arg-type]
+    out["metadata"] = _JSON.process_result_value(row[13], None)  # type: ignore[arg-type]
+    out["created_at"] = row[14]
+    return out

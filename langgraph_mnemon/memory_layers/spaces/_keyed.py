@@ -1,0 +1,279 @@
+"""Keyed items: rows of a Memory Space addressed by a key (the ``BaseStore`` facade's items).
+
+A provider that can address rows by key (the native ``mnemos`` provider: an indexed, unique
+``store_key`` column over live rows) implements :class:`KeyedProvider`; :class:`KeyedItems` is
+the Memory Spaces layer's entry to it. Like every layer operation, a write asks the kernel
+first (Memory Spaces *write*), validates every item before anything is written and returns one
+:class:`MemoryReceipt` per write (a committed write activates its space); reads by key, pages
+and the live-space check are management reads (the kernel is not asked, like ``browse``).
+
+Everything here is sync and blocking (one transaction per call on the provider's sync
+engine): the facade calls it directly from a sync call and through ``asyncio.to_thread`` from
+an async one, so both paths share this code and no call hops through an event loop.
+
+Example:
+    >>> keyed = KeyedItems(mem.spaces)
+    >>> record = mem.spaces.get_space("notes")
+    >>> keyed.write([(record, [KeyedWrite("k1", {"content": '{"x": 1}'})])])[0][0].status
+    'committed'
+    >>> keyed.get(record, "k1").content
+    '{"x": 1}'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import sqlalchemy as sa
+
+from langgraph_mnemon.errors import NotFoundError, ProviderError
+from langgraph_mnemon.memory_layers.mnemos.spaces_schema import MIGRATIONS, SPACES
+from langgraph_mnemon.memory_layers.spaces._models import (
+    MemoryReceipt,
+    RememberItem,
+    SpaceBinding,
+    is_committed,
+)
+from langgraph_mnemon.memory_layers.spaces._validation import MAX_BATCH, remember_items
+from langgraph_mnemon.memory_layers.spaces._writes import NOT_PROVIDER_FAILURES, failed
+
+if TYPE_CHECKING:
+    from langgraph_mnemon.memory_layers.spaces._records import SpaceRecord
+    from langgraph_mnemon.memory_layers.spaces._service import MemorySpaces
+
+__all__ = ["KeyedItems", "KeyedProvider", "KeyedRow", "KeyedWrite", "StaleSpace"]
+
+# What any change of the catalog moves: a create or a delete changes the count, every update
+# bumps its row's revision and stamps updated_at (one aggregate over a small table).
+_CATALOG_REVISION = sa.select(
+    sa.func.count(),
+    sa.func.coalesce(sa.func.sum(SPACES.c.revision), 0),
+    sa.func.max(SPACES.c.updated_at),
+    sa.func.max(SPACES.c.created_at),
+)
+
+
+class StaleSpace(Exception):
+    """A keyed write found, inside its transaction, that a space it was given is gone or
+    renamed since the caller resolved it (nothing was written). The caller re-reads those
+    spaces from the catalog and writes again.
+
+    Args:
+        space_ids: The spaces that no longer match.
+    """
+
+    def __init__(self, space_ids: Sequence[str]) -> None:
+        super().__init__(", ".join(space_ids))
+        self.space_ids = list(space_ids)
+
+
+@dataclass(frozen=True, slots=True)
+class KeyedWrite:
+    """One write of a keyed item: ``item`` (a remember mapping: ``content`` plus optional
+    fields) stored under ``key``, or ``None`` to delete the key."""
+
+    key: str
+    item: Mapping[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class KeyedRow:
+    """One live row as a keyed read returns it. ``key`` is ``None`` for a row written by
+    another path (it is addressed by its memory id ``id``)."""
+
+    key: str | None
+    id: str
+    seq: int
+    space_id: str
+    content: str
+    created_at: float
+    category: str = "general"
+    importance: int = 3
+    tags: list[str] = field(default_factory=list)
+    entities: list[str] = field(default_factory=list)
+    source: str = "external"
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class KeyedProvider(Protocol):
+    """What a provider offers for keyed items (blocking calls, one transaction each)."""
+
+    def keyed_get_sync(self, space: SpaceBinding, key: str) -> KeyedRow | None:
+        """The live row of ``key`` (or, for a memory-id key, that unkeyed row)."""
+        ...
+
+    def keyed_write_sync(
+        self, writes: Sequence[tuple[SpaceBinding, Sequence[tuple[str, RememberItem | None]]]]
+    ) -> list[list[dict[str, Any]]]:
+        """Apply every write in one transaction; one raw receipt per write."""
+        ...
+
+    def keyed_page_sync(self, space_ids: Sequence[str], limit: int, offset: int) -> list[KeyedRow]:
+        """Live rows of the spaces, newest written first."""
+        ...
+
+    def live_spaces_sync(self, space_ids: Sequence[str]) -> set[str]:
+        """Which of ``space_ids`` hold at least one live row (one statement)."""
+        ...
+
+
+class KeyedItems:
+    """The Memory Spaces layer's keyed-items entry over one view of the spaces.
+
+    Args:
+        spaces: The :class:`MemorySpaces` (or one scope's view of it) whose kernel, catalog and
+            providers serve the calls.
+    """
+
+    def __init__(self, spaces: MemorySpaces) -> None:
+        self.spaces = spaces
+        # Per view: the keyed provider of each provider id (a Protocol isinstance check costs
+        # more than the indexed get itself) and the bindings of secret-free spaces by revision.
+        self._providers: dict[str, KeyedProvider] = {}
+        self._bindings: dict[tuple[str, int], SpaceBinding] = {}
+
+    def provider(self, record: SpaceRecord) -> KeyedProvider:
+        """The keyed provider of ``record``'s space.
+
+        Raises:
+            ProviderError: the space's provider is not registered or has no keyed items.
+        """
+        known = self._providers.get(record.provider_id)
+        if known is not None:
+            return known
+        provider = self.spaces._registry.capable(record, "remember")
+        if not isinstance(provider, KeyedProvider):
+            raise ProviderError(
+                f"provider {record.provider_id!r} of Memory Space {record.id!r} cannot address "
+                "items by key; use a space of the native 'mnemos' provider",
+                code="unsupported",
+            )
+        self._providers[record.provider_id] = provider
+        return provider
+
+    def space(self, space_id: str) -> SpaceRecord | None:
+        """One space of this view by id, or None (a catalog read; the kernel is not asked)."""
+        try:
+            return self.spaces._catalog.get_space(space_id)
+        except NotFoundError:
+            return None
+
+    def catalog_revision(self) -> tuple[Any, ...] | None:
+        """A fingerprint of the whole catalog that every create, update or delete changes
+        (in any process): what the facade keys its decoded catalog by. None before any write.
+
+        Example:
+            >>> KeyedItems(mem.spaces).catalog_revision()
+            (3, 5, 1718000000.1, 1717999990.0)
+        """
+        db = self.spaces._catalog.db
+        if not db.ready_for_read(MIGRATIONS):
+            return None
+        with db.read() as conn:
+            return tuple(conn.execute(_CATALOG_REVISION).one())
+
+    def catalog(self) -> list[SpaceRecord]:
+        """Every space of this view, oldest first (a catalog read)."""
+        return self.spaces._catalog.list_spaces()
+
+    def _binding(self, record: SpaceRecord) -> SpaceBinding:
+        if record.secrets_configured:  # secrets live in a file another process may change
+            return self.spaces._catalog.binding(record)
+        cache_key = (record.id, record.revision)
+        bound = self._bindings.get(cache_key)
+        if bound is None:
+            if len(self._bindings) > 4096:
+                self._bindings.clear()
+            bound = self._bindings[cache_key] = self.spaces._catalog.binding(record)
+        return bound
+
+    def get(self, record: SpaceRecord, key: str) -> KeyedRow | None:
+        """The live row of ``key`` in ``record``'s space (a management read), or None."""
+        return self.provider(record).keyed_get_sync(self._binding(record), key)
+
+    def page(self, records: Sequence[SpaceRecord], limit: int, offset: int) -> list[KeyedRow]:
+        """Up to ``limit`` live rows of the spaces after ``offset``, newest written first."""
+        if not records:
+            return []
+        return self.provider(records[0]).keyed_page_sync([r.id for r in records], limit, offset)
+
+    def live(self, records: Sequence[SpaceRecord]) -> set[str]:
+        """The ids of the spaces among ``records`` that hold at least one live row."""
+        if not records:
+            return set()
+        return self.provider(records[0]).live_spaces_sync([r.id for r in records])
+
+    def write(
+        self, groups: Sequence[tuple[SpaceRecord, Sequence[KeyedWrite]]]
+    ) -> list[list[MemoryReceipt]]:
+        """Apply the writes of every space in one transaction; one receipt per write.
+
+        The kernel is asked first (Memory Spaces write) and every item is validated before
+        anything is written. A committed write activates its space.
+
+        Raises:
+            InvalidInputError: an item is not a valid memory.
+            StaleSpace: a space is gone or renamed since ``record`` was read (nothing written).
+            ParticipationError: the kernel refused Memory Spaces writes.
+            ReadOnlyError: writes are switched off.
+            StorageError: the local database refused the write.
+        """
+        self.spaces.kernel.admit("memory_spaces", "write")
+        plans = [(record, _checked(writes)) for record, writes in groups if writes]
+        if not plans:
+            return []
+        provider = self.provider(plans[0][0])
+        bound = [(self._binding(record), writes) for record, writes in plans]
+        try:
+            raws = provider.keyed_write_sync(bound)
+        except (StaleSpace, *NOT_PROVIDER_FAILURES):
+            raise
+        except Exception as exc:
+            return [[failed(record, "remember", exc) for _ in writes] for record, writes in plans]
+        activate = self.spaces._catalog.activate
+        return [
+            _receipts(record, raw, activate) for (record, _), raw in zip(plans, raws, strict=True)
+        ]
+
+
+def _checked(writes: Sequence[KeyedWrite]) -> list[tuple[str, RememberItem | None]]:
+    wanted = [w.item for w in writes if w.item is not None]
+    items: list[RememberItem] = []
+    for start in range(0, len(wanted), MAX_BATCH):  # the layer's batch limit, per chunk
+        items.extend(remember_items(wanted[start : start + MAX_BATCH]))
+    checked = iter(items)
+    return [(w.key, next(checked) if w.item is not None else None) for w in writes]
+
+
+def _receipts(
+    record: SpaceRecord, raws: Sequence[Mapping[str, Any]], activate: Callable[[str], bool]
+) -> list[MemoryReceipt]:
+    out: list[MemoryReceipt] = []
+    for raw in raws:
+        committed = is_committed(raw)
+        activated = False
+        if committed and not record.active and raw.get("created"):
+            activated = activate(record.id)
+            record = record.model_copy(update={"active": True})
+        rid = str(raw.get("id") or "")
+        out.append(
+            MemoryReceipt(
+                status="committed" if committed else "failed",
+                message=(
+                    f"Keyed write committed in {record.id!r}."
+                    if committed
+                    else f"The provider did not commit the keyed write in {record.id!r}."
+                ),
+                changed=committed and not raw.get("duplicate"),
+                revision=rid,
+                space_id=record.id,
+                id=rid or None,
+                completion="committed" if committed else "none",
+                activated=activated,
+                provider_receipt=dict(raw),
+            )
+        )
+    return out

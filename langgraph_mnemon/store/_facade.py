@@ -33,19 +33,22 @@ Mapping (one rule, no hidden state):
 
 Semantics:
 
-* ``put`` goes through ``MemorySpaces.aremember`` (validation, deduplication, receipts) and only
-  counts a committed receipt. Overwriting a key writes the new row first and then forgets the old
-  one, so a failed ``put`` leaves the previous value in place (``created_at`` is kept,
-  ``updated_at`` changes). Putting an identical value under the same key is a deduplicated no-op
-  (``updated_at`` stays). ``put(..., None)`` / ``delete`` forget the row (a soft delete).
-  Concurrent puts to one key are not serialised: the newest row wins and the next write of
-  that key forgets the superseded copies.
+* An item is one live row addressed by ``(space, store_key)`` through a unique index, so
+  ``get``, ``put`` and ``delete`` are one indexed statement each whatever the namespace size.
+  ``put`` writes in one transaction (the new row, keyword index, term statistics and vector;
+  the old row retired), keeps the first ``created_at`` and only counts a committed receipt; a
+  failed ``put`` leaves the previous value in place. Putting an identical value under the same
+  key is a no-op (``updated_at`` stays, nothing is embedded). Consecutive puts of one batch are
+  one transaction with one embedder call. Concurrent puts to one key are serialised: the newest
+  wins and exactly one live row remains. ``put(..., None)`` / ``delete`` forget the row (a soft
+  delete).
 * ``index=False`` keeps the item out of query search results of this store (it is still
   stored, returned by ``get`` and by search without a query, and visible to the agent's own
   recall). ``index=[fields]`` is accepted; the whole value is indexed either way.
 * ``search(prefix, query=...)`` is federated recall (:meth:`MemorySpaces.asearch`) over the
-  namespace spaces under ``prefix``; ``SearchItem.score`` is the provider's 0..1 relevance and
-  at most 50 ranked rows exist per query. Without a query it lists items, newest
+  namespace spaces under ``prefix`` in the exhaustive ordering (up to ``limit`` results, at most
+  50 per query; the strict cut of the model's envelope does not apply); ``SearchItem.score`` is
+  the provider's 0..1 relevance. Without a query it lists items, newest
   ``updated_at`` first. ``filter`` takes equality or ``$eq $ne $gt $gte $lt $lte`` on value keys
   (nested dicts compare key by key, lists element by element), as ``InMemoryStore`` does.
 * ``list_namespaces`` lists namespaces that hold at least one item, sorted, with ``"*"``
@@ -70,12 +73,14 @@ Semantics:
   validated before the first one runs. When a later op of a batch fails after earlier puts
   were applied, the typed error is raised with a message that names the applied puts and the
   op that failed (``error.applied`` lists them as ``(namespace, key)``); nothing after it ran.
-* A lookup by key is one query (the native provider's ``find_by_metadata`` on ``store_key``);
-  search without a query reads the newest ``offset + limit`` rows of each namespace, and a
-  ``filter`` reads all of them (pages of 500), like ``InMemoryStore`` scans its items.
+* Search without a query reads the newest rows of each namespace by the index, and a
+  ``filter`` pages back through them (pages growing from 64 to 500 rows) until the window is
+  full, like ``InMemoryStore`` scans its items. ``list_namespaces`` is the catalog plus one
+  ``EXISTS`` statement.
 
-``abatch`` is natively async (every blocking call runs in a worker thread), so the facade is safe
-under the LangGraph server; ``batch`` runs the same coroutine on a private event loop.
+``batch`` and ``abatch`` share the logic: ``batch`` calls it directly on the sync engine (no event
+loop per call), ``abatch`` runs the same calls in a worker thread, so the facade never blocks the
+LangGraph server's loop. A query search runs the Memory Spaces recall (on its loop for sync).
 
 Example:
     >>> store = mem.store()

@@ -165,6 +165,15 @@ def load(path: Path) -> list[tuple[str, list[Turn], list[Question]]]:
     return out
 
 
+def memory_items(turns: Sequence[Turn]) -> list[dict[str, Any]]:
+    """The ``remember_many`` items of ``turns``: one memory per turn, the protocol's text and
+    metadata (dia_id, session, session date)."""
+    return [
+        {"content": t.text, "metadata": {"dia_id": t.dia_id, "session": t.session, "date": t.date}}
+        for t in turns
+    ]
+
+
 def _terms(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
 
@@ -273,16 +282,7 @@ def setup_mnemon(
     assert space is not None
     start = time.perf_counter()
     for chunk in range(0, len(turns), 200):
-        receipts = spaces.remember_many(
-            [
-                {
-                    "content": t.text,
-                    "metadata": {"dia_id": t.dia_id, "session": t.session, "date": t.date},
-                }
-                for t in turns[chunk : chunk + 200]
-            ],
-            space_id=space.id,
-        )
+        receipts = spaces.remember_many(memory_items(turns[chunk : chunk + 200]), space_id=space.id)
         assert all(r.committed for r in receipts), receipts[:1]
     seconds = time.perf_counter() - start
     queries: dict[str, Query] = {}

@@ -46,9 +46,12 @@ __all__ = [
     "ChromaServer",
     "DocumentsConfig",
     "EmbeddingConfig",
+    "FactsConfig",
+    "HttpProviderConfig",
     "IdleReviewConfig",
     "LayerConfig",
     "LayersConfig",
+    "Mem0Config",
     "MnemonConfig",
     "MnemosConfig",
     "ParticipationConfig",
@@ -342,6 +345,38 @@ class ChromaConfig(_Section):
             return f"local {self.path or Path(root) / 'chroma'}"
         shown = f"[{self.host}]" if ":" in self.host else self.host
         return f"{'https' if self.ssl else 'http'}://{shown}:{self.port}"
+
+
+class FactsConfig(_Section):
+    """The ``facts`` Memory Space provider: one crash-safe JSON fact file per space (trust
+    scores, entity and semantic links) under ``<root>/facts`` unless a space names a path."""
+
+    enabled: bool = Field(True, description="Register the facts (local fact file) provider.")
+
+
+class HttpProviderConfig(_Section):
+    """The ``http`` Memory Space provider: any memory service speaking the documented JSON
+    contract. Each space names its endpoint (and its API key as a secret); these bound every
+    call. A remote provider: refused for new spaces under ``data_boundary=local-only``."""
+
+    enabled: bool = Field(True, description="Register the http (memory service) provider.")
+    timeout_s: float = Field(10.0, gt=0, le=300, description="Seconds per call.")
+    retries: int = Field(
+        2, ge=0, le=10, description="Retries of a failed connection or a 502, 503 or 504 answer."
+    )
+    max_response_bytes: int = Field(
+        2 * 1024 * 1024, ge=1024, le=256 * 1024 * 1024, description="Largest response read."
+    )
+
+
+class Mem0Config(_Section):
+    """The ``mem0`` Memory Space provider (needs the extra: pip install
+    'langgraph-mnemon[mem0]'): mem0's open-source ``Memory`` under ``<root>/mem0`` with the
+    configured embedder and a local vector store, no API key. ``infer=true`` lets mem0's
+    extraction decide what is kept; it needs ``worker_model``."""
+
+    enabled: bool = Field(True, description="Register the mem0 provider (if mem0ai is installed).")
+    infer: bool = Field(False, description="mem0 extracts facts with worker_model (async writes).")
 
 
 def _is_address(value: str) -> bool:
@@ -638,6 +673,9 @@ class MnemonConfig(BaseSettings):
     )
     mnemos: MnemosConfig = Field(default_factory=MnemosConfig)
     chroma: ChromaConfig = Field(default_factory=ChromaConfig)
+    facts: FactsConfig = Field(default_factory=FactsConfig)
+    http: HttpProviderConfig = Field(default_factory=HttpProviderConfig)
+    mem0: Mem0Config = Field(default_factory=Mem0Config)
 
     def __init__(self, **values: Any) -> None:
         try:
@@ -689,6 +727,16 @@ class MnemonConfig(BaseSettings):
             raise ValueError(
                 "remote_access=trusted-host needs remote_token (MNEMON_REMOTE_TOKEN), the "
                 "bearer token remote clients must send"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _mem0_infer_needs_a_model(self) -> MnemonConfig:
+        if self.mem0.infer and not self.worker_model:
+            raise ValueError(
+                "mem0.infer=true lets mem0 extract facts with a chat model: set worker_model "
+                '(MNEMON_WORKER_MODEL, e.g. "openai:gpt-4.1-mini"), or keep mem0.infer=false '
+                "to store memories verbatim"
             )
         return self
 

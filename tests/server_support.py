@@ -1,4 +1,5 @@
-"""Start ``mnemon serve`` (LangGraph server) as a subprocess for tests, and stop it cleanly."""
+"""Start ``mnemon serve`` (LangGraph server) as a subprocess for tests, and stop it cleanly;
+the headless Chromium the web page tests drive."""
 
 from __future__ import annotations
 
@@ -13,6 +14,28 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pytest
+
+# Debian's chromium (no browser download); the same flags for every web page test.
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+
+def browser_missing(what: str, install: str) -> None:
+    """Skip without ``what`` locally; under ``CI=true`` a missing browser fails the run."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{what} is required under CI=true ({install})")
+    pytest.skip(f"{what} not available: {install}")
 
 
 def free_port() -> int:

@@ -289,7 +289,10 @@ def test_ainvoke_runs_mnemos_off_the_event_loop(tmp_path: Path) -> None:
         async def tick() -> None:
             nonlocal ticks
             while True:
-                await asyncio.sleep(0)
+                # a 1 ms beat, not a busy spin: a spinning loop starves the worker threads of
+                # the GIL on 2 cores, and a starved writer holds the SQLite lock past the
+                # checkpointer's busy timeout
+                await asyncio.sleep(0.001)
                 ticks += 1
 
         ticker = asyncio.create_task(tick())

@@ -19,33 +19,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from server_support import uvicorn_in_thread
+from server_support import CHROMIUM, CHROMIUM_ARGS, browser_missing, uvicorn_in_thread
 
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.memory_layers.runtime import RuntimeMutation
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 TASK = "web-ui"
 HTML_ENTRY = 'Answers quote markup literally: <img src=x onerror="window.pwned=1"> <b>bold</b>'
 
 TIMEOUT_MS = 15_000
-
-
-def _missing(what: str, install: str) -> None:
-    """Skip without ``what`` locally; under ``CI=true`` a missing browser fails the run."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{what} is required under CI=true ({install})")
-    pytest.skip(f"{what} not available: {install}")
 
 
 def _artifacts() -> Path:
@@ -117,12 +99,12 @@ def _seed(host: Mnemon) -> tuple[str, str, dict[str, str]]:
 
 def _require_browser() -> None:
     if not CHROMIUM.exists():
-        _missing("Chromium at /usr/bin/chromium", "apt-get install chromium")
+        browser_missing("Chromium at /usr/bin/chromium", "apt-get install chromium")
     try:
         import playwright.sync_api  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError as exc:
-        _missing(f"Python package {exc.name}", "pip install playwright uvicorn")
+        browser_missing(f"Python package {exc.name}", "pip install playwright uvicorn")
 
 
 @contextmanager

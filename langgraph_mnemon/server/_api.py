@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from langgraph_mnemon import __version__
 from langgraph_mnemon.contracts import safe_text
-from langgraph_mnemon.errors import NotFoundError
+from langgraph_mnemon.errors import InvalidInputError, NotFoundError
 from langgraph_mnemon.memory_layers.agent_query import QueryAnswer
 from langgraph_mnemon.memory_layers.documents import DocumentReceipt, DocumentSearchResult
 from langgraph_mnemon.memory_layers.mnemos import validate_task_id
@@ -29,6 +29,7 @@ from langgraph_mnemon.memory_layers.runtime import (
     RuntimeTarget,
 )
 from langgraph_mnemon.memory_layers.spaces import (
+    ConnectionTest,
     GraphProjection,
     MemoryReceipt,
     RecallResult,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from langgraph_mnemon.host import Mnemon
 
 API = "/mnemon/api"
+PROVIDER_CONFIG = "invalid-provider-config"  # the layer's code for a refused configuration
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,9 @@ class Endpoint:
     ``mutates`` decides the authority rule (reads: trusted hosts; mutations: loopback or
     token). It defaults from the method; POST routes that change nothing (recall, agent
     query, resume) declare ``mutates=False``. ``caller``: the handler takes the request's
-    :class:`~._callers.Caller` as ``caller=``.
+    :class:`~._callers.Caller` as ``caller=``. ``refusals`` are the error codes of 422
+    answers that depend on stored state or on the provider (not on the schema); OpenAPI
+    states them. ``optional_body``: the body may be omitted.
     """
 
     method: str
@@ -63,6 +67,8 @@ class Endpoint:
     returns: type[BaseModel] | None = None
     mutates: bool | None = None
     caller: bool = False
+    refusals: tuple[str, ...] = ()
+    optional_body: bool = False
 
     @property
     def is_mutation(self) -> bool:
@@ -222,9 +228,62 @@ def list_spaces(host: Mnemon) -> m.SpaceList:
     )
 
 
+def list_providers(host: Mnemon) -> m.ProviderList:
+    """The providers a Memory Space can use: what each declares and the form it takes."""
+    return m.ProviderList(providers=host.spaces.list_providers())
+
+
+def provider_connection_test(
+    host: Mnemon, provider_id: str, body: m.ConnectionTestRequest
+) -> ConnectionTest:
+    """Test a configuration on a provider (its check, then its status); nothing is stored."""
+    return host.spaces.test_connection(provider_id, config=body.config, secrets=body.secrets)
+
+
 def create_space(host: Mnemon, body: m.SpaceCreate) -> SpaceReceipt:
-    """Create a Memory Space on a provider (default: the native one)."""
-    return host.spaces.create_space(body.name, body.description, provider_id=body.provider_id)
+    """Create a Memory Space on a provider (default: the native one), with its settings."""
+    return host.spaces.create_space(
+        body.name,
+        body.description,
+        provider_id=body.provider_id,
+        config=body.config,
+        secrets=body.secrets,
+    )
+
+
+def update_space(host: Mnemon, space_id: str, body: m.SpaceChange) -> SpaceReceipt:
+    """Change a space's name, description, active flag, settings or (write-only) secrets."""
+    return host.spaces.update_space(
+        space_id,
+        name=body.name,
+        description=body.description,
+        active=body.active,
+        config=body.config,
+        secrets=body.secrets,
+    )
+
+
+def space_connection_test(host: Mnemon, space_id: str, body: m.Empty) -> ConnectionTest:
+    """Test a stored space's connection (its settings checked, then its status)."""
+    return host.spaces.test_space(space_id)
+
+
+def disconnect_space(host: Mnemon, space_id: str, body: m.Confirmation) -> SpaceReceipt:
+    """Disconnect a third-party space: its entry and secrets go, provider data stays."""
+    return host.spaces.disconnect_space(space_id, confirm=body.confirm)
+
+
+def remove_space(
+    host: Mnemon, space_id: str, body: m.Removal, query: m.RemovalQuery
+) -> SpaceReceipt:
+    """Remove a native space after confirmation: its memories are deleted, then its entry."""
+    given = {c for c in (body.confirm, query.confirm) if c is not None}
+    if len(given) > 1:
+        raise InvalidInputError(
+            "confirm differs between the body and the query; send the space id once",
+            code="confirm-mismatch",
+        )
+    return host.spaces.remove_space(space_id, confirm=given.pop() if given else "")
 
 
 def set_space_active(host: Mnemon, space_id: str, body: m.SpaceActivation) -> SpaceReceipt:
@@ -364,8 +423,57 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         body=m.Empty,
         returns=DocumentReceipt,
     ),
+    Endpoint("GET", f"{API}/providers", list_providers, returns=m.ProviderList),
+    Endpoint(
+        "POST",
+        f"{API}/providers/{{provider_id}}/test",
+        provider_connection_test,
+        body=m.ConnectionTestRequest,
+        returns=ConnectionTest,
+    ),
     Endpoint("GET", f"{API}/spaces", list_spaces, returns=m.SpaceList),
-    Endpoint("POST", f"{API}/spaces", create_space, body=m.SpaceCreate, returns=SpaceReceipt),
+    Endpoint(
+        "POST",
+        f"{API}/spaces",
+        create_space,
+        body=m.SpaceCreate,
+        returns=SpaceReceipt,
+        refusals=(PROVIDER_CONFIG, "data-boundary"),
+    ),
+    Endpoint(
+        "PATCH",
+        f"{API}/spaces/{{space_id}}",
+        update_space,
+        body=m.SpaceChange,
+        returns=SpaceReceipt,
+        refusals=(PROVIDER_CONFIG,),
+    ),
+    Endpoint(
+        "DELETE",
+        f"{API}/spaces/{{space_id}}",
+        remove_space,
+        body=m.Removal,
+        query=m.RemovalQuery,
+        returns=SpaceReceipt,
+        refusals=("remove-third-party", "confirm-mismatch"),
+        optional_body=True,
+    ),
+    Endpoint(
+        "POST",
+        f"{API}/spaces/{{space_id}}/test",
+        space_connection_test,
+        body=m.Empty,
+        returns=ConnectionTest,
+        mutates=False,
+    ),
+    Endpoint(
+        "POST",
+        f"{API}/spaces/{{space_id}}/disconnect",
+        disconnect_space,
+        body=m.Confirmation,
+        returns=SpaceReceipt,
+        refusals=("disconnect-native", "confirm-mismatch"),
+    ),
     Endpoint(
         "POST",
         f"{API}/spaces/{{space_id}}/active",

@@ -10,7 +10,7 @@ OpenAPI document did not state.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -36,6 +36,7 @@ from langgraph_mnemon.memory_layers.spaces import (
     SEARCH_MODES,
     EntityCount,
     MemoryRecord,
+    ProviderInfo,
     SpaceRecord,
 )
 
@@ -59,6 +60,9 @@ Entity = Annotated[str, WithJsonSchema(r.entity())]
 RecallQuery = Annotated[str, WithJsonSchema(r.recall_query())]
 SpaceId = Annotated[str, WithJsonSchema(r.space_id())]
 ProviderId = Annotated[str, WithJsonSchema(r.provider_id())]
+ProviderConfig = Annotated[dict[str, Any], WithJsonSchema(r.provider_config())]
+SecretMap = Annotated[dict[str, str], WithJsonSchema(r.provider_secrets())]
+Confirm = Annotated[str, WithJsonSchema(r.confirm())]
 
 
 def _at_least_one_space(value: list[str] | None) -> list[str] | None:
@@ -131,11 +135,56 @@ class DocumentCreate(Body):
 
 
 class SpaceCreate(Body):
-    """A new Memory Space (inactive until its first write)."""
+    """A new Memory Space (inactive until its first write) on a provider: ``config`` as the
+    provider's ``config_fields`` describe it (GET providers), credentials in ``secrets``
+    (stored host-side, never returned)."""
 
     name: SpaceName
     description: SpaceDescription = ""
     provider_id: ProviderId | SkipJsonSchema[None] = None
+    config: ProviderConfig | SkipJsonSchema[None] = None
+    secrets: SecretMap | SkipJsonSchema[None] = None
+
+
+class SpaceChange(Body):
+    """Changes to a Memory Space; every field is optional (absent = unchanged).
+
+    ``config`` is merged into the stored settings (a key set to null removes it) and checked
+    again by the provider. ``secrets`` are write-only: a value sets its key, ``""`` removes
+    it, keys not named stay; responses show only ``secrets_configured``.
+    """
+
+    name: SpaceName | SkipJsonSchema[None] = None
+    description: SpaceDescription | SkipJsonSchema[None] = None
+    active: bool | SkipJsonSchema[None] = None
+    config: ProviderConfig | SkipJsonSchema[None] = None
+    secrets: SecretMap | SkipJsonSchema[None] = None
+
+
+class ConnectionTestRequest(Body):
+    """A configuration to test on a provider (nothing is stored; secrets are used once)."""
+
+    config: ProviderConfig | SkipJsonSchema[None] = None
+    secrets: SecretMap | SkipJsonSchema[None] = None
+
+
+class Confirmation(Body):
+    """A dangerous catalog action, confirmed by typing the space id again."""
+
+    confirm: Confirm
+
+
+class Removal(Body):
+    """Removing a native space: ``confirm`` (the space id typed again) in the body or in the
+    query string."""
+
+    confirm: Confirm | SkipJsonSchema[None] = None
+
+
+class RemovalQuery(Query):
+    """``confirm`` (the space id typed again) when the DELETE carries no body."""
+
+    confirm: Annotated[str, Field(max_length=r.CONFIRM_CHARS)] | SkipJsonSchema[None] = None
 
 
 class SpaceActivation(Body):
@@ -301,6 +350,12 @@ class SpaceList(BaseModel):
     spaces: list[SpaceRecord]
     active_count: int
     total: int
+
+
+class ProviderList(BaseModel):
+    """The providers a new Memory Space can use, with the form each takes (no secret values)."""
+
+    providers: list[ProviderInfo]
 
 
 class InsightList(BaseModel):

@@ -115,8 +115,16 @@ def operation(endpoint: Endpoint, tag: str, *, body_limit: int | None = None) ->
         if body_limit is not None:
             body = with_body_limit(body, body_limit)
         op["requestBody"] = {
-            "required": endpoint.body is not Empty,
+            "required": endpoint.body is not Empty and not endpoint.optional_body,
             "content": _json(body),
+        }
+    if endpoint.refusals:
+        # Rules that depend on what is stored or on the provider, stated with their codes.
+        op["x-mnemon-refusals"] = list(endpoint.refusals)
+        op["responses"]["422"] = {
+            "description": f"{_ERRORS['422']} Also refused with 422 for a rule of the stored "
+            f"space or its provider, with one of the codes: {', '.join(endpoint.refusals)}.",
+            "content": error,
         }
     return op
 

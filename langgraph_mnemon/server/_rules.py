@@ -16,6 +16,7 @@ from langgraph_mnemon.memory_layers import documents as _documents
 from langgraph_mnemon.memory_layers import spaces as _spaces
 from langgraph_mnemon.memory_layers.mnemos import MAX_TASK_ID_CHARS
 from langgraph_mnemon.memory_layers.runtime import MAX_ENTRY_BYTES
+from langgraph_mnemon.memory_layers.spaces import _secrets as _spaces_secrets
 
 MAX_SOURCE_PATHS = _documents.MAX_SOURCE_PATHS
 DOCUMENT_QUERY_CHARS = _documents.MAX_QUERY_CHARS
@@ -151,7 +152,50 @@ def question() -> dict[str, Any]:
 
 
 def provider_id() -> dict[str, Any]:
-    return {"type": "string", "description": "A registered provider (GET status: providers)."}
+    return {"type": "string", "description": "A registered provider (GET providers)."}
+
+
+PROVIDER_ID_PATTERN = r"^[a-z][a-z0-9-]{0,63}$"  # ProviderDescriptor.id
+CONFIRM_CHARS = 64  # a space id
+PROVIDER_CONFIG = _spaces_secrets.PROVIDER_CONFIG_CODE
+
+
+def provider_path_id() -> dict[str, Any]:
+    return {"type": "string", "pattern": PROVIDER_ID_PATTERN}
+
+
+def provider_config() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "description": "The provider's settings, as its config_fields describe them (GET "
+        f"providers). The provider checks them: one it refuses is 422 {PROVIDER_CONFIG}.",
+        "x-mnemon-checked-by": "provider",
+    }
+
+
+def provider_secrets() -> dict[str, Any]:
+    no_nul = r"^[^\x00]*$"
+    return {
+        "type": "object",
+        "description": "Credentials (config_fields of kind secret), stored host-side and never "
+        f"returned. The provider checks their names: one it does not take is 422 "
+        f"{PROVIDER_CONFIG}. On PATCH an empty string removes a secret.",
+        "propertyNames": {"type": "string", "pattern": no_nul, "maxLength": 64},
+        "additionalProperties": {
+            "type": "string",
+            "pattern": no_nul,
+            "maxLength": _spaces_secrets.MAX_SECRET_CHARS,
+        },
+        "x-mnemon-checked-by": "provider",
+    }
+
+
+def confirm() -> dict[str, Any]:
+    return {
+        "type": "string",
+        "maxLength": CONFIRM_CHARS,
+        "description": "The space id typed again; anything else is 422 confirm-mismatch.",
+    }
 
 
 def space_id() -> dict[str, Any]:
@@ -173,6 +217,7 @@ def task_id() -> dict[str, Any]:
 
 PATH_PARAMETERS = {
     "document_id": document_id,
+    "provider_id": provider_path_id,
     "space_id": space_id,
     "memory_id": memory_id,
     "task_id": task_id,

@@ -5,10 +5,18 @@
 * :class:`ChromaProvider` — Chroma collections, local or server (``chroma``; imported lazily
   because ``chromadb`` is heavy).
 * :class:`StoreProvider` — any LangGraph ``BaseStore`` (``store``).
+* :class:`FactFileProvider` — a crash-safe local JSON fact file per space (``facts``).
+* :class:`HttpProvider` — any memory service speaking the documented JSON contract (``http``).
+* :class:`Mem0Provider` — mem0's open-source ``Memory``, offline (``mem0``; needs the extra
+  ``langgraph-mnemon[mem0]``).
+
+Every provider but the native one is imported on first use of its name, so importing this
+package imports none of their dependencies.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from langgraph_mnemon.adapters.providers._configured import configured_providers
@@ -18,20 +26,27 @@ from langgraph_mnemon.adapters.providers.mnemos import HybridWeights, MnemosProv
 __all__ = [
     "BaseProvider",
     "ChromaProvider",
+    "FactFileProvider",
+    "HttpProvider",
     "HybridWeights",
+    "Mem0Provider",
     "MnemosProvider",
     "StoreProvider",
     "configured_providers",
 ]
 
+# Lazily imported names -> the module that defines them.
+_LAZY = {
+    "ChromaProvider": "chroma",
+    "StoreProvider": "store",
+    "FactFileProvider": "facts",
+    "HttpProvider": "http",
+    "Mem0Provider": "mem0",
+}
+
 
 def __getattr__(name: str) -> Any:
-    if name == "ChromaProvider":
-        from langgraph_mnemon.adapters.providers.chroma import ChromaProvider
-
-        return ChromaProvider
-    if name == "StoreProvider":
-        from langgraph_mnemon.adapters.providers.store import StoreProvider
-
-        return StoreProvider
-    raise AttributeError(name)
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(name)
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

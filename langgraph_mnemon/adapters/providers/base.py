@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from langgraph_mnemon.contracts import check_text
+from langgraph_mnemon.contracts import check_text, text_problem
 from langgraph_mnemon.errors import InvalidInputError, ProviderError
 from langgraph_mnemon.memory_layers.spaces import (
     BrowseRequest,
@@ -44,6 +44,7 @@ __all__ = [
     "Capabilities",
     "MemoryProvider",
     "ProviderDescriptor",
+    "check_item",
     "is_committed",
     "unsupported",
 ]
@@ -56,6 +57,28 @@ def unsupported(provider_id: str, operation: str) -> ProviderError:
         "choose a Memory Space whose provider lists it in its capabilities",
         code="unsupported",
     )
+
+
+def check_item(item: RememberItem) -> None:
+    """Refuse text no backend stores faithfully (NUL, lone surrogates) before any I/O.
+
+    :class:`BaseProvider` runs it on every ``remember`` / ``remember_many``; providers with
+    write paths of their own (the native keyed store writes) call it too.
+
+    Raises:
+        InvalidInputError: the content, a tag, an entity or a metadata key or value names the
+            problem and where it is; nothing was stored.
+    """
+    texts = [("content", item.content), *(("a tag", t) for t in item.tags)]
+    texts += [("an entity", e) for e in item.entities]
+    for key, value in item.metadata.items():
+        texts.append(("a metadata key", key))
+        if isinstance(value, str):
+            texts.append((f"metadata {key!r}", value))
+    for what, text in texts:
+        problem = text_problem(text)
+        if problem is not None:
+            raise InvalidInputError(f"{what} {problem}; nothing was stored")
 
 
 class BaseProvider:
@@ -131,6 +154,7 @@ class BaseProvider:
         self._require("remember")
         if not isinstance(item, RememberItem):
             raise InvalidInputError("item must be a RememberItem")
+        check_item(item)
         return await self._remember(self._space(space), item)
 
     async def remember_many(
@@ -141,6 +165,8 @@ class BaseProvider:
         items = list(items)
         if not all(isinstance(i, RememberItem) for i in items):
             raise InvalidInputError("items must be RememberItem objects")
+        for item in items:  # every item before the first write: a bad one stores nothing
+            check_item(item)
         space = self._space(space)
         if not items:
             return []

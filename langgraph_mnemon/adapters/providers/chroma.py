@@ -59,6 +59,7 @@ __all__ = ["ChromaProvider", "MnemonEmbeddingFunction", "collection_name"]
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]$")
 _WORD = re.compile(r"[^\W_]{2,}")
 _META_PREFIX = "m:"
+_BROWSE_SCAN_LIMIT = 20_000  # browse sorts the collection by time; beyond this it is not paged
 
 
 def collection_name(space_id: str) -> str:
@@ -241,6 +242,7 @@ class ChromaProvider(BaseProvider):
                 if not self.follow_symlinks:
                     refuse_symlink(self.path, "Chroma folder")
                 if not create and not self.path.exists():
+                    _check_creatable(self.path)
                     return None  # a read creates nothing
             import chromadb
             from chromadb.config import Settings
@@ -406,18 +408,21 @@ class ChromaProvider(BaseProvider):
         if collection is None:
             return []
         where = {"category": request.category} if request.category else None
-        got = collection.get(
-            where=where,
-            limit=request.limit,
-            offset=request.offset,
-            include=["documents", "metadatas"],
+        # Chroma lists in its own order: sort the ids by creation time first, then page.
+        index = collection.get(where=where, limit=_BROWSE_SCAN_LIMIT, include=["metadatas"])
+        order = sorted(
+            zip(index["ids"], index["metadatas"], strict=True),
+            key=lambda pair: -_created(pair[1]),
         )
-        rows = [
-            _insight(rid, doc, meta, space)
+        page = [rid for rid, _ in order[request.offset : request.offset + request.limit]]
+        if not page:
+            return []
+        got = collection.get(ids=page, include=["documents", "metadatas"])
+        rows = {
+            rid: _insight(rid, doc, meta, space)
             for rid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
-        ]
-        rows.sort(key=lambda r: -(r.created_at or 0.0))
-        return rows
+        }
+        return [rows[rid] for rid in page if rid in rows]
 
     def _forget_sync(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
         collection = self._collection(space, create=False)
@@ -497,6 +502,23 @@ class ChromaProvider(BaseProvider):
         """Drop the client (Chroma keeps no open sockets for the persistent client)."""
         with self._lock:
             self._client = None
+
+
+def _created(meta: Mapping[str, Any] | None) -> float:
+    value = (meta or {}).get("created_at")
+    return float(value) if isinstance(value, (int, float)) else 0.0
+
+
+def _check_creatable(path: Path) -> None:
+    """A missing folder reads as empty only if it could be created (not under a file)."""
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise ProviderError(
+            f"the Chroma folder {path} cannot be created: {parent} is not a folder; "
+            "point chroma.path at a folder"
+        )
 
 
 def _metadata(item: RememberItem, now: float) -> dict[str, Any]:

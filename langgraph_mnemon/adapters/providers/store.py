@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from langgraph.store.base import BaseStore, PutOp
 
 from langgraph_mnemon.adapters.providers.base import BaseProvider
 from langgraph_mnemon.contracts import shown, text_problem
-from langgraph_mnemon.errors import InvalidInputError, NotFoundError
+from langgraph_mnemon.errors import InvalidInputError, MnemonError, NotFoundError, ProviderError
 from langgraph_mnemon.memory_layers.spaces import (
     BrowseRequest,
     Capabilities,
@@ -42,8 +42,10 @@ from langgraph_mnemon.memory_layers.text import tokenize
 
 __all__ = ["StoreProvider"]
 
+_T = TypeVar("_T")
 _TEXT_KEYS = ("content", "text", "memory", "data")
 _SCAN_LIMIT = 1000
+_BROWSE_SCAN_LIMIT = 20_000  # browse sorts the namespace itself; beyond this it is not paged
 
 
 class StoreProvider(BaseProvider):
@@ -144,7 +146,7 @@ class StoreProvider(BaseProvider):
             )
             for key, item in zip(keys, items, strict=True)
         ]
-        await self.store.abatch(ops)
+        await _backend("store the memories", self.store.abatch(ops))
         return [{"status": "stored", "id": key, "created": 1} for key in keys]
 
     async def _search(
@@ -157,14 +159,19 @@ class StoreProvider(BaseProvider):
         if request.source:
             filters["source"] = request.source
         if request.mode != "keyword":
-            items = await self.store.asearch(
-                namespace, query=request.query, filter=filters or None, limit=request.limit
+            items = await _backend(
+                "search",
+                self.store.asearch(
+                    namespace, query=request.query, filter=filters or None, limit=request.limit
+                ),
             )
             if any(getattr(i, "score", None) is not None for i in items):
                 return ProviderSearchResult(
                     results=[self._insight(i, space, via="semantic") for i in items]
                 )
-        items = await self.store.asearch(namespace, filter=filters or None, limit=_SCAN_LIMIT)
+        items = await _backend(
+            "search", self.store.asearch(namespace, filter=filters or None, limit=_SCAN_LIMIT)
+        )
         words = tokenize(request.query, 32)
         if not words:
             return ProviderSearchResult(results=[], hint="the query has no searchable words")
@@ -185,31 +192,48 @@ class StoreProvider(BaseProvider):
 
     async def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
         filters = {"category": request.category} if request.category else None
-        items = await self.store.asearch(
-            self._ns(space), filter=filters, limit=request.limit, offset=request.offset
-        )
+        # A store lists items in its own order: sort the namespace newest first, then page.
+        items = await self._scan(self._ns(space), filters)
         rows = [self._insight(i, space) for i in items]
         rows.sort(key=lambda r: -(r.created_at or 0.0))
-        return rows
+        return rows[request.offset : request.offset + request.limit]
+
+    async def _scan(self, namespace: tuple[str, ...], filters: dict[str, Any] | None) -> list:
+        """The namespace's items, page by page, at most ``_BROWSE_SCAN_LIMIT``."""
+        items: list[Any] = []
+        while len(items) < _BROWSE_SCAN_LIMIT:
+            page = await _backend(
+                "list the memories",
+                self.store.asearch(namespace, filter=filters, limit=_SCAN_LIMIT, offset=len(items)),
+            )
+            items.extend(page)
+            if len(page) < _SCAN_LIMIT:
+                break
+        return items[:_BROWSE_SCAN_LIMIT]
 
     async def _forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
         namespace = self._ns(space)
-        if await self.store.aget(namespace, insight_id) is None:
+        if await _backend("read the memory", self.store.aget(namespace, insight_id)) is None:
             raise NotFoundError(
                 f"no memory {insight_id!r} in Memory Space {space.id!r}; search or browse the "
                 "space for the exact id"
             )
-        await self.store.adelete(namespace, insight_id)
+        await _backend("delete the memory", self.store.adelete(namespace, insight_id))
         return {"status": "deleted", "id": insight_id, "deleted": 1}
 
     async def _status(self, space: SpaceBinding) -> ProviderStatus:
-        items = await self.store.asearch(self._ns(space), limit=_SCAN_LIMIT)
+        try:
+            items = await _backend("count", self.store.asearch(self._ns(space), limit=_SCAN_LIMIT))
+        except ProviderError as exc:  # a status reports a down backend, it does not raise
+            return ProviderStatus(healthy=False, error=str(exc)[:300])
         return ProviderStatus(healthy=True, total_insights=len(items), deleted_insights=0)
 
     async def _discover(
         self, config: Mapping[str, Any], secrets: Mapping[str, str]
     ) -> list[DiscoveredSpace]:
-        found = await self.store.alist_namespaces(prefix=self.prefix, limit=1000)
+        found = await _backend(
+            "list namespaces", self.store.alist_namespaces(prefix=self.prefix, limit=1000)
+        )
         return [
             DiscoveredSpace(
                 external_id="/".join(ns),
@@ -251,6 +275,20 @@ class StoreProvider(BaseProvider):
             space_id=space.id,
             space_name=space.name,
         )
+
+
+async def _backend(what: str, call: Awaitable[_T]) -> _T:
+    """Await one store call; a failure of the store's backend becomes a ProviderError."""
+    try:
+        return await call
+    except MnemonError:
+        raise
+    except Exception as exc:
+        said = " ".join(str(exc).split())[:200] or "no message"
+        raise ProviderError(
+            f"the LangGraph store could not {what} ({type(exc).__name__}: {said}); "
+            "check that the store's backend is reachable"
+        ) from None
 
 
 def _text(value: Mapping[str, Any]) -> str:

@@ -24,7 +24,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from langgraph_mnemon.errors import InvalidInputError, NotFoundError
+from langgraph_mnemon.errors import InvalidInputError, NotFoundError, ProviderError
 from langgraph_mnemon.memory_layers.mnemos.spaces_schema import MIGRATIONS
 from langgraph_mnemon.memory_layers.spaces._models import (
     DiscoveredSpace,
@@ -40,7 +40,12 @@ from langgraph_mnemon.memory_layers.spaces._owners import (
 )
 from langgraph_mnemon.memory_layers.spaces._records import SpaceReceipt, SpaceRecord
 from langgraph_mnemon.memory_layers.spaces._registry import ProviderRegistry
-from langgraph_mnemon.memory_layers.spaces._secrets import SecretStore, split_config
+from langgraph_mnemon.memory_layers.spaces._secrets import (
+    PROVIDER_CONFIG_CODE,
+    SecretStore,
+    merge_secrets,
+    split_config,
+)
 from langgraph_mnemon.memory_layers.spaces._validation import (
     DEFAULT_SPACE_ID,
     MAX_DESCRIPTION_CHARS,
@@ -307,7 +312,8 @@ class SpaceCatalog:
             raise InvalidInputError(
                 f"provider {provider_id!r} keeps data outside this machine and the persistence "
                 "strategy is local-only (persistence_strategy.rules.data_boundary); choose a "
-                "local provider or allow remote data"
+                "local provider or allow remote data",
+                code="data-boundary",
             )
         if space_id is not None:
             space_id = check_space_id(space_id)
@@ -394,16 +400,36 @@ class SpaceCatalog:
         return space_id
 
     def update_space(
-        self, space_id: Any, name: Any = None, description: Any = None, active: Any = None
+        self,
+        space_id: Any,
+        name: Any = None,
+        description: Any = None,
+        active: Any = None,
+        config: Mapping[str, Any] | None = None,
+        secrets: Mapping[str, str] | None = None,
     ) -> SpaceReceipt:
-        """Change a space's name, description or active flag (a no-op change is committed)."""
+        """Change a space's name, description, active flag, configuration or secrets (a no-op
+        change is committed with ``changed=False``).
+
+        ``config`` is merged into the stored one (a key given as ``None`` is removed) and the
+        result re-checked by the provider's ``check_config``; ``secrets`` are write-only (a
+        value sets its key, ``""`` removes it, keys not named stay). Secrets are written
+        before the row; if the row cannot be written they are put back.
+        """
         record = self.get_space(space_id)
         changes = {
             k: v
             for k, v in _changed_values(name, description, active).items()
             if getattr(record, k) != v
         }
-        if not changes:
+        new_secrets: dict[str, str] | None = None
+        if config is not None or secrets is not None:
+            placed, merged, stored = self._reconfigured(record, config, secrets)
+            if placed != record.config:
+                changes["config"] = placed
+            if merged != stored:
+                new_secrets = merged
+        if not changes and new_secrets is None:
             return SpaceReceipt(
                 status="committed",
                 message="Nothing to change.",
@@ -411,12 +437,7 @@ class SpaceCatalog:
                 revision=str(record.revision),
                 space=record,
             )
-        with self.db.write() as conn:
-            conn.execute(
-                CATALOG.update()
-                .where(CATALOG.c.id == record.id)
-                .values(**changes, updated_at=self._clock(), revision=CATALOG.c.revision + 1)
-            )
+        self._write_update(record, changes, new_secrets)
         updated = self.get_space(record.id)
         return SpaceReceipt(
             status="committed",
@@ -425,6 +446,81 @@ class SpaceCatalog:
             revision=str(updated.revision),
             space=updated,
         )
+
+    def _reconfigured(
+        self,
+        record: SpaceRecord,
+        config: Mapping[str, Any] | None,
+        secrets: Mapping[str, str] | None,
+    ) -> tuple[dict[str, Any], dict[str, str], dict[str, str]]:
+        """``(placed config, merged secrets, stored secrets)`` of a reconfiguration, checked
+        by the provider (no write)."""
+        provider = self.registry.get(record.provider_id)
+        if provider is None:
+            raise ProviderError(
+                f"Memory Space {record.id!r} uses provider {record.provider_id!r}, which is not "
+                "registered in this process; configure the provider before changing the "
+                "space's settings",
+                code="provider-disabled",
+            )
+        if config is not None and not isinstance(config, Mapping):
+            raise InvalidInputError(
+                "config must be a mapping of provider settings (a key set to null removes it)",
+                code=PROVIDER_CONFIG_CODE,
+            )
+        merged_config = dict(record.config)
+        for key, value in (config or {}).items():
+            if value is None:
+                merged_config.pop(key, None)
+            else:
+                merged_config[key] = value
+        stored = self.secrets.get(record.id) if record.secrets_configured else {}
+        merged = merge_secrets(stored, secrets)
+        checked, merged = split_config(provider, merged_config, merged)
+        return provider.place(record.id, checked), merged, stored
+
+    def _write_update(
+        self, record: SpaceRecord, changes: dict[str, Any], new_secrets: dict[str, str] | None
+    ) -> None:
+        old = self.secrets.get(record.id) if new_secrets is not None else None
+        if new_secrets is not None:
+            self.secrets.put(record.id, new_secrets)
+        try:
+            with self.db.write() as conn:
+                conn.execute(
+                    CATALOG.update()
+                    .where(CATALOG.c.id == record.id, self.owners.clause())
+                    .values(**changes, updated_at=self._clock(), revision=CATALOG.c.revision + 1)
+                )
+        except BaseException:
+            if new_secrets is not None:  # the row was not written: neither are the secrets
+                self.secrets.put(record.id, old)
+            raise
+
+    def delete_entry(self, record: SpaceRecord) -> None:
+        """Drop the catalog row of ``record`` and its host-side secrets; provider data is not
+        touched. Secrets go first (a row left without them can be dropped again; secrets left
+        without a row would reappear on a new space of that id); they are put back if the
+        row cannot be deleted.
+
+        Raises:
+            NotFoundError: the row is gone already (in this catalog's view).
+            StorageError: the database or the secrets file refused the change.
+        """
+        old = self.secrets.get(record.id)
+        if old:
+            self.secrets.put(record.id, None)
+        try:
+            with self.db.write() as conn:
+                result = conn.execute(
+                    CATALOG.delete().where(CATALOG.c.id == record.id, self.owners.clause())
+                )
+        except BaseException:
+            if old:
+                self.secrets.put(record.id, old)
+            raise
+        if not result.rowcount:
+            raise NotFoundError(f"no Memory Space {record.id!r} (it was removed meanwhile)")
 
     def activate(self, space_id: str) -> bool:
         """Mark an inactive space active; whether it changed."""

@@ -33,6 +33,7 @@ __all__ = [
     "BrowseRequest",
     "Capabilities",
     "Category",
+    "ConfigField",
     "DeletionMode",
     "DiscoveredSpace",
     "EdgeType",
@@ -100,6 +101,25 @@ class Capabilities(FrozenModel):
         return [name for name, on in self.model_dump().items() if on]
 
 
+class ConfigField(FrozenModel):
+    """One setting a Memory Space on this provider takes (the control plane's form field).
+
+    ``kind="secret"`` fields go to ``secrets`` (host-side, write-only: read APIs show only that
+    they are configured); every other kind goes to ``config``.
+
+    Example:
+        >>> ConfigField(name="endpoint", label="Service URL", kind="url", required=True).kind
+        'url'
+    """
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")
+    label: str
+    kind: Literal["text", "url", "number", "bool", "path", "secret"] = "text"
+    required: bool = False
+    default: str | int | float | bool | None = None
+    help: str = ""
+
+
 class ProviderDescriptor(FrozenModel):
     """A provider's identity and declared semantics."""
 
@@ -113,6 +133,8 @@ class ProviderDescriptor(FrozenModel):
     """Data stays on this machine (``data_boundary=local-only`` allows only local providers)."""
     secret_fields: tuple[str, ...] = ()
     """Configuration keys that hold credentials; they go to ``secrets``, never to ``config``."""
+    config_fields: tuple[ConfigField, ...] = ()
+    """The settings a space on this provider takes, for forms (secrets as ``kind="secret"``)."""
 
 
 class SpaceBinding(FrozenModel):

@@ -13,10 +13,19 @@ from pydantic import Field
 
 from langgraph_mnemon.contracts import FrozenModel, Outcome, Receipt, StepOutcome
 from langgraph_mnemon.memory_layers.spaces._fusion import QualityStats
-from langgraph_mnemon.memory_layers.spaces._models import MemoryRecord, ProviderStatus
+from langgraph_mnemon.memory_layers.spaces._models import (
+    ConfigField,
+    DeletionMode,
+    MemoryRecord,
+    ProviderStatus,
+    ScoreSemantics,
+    WriteMode,
+)
 
 __all__ = [
+    "ConnectionTest",
     "EntityCount",
+    "ProviderInfo",
     "RecallResult",
     "RecoveryReport",
     "RelatedResult",
@@ -144,3 +153,51 @@ class SpacesStatus(FrozenModel):
     provider_disabled: int = 0
     total_insights: int = 0
     spaces: list[SpaceStatus] = Field(default_factory=list)
+
+
+class ConnectionTest(FrozenModel):
+    """The answer of a connection test (:meth:`MemorySpaces.test_connection` / ``test_space``).
+
+    ``ok`` is true when the configuration was accepted and the provider answered its status
+    call healthy within the timeout; ``healthy`` is what that status call said (false when it
+    never ran). ``error`` says why not, with secret values, URL credentials and host paths
+    masked. Nothing is written by a test.
+    """
+
+    provider_id: str
+    space_id: str | None = None
+    ok: bool
+    healthy: bool
+    error: str | None = None
+    latency_ms: float | None = None
+    capabilities: list[str] = Field(default_factory=list)
+    score_semantics: ScoreSemantics = "unknown"
+    write_mode: WriteMode = "exact"
+    deletion_mode: DeletionMode = "unsupported"
+    local: bool = True
+    status: ProviderStatus | None = None
+
+
+class ProviderInfo(FrozenModel):
+    """One provider as the control plane offers it: what it declares and the form it takes.
+
+    ``registered`` is false for a provider that catalog spaces name but this process has not
+    registered (its spaces are unreachable until it is configured). ``config_fields`` are the
+    settings a new space takes (``kind="secret"`` ones go to ``secrets``, write-only).
+    ``removal`` says how its spaces leave the catalog: ``remove`` (native: the data is deleted
+    after confirmation) or ``disconnect`` (only the local connection is dropped; the provider's
+    data is never deleted from here). ``spaces`` counts the visible spaces on it.
+    """
+
+    id: str
+    label: str
+    registered: bool = True
+    local: bool = True
+    capabilities: list[str] = Field(default_factory=list)
+    score_semantics: ScoreSemantics = "unknown"
+    write_mode: WriteMode = "exact"
+    deletion_mode: DeletionMode = "unsupported"
+    secret_fields: list[str] = Field(default_factory=list)
+    config_fields: list[ConfigField] = Field(default_factory=list)
+    removal: Literal["remove", "disconnect"] = "disconnect"
+    spaces: int = 0

@@ -3,7 +3,7 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const state = { status: null, runtime: null, space: null, tab: "recall", contentOffset: 0, task: null };
+const state = { status: null, runtime: null, space: null, tab: "recall", contentOffset: 0, task: null, providers: {}, newFields: null };
 const PAGE_SIZE = 20;
 
 // --- DOM and network helpers ------------------------------------------------------------
@@ -438,12 +438,13 @@ async function searchDocuments() {
 // --- Memory Spaces -----------------------------------------------------------------------
 
 async function loadSpaces(spaceId) {
-  const data = await api("spaces");
+  const [data] = await Promise.all([api("spaces"), loadProviders()]);
   $("spaces-count").textContent = `${data.active_count} active of ${data.total}`;
   fill("spaces-list", data.spaces.length ? data.spaces.map((space) => el("tr", { testid: "space-row", "data-space-id": space.id },
     el("td", {}, el("a", { href: `#/spaces/${encodeURIComponent(space.id)}`, testid: "space-open" }, space.name)),
     el("td", { "data-label": "id" }, el("code", {}, space.id)),
-    el("td", { "data-label": "provider" }, space.provider_id, space.provider_registered ? "" : " (disabled)"),
+    el("td", { "data-label": "provider" }, space.provider_id, space.provider_registered ? "" : " (disabled)",
+      space.secrets_configured.length ? [" ", el("span", { class: "badge ok", testid: "space-secrets", title: "secrets kept host-side" }, "secrets configured")] : null),
     el("td", {}, el("span", { class: `badge ${space.active ? "ok" : "off"}`, testid: "space-active" }, space.active ? "active" : "inactive")),
     el("td", {}, el("button", { type: "button", testid: "space-toggle", onclick: guard(() => mutate(
       () => api(`spaces/${encodeURIComponent(space.id)}/active`, { method: "POST", body: { active: !space.active } }),
@@ -468,11 +469,19 @@ async function loadSpaces(spaceId) {
 async function createSpace() {
   const body = { name: $("space-name").value };
   if ($("space-description").value) body.description = $("space-description").value;
-  const result = await mutate(() => api("spaces", { method: "POST", body }), reloadSpaces,
-    (r) => `Memory Space '${r.space ? r.space.name : body.name}' created; it becomes active with its first memory.`);
-  $("space-name").value = "";
-  $("space-description").value = "";
-  if (result && result.space) location.hash = `#/spaces/${encodeURIComponent(result.space.id)}`;
+  const provider = $("space-provider").value;
+  if (provider) body.provider_id = provider;
+  if (state.newFields) Object.assign(body, collectFields(state.newFields));
+  try {
+    const result = await mutate(() => api("spaces", { method: "POST", body }), reloadSpaces,
+      (r) => `Memory Space '${r.space ? r.space.name : body.name}' created; it becomes active with its first memory.`);
+    $("space-name").value = "";
+    $("space-description").value = "";
+    renderNewFields(true);
+    if (result && result.space) location.hash = `#/spaces/${encodeURIComponent(result.space.id)}`;
+  } finally {
+    clearSecrets($("space-fields")); // a typed secret never stays on the page
+  }
 }
 
 // After a change: the catalog again (a first write activates a space), the open space's tab too.
@@ -488,6 +497,7 @@ async function showTab(tab) {
   if (tab === "content") await loadContent();
   else if (tab === "entities") await loadEntities();
   else if (tab === "graph") await loadGraph();
+  else if (tab === "settings") renderSettings(state.space);
 }
 
 async function runRecall() {
@@ -563,6 +573,236 @@ async function remember() {
     (r) => `Remembered in '${name}'.${r.activated ? " The space is now active." : ""}`);
   $("remember-content").value = "";
   $("remember-entities").value = "";
+}
+
+// --- Providers, connection tests, Configure, Disconnect / Remove --------------------------
+
+// The form of a provider comes from its config_fields; secrets are password inputs that are
+// never filled in (the API never returns a secret, only which ones are configured).
+async function loadProviders() {
+  const { providers } = await api("providers");
+  state.providers = Object.fromEntries(providers.map((p) => [p.id, p]));
+  $("providers-count").textContent = `${providers.filter((p) => p.registered).length} registered`;
+  fill("providers-list", providers.map((p) => el("tr", { testid: "provider-row", "data-provider-id": p.id },
+    el("td", {}, p.label, el("small", { class: "muted" }, ` ${p.id}`), p.registered ? null : el("span", { class: "badge off" }, " not registered")),
+    el("td", { "data-label": "data" }, el("span", { class: `badge ${p.local ? "ok" : "medium"}` }, p.local ? "local" : "remote")),
+    el("td", { "data-label": "capabilities" }, el("small", {}, p.capabilities.join(", "))),
+    el("td", { "data-label": "spaces" }, String(p.spaces)),
+    el("td", { "data-label": "leaving" }, p.removal === "remove" ? "Remove (deletes its data)" : "Disconnect (data kept)"))));
+  const select = $("space-provider");
+  const current = select.value || "mnemos";
+  select.replaceChildren(...providers.filter((p) => p.registered).map((p) =>
+    el("option", { value: p.id, selected: p.id === current }, `${p.label} (${p.id})`)));
+  renderNewFields();
+}
+
+const INPUT_TYPES = { url: "url", number: "number", path: "text", text: "text", secret: "password" };
+
+// One labelled input per field; ``value`` pre-fills settings, never secrets.
+function fieldInputs(fields, prefix, values = {}, configured = []) {
+  const inputs = {};
+  const rows = fields.map((field) => {
+    const id = `${prefix}-${field.name}`;
+    let input;
+    if (field.kind === "bool") {
+      const on = field.name in values ? values[field.name] === true : field.default === true;
+      input = el("input", { type: "checkbox", testid: id, checked: on });
+    } else {
+      // novalidate forms and step "any": the provider's check is the one that decides.
+      input = el("input", { type: INPUT_TYPES[field.kind] || "text", testid: id, step: field.kind === "number" ? "any" : null,
+        autocomplete: field.kind === "secret" ? "new-password" : "off",
+        placeholder: field.kind === "secret" ? (configured.includes(field.name) ? "configured — type to replace" : "not set")
+          : (field.default === null || field.default === undefined ? "" : String(field.default)) });
+      if (field.kind !== "secret" && values[field.name] !== undefined && values[field.name] !== null) {
+        input.value = typeof values[field.name] === "object" ? JSON.stringify(values[field.name]) : String(values[field.name]);
+      }
+    }
+    inputs[field.name] = { field, input, clear: null, had: field.name in values };
+    const extra = [];
+    if (field.kind === "secret") {
+      const isSet = configured.includes(field.name);
+      extra.push(el("span", { class: `badge ${isSet ? "ok" : "off"}`, testid: `${prefix}-${field.name}-badge` }, isSet ? "configured" : "not set"));
+      if (isSet) {
+        const clear = el("input", { type: "checkbox", testid: `${prefix}-${field.name}-clear` });
+        inputs[field.name].clear = clear;
+        extra.push(el("label", { class: "inline muted" }, clear, " remove"));
+      }
+    }
+    return el("div", { class: "field" },
+      el("label", { class: "control" }, el("span", {}, field.label, field.required ? " *" : ""), input),
+      extra, field.help ? el("small", { class: "muted" }, field.help) : null);
+  });
+  return { rows, inputs };
+}
+
+// ``patch``: an emptied setting is sent as null (removed), a secret only when typed or cleared.
+function collectFields({ inputs }, patch = false) {
+  const config = {};
+  const secrets = {};
+  for (const { field, input, clear, had } of Object.values(inputs)) {
+    if (field.kind === "secret") {
+      if (clear && clear.checked) secrets[field.name] = "";
+      else if (input.value) secrets[field.name] = input.value;
+    } else if (field.kind === "bool") {
+      config[field.name] = input.checked;
+    } else if (input.value.trim() !== "") {
+      const text = input.value.trim();
+      config[field.name] = field.kind === "number" ? Number(text) : (/^[[{]/.test(text) ? parseJson(text) : text);
+    } else if (patch && had) {
+      config[field.name] = null;
+    }
+  }
+  const body = {};
+  if (Object.keys(config).length) body.config = config;
+  if (Object.keys(secrets).length) body.secrets = secrets;
+  return body;
+}
+
+function parseJson(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text; // sent as typed: the provider's check says what is wrong
+  }
+}
+
+function clearSecrets(container) {
+  for (const input of container.querySelectorAll("input[type=password]")) input.value = "";
+}
+
+// Re-drawn when the provider changes (or ``force``): a reload keeps what was typed.
+function renderNewFields(force = false) {
+  const chosen = $("space-provider").value;
+  if (!force && state.newFields && state.newFieldsFor === chosen) return;
+  state.newFieldsFor = chosen;
+  const provider = state.providers[chosen];
+  const fields = provider ? provider.config_fields : [];
+  state.newFields = fieldInputs(fields, "new-field");
+  fill("space-fields", state.newFields.rows);
+  fill("space-new-test-result");
+  $("space-provider-note").textContent = provider
+    ? `${provider.local ? "Data stays on this machine" : "Data lives in a remote service"}; its spaces are ${provider.removal === "remove" ? "removed (data deleted)" : "disconnected (data kept)"}.`
+    : "";
+}
+
+function connectionResult(result, testid) {
+  const parts = result.ok ? [`Connection OK · ${result.latency_ms} ms`] : [`Connection failed: ${result.error || "unhealthy"}`];
+  const total = result.status ? result.status.total_insights : null;
+  if (result.ok && typeof total === "number") parts.push(` · ${total} ${total === 1 ? "memory" : "memories"}`);
+  return el("span", { class: result.ok ? "ok" : "warn", testid, "data-ok": String(result.ok) }, parts);
+}
+
+async function testNewConnection() {
+  const provider = $("space-provider").value;
+  fill("space-new-test-result", el("span", { class: "muted" }, "Testing…"));
+  try {
+    const result = await api(`providers/${encodeURIComponent(provider)}/test`, { method: "POST", body: collectFields(state.newFields) });
+    fill("space-new-test-result", connectionResult(result, "new-test-outcome"));
+  } catch (err) {
+    fill("space-new-test-result");
+    throw err;
+  }
+}
+
+function renderSettings(space) {
+  if (!space) return;
+  const provider = state.providers[space.provider_id];
+  const fields = provider ? provider.config_fields : [];
+  const form = fieldInputs(fields, "config-field", space.config, space.secrets_configured);
+  const name = el("input", { testid: "space-config-name" });
+  name.value = space.name;
+  const description = el("input", { testid: "space-config-description" });
+  description.value = space.description;
+  const native = provider ? provider.removal === "remove" : space.provider_id === "mnemos";
+  fill("space-settings",
+    el("div", { class: "row" },
+      el("button", { type: "button", testid: "space-test", onclick: guard(() => testSpace(space)) }, "Test connection"),
+      el("span", { id: "space-test-result", testid: "space-test-result" })),
+    el("form", { class: "panel-inset", testid: "space-config-form", autocomplete: "off", novalidate: true,
+      onsubmit: guard(() => saveSettings(space, name, description, form)) },
+      el("h4", {}, "Configure"),
+      el("div", { class: "field" }, el("label", { class: "control" }, el("span", {}, "Name"), name)),
+      el("div", { class: "field" }, el("label", { class: "control" }, el("span", {}, "Description"), description)),
+      form.rows,
+      fields.length ? null : el("p", { class: "muted" }, `Provider ${space.provider_id} takes no settings.`),
+      el("button", { type: "submit", testid: "space-config-save" }, "Save")),
+    el("div", { class: "danger-zone" },
+      el("h4", {}, native ? "Remove" : "Disconnect"),
+      el("p", { class: "muted" }, native
+        ? "Removing deletes every memory of this space for good, then its catalog entry."
+        : `Disconnecting drops this space's catalog entry and its secrets here; the data in ${space.provider_id} is not deleted.`),
+      el("button", { type: "button", class: "danger", testid: native ? "space-remove" : "space-disconnect",
+        onclick: guard(() => leaveSpace(space, native)) }, native ? "Remove space…" : "Disconnect…")));
+}
+
+async function testSpace(space) {
+  fill("space-test-result", el("span", { class: "muted" }, "Testing…"));
+  try {
+    const result = await api(`spaces/${encodeURIComponent(space.id)}/test`, { method: "POST" });
+    fill("space-test-result", connectionResult(result, "space-test-outcome"));
+  } catch (err) {
+    fill("space-test-result");
+    throw err;
+  }
+}
+
+async function saveSettings(space, name, description, form) {
+  const body = collectFields(form, true);
+  if (name.value !== space.name) body.name = name.value;
+  if (description.value !== space.description) body.description = description.value;
+  try {
+    await mutate(() => api(`spaces/${encodeURIComponent(space.id)}`, { method: "PATCH", body }), reloadSpaces,
+      (r) => (r.changed ? `Memory Space '${r.space.name}' saved.` : "Nothing to change."));
+  } finally {
+    clearSecrets($("space-settings"));
+  }
+}
+
+// Remove (native) and Disconnect (third-party) are confirmed by typing the space id.
+async function leaveSpace(space, native) {
+  const typed = await confirmDialog(native ? `Remove '${space.name}'?` : `Disconnect '${space.name}'?`,
+    native ? "Every memory of this space is deleted for good. This cannot be undone."
+      : `Only the local connection goes; the data in ${space.provider_id} stays where it is.`, space.id);
+  if (typed === null) return;
+  const path = `spaces/${encodeURIComponent(space.id)}`;
+  await mutate(() => (native ? api(path, { method: "DELETE", body: { confirm: typed } })
+    : api(`${path}/disconnect`, { method: "POST", body: { confirm: typed } })), null,
+  () => (native ? `Memory Space '${space.name}' removed; its memories were deleted.`
+    : `Memory Space '${space.name}' disconnected; its data in ${space.provider_id} was kept.`));
+  state.space = null;
+  if (location.hash === "#/spaces") await loadSpaces();
+  else location.hash = "#/spaces";
+}
+
+// Resolves with the typed id, or null when cancelled.
+function confirmDialog(title, text, expected) {
+  const dialog = $("confirm-dialog");
+  const input = $("confirm-input");
+  const submit = $("confirm-submit");
+  $("confirm-title").textContent = title;
+  $("confirm-text").textContent = text;
+  $("confirm-expect").textContent = expected;
+  input.value = "";
+  submit.disabled = true;
+  return new Promise((resolve) => {
+    const done = (value) => {
+      input.removeEventListener("input", check);
+      $("confirm-form").removeEventListener("submit", confirm);
+      $("confirm-cancel").removeEventListener("click", cancel);
+      dialog.removeEventListener("cancel", cancel);
+      dialog.close();
+      resolve(value);
+    };
+    const check = () => { submit.disabled = input.value.trim() !== expected; };
+    const confirm = (event) => { event.preventDefault(); if (!submit.disabled) done(input.value.trim()); };
+    const cancel = (event) => { event.preventDefault(); done(null); };
+    input.addEventListener("input", check);
+    $("confirm-form").addEventListener("submit", confirm);
+    $("confirm-cancel").addEventListener("click", cancel);
+    dialog.addEventListener("cancel", cancel);
+    dialog.showModal();
+    input.focus();
+  });
 }
 
 // --- Graph (graph.js lays it out without label overlaps) ------------------------------------
@@ -729,6 +969,8 @@ function wire() {
   $("doc-create").addEventListener("submit", guard(createDocument));
   $("doc-search").addEventListener("submit", guard(searchDocuments));
   $("space-create").addEventListener("submit", guard(createSpace));
+  $("space-provider").addEventListener("change", () => renderNewFields());
+  $("space-test-new").addEventListener("click", guard(testNewConnection));
   $("recall-form").addEventListener("submit", guard(runRecall));
   $("remember-form").addEventListener("submit", guard(remember));
   $("resume-button").addEventListener("click", guard(showResume));

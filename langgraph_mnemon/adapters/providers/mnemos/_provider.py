@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 
 import langgraph_mnemon.adapters.providers.mnemos._keyed as _keyed
+import langgraph_mnemon.adapters.providers.mnemos._remove as _remove
 import langgraph_mnemon.adapters.providers.mnemos._sql as _sql
 import langgraph_mnemon.adapters.providers.mnemos._write as _write
-from langgraph_mnemon.adapters.providers.base import BaseProvider
+from langgraph_mnemon.adapters.providers.base import BaseProvider, check_item
 from langgraph_mnemon.adapters.providers.mnemos._pg_search import search as pg_search
 from langgraph_mnemon.adapters.providers.mnemos._ranking import (
     HybridWeights,
@@ -32,7 +33,7 @@ from langgraph_mnemon.adapters.providers.mnemos._search import (
 )
 from langgraph_mnemon.adapters.providers.text import query_terms
 from langgraph_mnemon.contracts import check_text
-from langgraph_mnemon.errors import InvalidInputError, NotFoundError, ProviderError
+from langgraph_mnemon.errors import InvalidInputError, NotFoundError, ProviderError, StorageError
 from langgraph_mnemon.memory_layers.mnemos.spaces_schema import MIGRATIONS
 from langgraph_mnemon.memory_layers.spaces import (
     BrowseRequest,
@@ -52,7 +53,7 @@ from langgraph_mnemon.memory_layers.spaces import (
     is_embedder,
 )
 from langgraph_mnemon.memory_layers.spaces._keyed import KeyedRow
-from langgraph_mnemon.storage.db import Database
+from langgraph_mnemon.storage.db import Database, sqlite_file
 
 __all__ = ["MnemosProvider"]
 
@@ -140,7 +141,25 @@ class MnemosProvider(BaseProvider):
 
     def _readable(self) -> bool:
         """Before a read: whether the tables exist (a read creates nothing; absent = empty)."""
-        return self.db.ready_for_read(MIGRATIONS)
+        if self.db.ready_for_read(MIGRATIONS):
+            return True
+        self._check_creatable()
+        return False
+
+    def _check_creatable(self) -> None:
+        """An absent SQLite file reads as empty only if it could be created: a path under a
+        regular file is an unusable database, not an empty one."""
+        path = sqlite_file(self.db.engine.url)
+        if path is None or path.exists():
+            return
+        parent = path.absolute().parent
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+        if not parent.is_dir():
+            raise StorageError(
+                f"the SQLite database {path} cannot be created: {parent} is not a folder; "
+                "point the database URL at a file in a folder"
+            )
 
     # ------------------------------------------------------------------ async contract hooks
 
@@ -255,8 +274,10 @@ class MnemosProvider(BaseProvider):
         self, space: SpaceBinding, items: Sequence[RememberItem]
     ) -> list[dict[str, Any]]:
         """Store ``items`` in one transaction; one receipt per item."""
-        self._ready()
         items = list(items)
+        for item in items:  # refused before any I/O: the database could not encode them
+            check_item(item)
+        self._ready()
         vectors = (
             self._embed_documents([i.content for i in items]) if self.embedder is not None else None
         )
@@ -271,6 +292,22 @@ class MnemosProvider(BaseProvider):
         self._ready()
         with self.db.write() as conn:
             return _write.forget(conn, space, insight_id, self._clock)
+
+    async def aremove_space(self, space: SpaceBinding) -> dict[str, Any]:
+        """Delete every row of one space for good (Memory Space removal, see :mod:`._remove`).
+
+        Example:
+            >>> await provider.aremove_space(space)
+            {'status': 'removed', 'id': 'notes', 'removed': 3, 'live': 2}
+        """
+        return await asyncio.to_thread(self.remove_space_sync, self._space(space))
+
+    def remove_space_sync(self, space: SpaceBinding) -> dict[str, Any]:
+        """Sync twin of :meth:`aremove_space` (no tables yet: nothing to delete)."""
+        if not self._readable():
+            return {"status": "removed", "id": space.id, "removed": 0, "live": 0}
+        with self.db.write() as conn:
+            return _remove.remove_space_rows(conn, space.id)
 
     def link_sync(self, space: SpaceBinding, request: LinkRequest) -> dict[str, Any]:
         """Add (or re-weight) a typed edge between two live rows of the space."""
@@ -381,11 +418,16 @@ class MnemosProvider(BaseProvider):
             return _sql.graph_projection(conn, space.id, limit)
 
     def status_sync(self, space: SpaceBinding) -> ProviderStatus:
-        """Counts for one space (and the database size)."""
-        if not self._readable():
-            return ProviderStatus(healthy=True, total_insights=0, deleted_insights=0, edge_count=0)
-        with self.db.read() as conn:
-            return _sql.space_status(conn, space.id)
+        """Counts for one space (and the database size); an unusable database is unhealthy."""
+        try:
+            if not self._readable():
+                return ProviderStatus(
+                    healthy=True, total_insights=0, deleted_insights=0, edge_count=0
+                )
+            with self.db.read() as conn:
+                return _sql.space_status(conn, space.id)
+        except StorageError as exc:  # a status reports the failure, it does not raise
+            return ProviderStatus(healthy=False, error=" ".join(str(exc).split())[:300])
 
     def discover_sync(self) -> list[DiscoveredSpace]:
         """Native spaces that hold rows but have no catalog entry (e.g. after a restore)."""
@@ -434,6 +476,10 @@ class MnemosProvider(BaseProvider):
             >>> provider.keyed_write_sync([(space, [("k", RememberItem(content="x"))])])
             [[{'status': 'stored', 'id': '...', 'seq': 1, 'created': 1}]]
         """
+        for _, group in writes:
+            for _, item in group:
+                if item is not None:
+                    check_item(item)
         self._ready()
         if self.embedder is None:
             return self._keyed_write(writes, None)

@@ -7,16 +7,16 @@ Example:
     'Entry added.'
 """
 
+import importlib
 from typing import TYPE_CHECKING, Any
-
-from langgraph_mnemon.config import MnemonConfig
-from langgraph_mnemon.host import Mnemon
-from langgraph_mnemon.memory_layers.documents import DocumentMutation
-from langgraph_mnemon.memory_layers.runtime import RuntimeMutation
-from langgraph_mnemon.memory_layers.write_worker import WriteCandidate
 
 if TYPE_CHECKING:
     from langgraph_mnemon.checkpointers import AsyncMnemosSaver, MnemosSaver
+    from langgraph_mnemon.config import MnemonConfig
+    from langgraph_mnemon.host import Mnemon
+    from langgraph_mnemon.memory_layers.documents import DocumentMutation
+    from langgraph_mnemon.memory_layers.runtime import RuntimeMutation
+    from langgraph_mnemon.memory_layers.write_worker import WriteCandidate
 
 __all__ = [
     "AsyncMnemosSaver",
@@ -30,11 +30,29 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
+# Every public name is loaded on first access (PEP 562): importing a subpackage (the ``mnemon``
+# command's ``langgraph_mnemon.cli``, ``langgraph_mnemon.contracts``) then costs nothing of the
+# host, and ``from langgraph_mnemon import Mnemon`` loads only what the host needs. The savers
+# import LangGraph.
+_PUBLIC = {
+    "AsyncMnemosSaver": "langgraph_mnemon.checkpointers",
+    "DocumentMutation": "langgraph_mnemon.memory_layers.documents",
+    "Mnemon": "langgraph_mnemon.host",
+    "MnemonConfig": "langgraph_mnemon.config",
+    "MnemosSaver": "langgraph_mnemon.checkpointers",
+    "RuntimeMutation": "langgraph_mnemon.memory_layers.runtime",
+    "WriteCandidate": "langgraph_mnemon.memory_layers.write_worker",
+}
+
 
 def __getattr__(name: str) -> Any:
-    # The savers import LangGraph: load them on first access to keep the import light.
-    if name in ("MnemosSaver", "AsyncMnemosSaver"):
-        from langgraph_mnemon import checkpointers
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'langgraph_mnemon' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
 
-        return getattr(checkpointers, name)
-    raise AttributeError(f"module 'langgraph_mnemon' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

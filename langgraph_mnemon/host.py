@@ -31,7 +31,6 @@ from langgraph_mnemon.memory_layers.documents import (
 )
 from langgraph_mnemon.memory_layers.health import HealthRecord
 from langgraph_mnemon.memory_layers.kernel import Kernel, Trigger
-from langgraph_mnemon.memory_layers.mnemos import Database, Mnemos
 from langgraph_mnemon.memory_layers.runtime import RuntimeMemory, RuntimeMutation, RuntimeReceipt
 from langgraph_mnemon.memory_layers.scopes import (
     LOCAL_SCOPE,
@@ -43,6 +42,7 @@ from langgraph_mnemon.memory_layers.scopes import (
 )
 from langgraph_mnemon.memory_layers.spaces import MemorySpaces
 from langgraph_mnemon.storage.db import (
+    Database,
     create_engine,
     ensure_sqlite_directory,
     read_only_media_url,
@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from langgraph_mnemon.checkpointers import AsyncMnemosSaver, MnemosSaver
     from langgraph_mnemon.memory_layers.activity import ReviewGate
     from langgraph_mnemon.memory_layers.agent_query import QueryAnswer
+    from langgraph_mnemon.memory_layers.mnemos import Mnemos
     from langgraph_mnemon.memory_layers.turns import ScopeSources, Turns
     from langgraph_mnemon.memory_layers.write_worker import WriteCandidate, WriteReceipt
     from langgraph_mnemon.middleware import MnemonMiddleware
@@ -284,6 +285,9 @@ class Mnemon:
         if self._parent is not None:
             return self._parent.mnemos
         if self._mnemos is None:
+            # Deferred: the Mnemos service (and its models) loads with the first task operation.
+            from langgraph_mnemon.memory_layers.mnemos import Mnemos
+
             self._mnemos = Mnemos(
                 self.database,
                 self.config.mnemos,

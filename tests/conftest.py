@@ -14,6 +14,8 @@ from contextlib import contextmanager
 
 import pytest
 
+from langgraph_mnemon import Mnemon
+
 POSTGRES_ENV = "MNEMON_TEST_POSTGRES_URL"
 CHROMA_ENV = "MNEMON_TEST_CHROMA_URL"
 
@@ -26,6 +28,24 @@ def service_url(env: str, what: str, script: str) -> str:
             pytest.fail(f"{env} is not set under CI=true; .ci/run must export it")
         pytest.skip(f"{what} not configured: set {env} (bash {script} prints one)")
     return url
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Keep the tests that share a module-scoped fixture on one xdist worker.
+
+    A module-scoped fixture (a served ``mnemon serve``, a browser, a built matrix) is set up once
+    per worker that runs a test using it; grouping those tests by module sets it up once. Tests of
+    the same module that use no such fixture still spread over both workers.
+    """
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None:
+            continue
+        for defs in info.name2fixturedefs.values():
+            if any(d.scope in ("module", "class", "package") for d in defs):
+                item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+                break
 
 
 @pytest.fixture(scope="session")
@@ -64,6 +84,24 @@ def database_url(request: pytest.FixtureRequest, tmp_path: os.PathLike[str]) -> 
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path}/mnemon.db"
     return str(request.getfixturevalue("postgres_url"))
+
+
+# --- a host on embedded defaults -----------------------------------------------------------
+
+
+@pytest.fixture
+def mem(tmp_path: os.PathLike[str]) -> Iterator[Mnemon]:
+    """A host on embedded defaults in a fresh root (``tmp_path / "root"``), closed afterwards.
+
+    A module that needs other settings defines its own ``mem``, which takes precedence.
+    """
+    from pathlib import Path
+
+    host = Mnemon.open(Path(tmp_path) / "root")
+    try:
+        yield host
+    finally:
+        host.close()
 
 
 # --- Memory Spaces: a real `chroma run` server ------------------------------------

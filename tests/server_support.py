@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+
+# Requests to a served process: a loaded 2-core machine can take longer than httpx's 5 s default,
+# and a request that never answers still fails, after this long, naming the URL.
+REQUEST_TIMEOUT = httpx.Timeout(60.0, connect=10.0)
+# Tests send plain requests to their own server through this client (no proxy from the env).
+http = httpx.Client(timeout=REQUEST_TIMEOUT, trust_env=False)
 
 # Debian's chromium (no browser download); the same flags for every web page test.
 CHROMIUM = Path("/usr/bin/chromium")
@@ -88,7 +95,7 @@ def serve(
     started = time.monotonic()
     try:
         try:
-            wait_ready(f"http://127.0.0.1:{port}", timeout=60, process=process)
+            wait_ready(f"http://127.0.0.1:{port}", timeout=180, process=process)
         except (TimeoutError, RuntimeError) as exc:
             raise AssertionError(f"{exc}\n--- server log ---\n{log.read_text()[-4000:]}") from None
         yield Served(

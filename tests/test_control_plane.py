@@ -797,10 +797,14 @@ def test_real_server_on_loopback_and_lan_address(tmp_path: Path) -> None:
     try:
         with uvicorn_in_thread(create_app(mem), host="0.0.0.0") as port:
             add = {"action": "add", "target": "memory", "content": "over loopback"}
-            with httpx.Client(base_url=f"http://127.0.0.1:{port}", trust_env=False) as local:
+            with httpx.Client(
+                base_url=f"http://127.0.0.1:{port}", trust_env=False, timeout=60
+            ) as local:
                 assert local.get(f"{API}/status").status_code == 200
                 assert local.post(f"{API}/runtime", json=add).json()["status"] == "committed"
-            with httpx.Client(base_url=f"http://{lan}:{port}", trust_env=False) as remote:
+            with httpx.Client(
+                base_url=f"http://{lan}:{port}", trust_env=False, timeout=60
+            ) as remote:
                 assert remote.get(f"{API}/status").status_code == 200  # trusted host reads
                 denied = remote.post(
                     f"{API}/runtime",

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -91,12 +90,6 @@ def test_item17_4_served_demo_quotes_recall_evidence_from_a_memory_space(
 
 
 # -- in process: the model's rules on real Wakes and real recall evidence ---------------------
-
-
-@pytest.fixture
-def mem(tmp_path: Path) -> Iterator[Mnemon]:
-    with Mnemon.open(tmp_path / "m") as opened:
-        yield opened
 
 
 def _agent(mem: Mnemon) -> Any:

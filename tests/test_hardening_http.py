@@ -309,7 +309,7 @@ def test_item02_authority_holds_under_real_uvicorn_root_path(host: Mnemon, tmp_p
         time.sleep(0.05)
     try:
         before = _files(tmp_path / "m")
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", trust_env=False) as c:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", trust_env=False, timeout=60) as c:
             # uvicorn puts the root path in front (scope path /x/mnemon/...): the old guard
             # saw that path and skipped every rule; the router strips it and serves the route.
             planted = c.post(f"{API}/runtime", content=json.dumps(ADD), headers={

@@ -605,7 +605,7 @@ def test_the_reference_service_refuses_a_reused_key_for_another_body(service: st
     headers = {"Authorization": f"Bearer {TOKEN}", "Idempotency-Key": uuid.uuid4().hex}
     first = {"namespace": "idem", "items": [{"content": "one"}]}
     second = {"namespace": "idem", "items": [{"content": "two"}]}
-    with httpx.Client() as client:
+    with httpx.Client(timeout=60) as client:
         a = client.post(f"{service}/memories", json=first, headers=headers)
         again = client.post(f"{service}/memories", json=first, headers=headers)
         other = client.post(f"{service}/memories", json=second, headers=headers)

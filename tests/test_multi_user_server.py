@@ -28,7 +28,7 @@ import httpx
 import pytest
 import pytest_asyncio
 from langgraph_sdk import get_sync_client
-from server_support import Served, serve
+from server_support import Served, http, serve
 from starlette.authentication import (
     AuthCredentials,
     AuthenticationBackend,
@@ -450,11 +450,11 @@ def test_served_auth_needs_a_known_token_except_for_the_page(authed: Served) -> 
     with pytest.raises(httpx.HTTPStatusError) as refused:
         _sdk(authed.url).assistants.search(limit=1)
     assert refused.value.response.status_code == 401
-    assert httpx.get(f"{authed.url}{API}/status").status_code == 401
-    wrong = httpx.get(f"{authed.url}{API}/status", headers=_bearer("not-a-token"))
+    assert http.get(f"{authed.url}{API}/status").status_code == 401
+    wrong = http.get(f"{authed.url}{API}/status", headers=_bearer("not-a-token"))
     assert wrong.status_code == 401
-    assert httpx.get(f"{authed.url}/mnemon/").status_code == 200  # the page carries no data
-    status = httpx.get(f"{authed.url}{API}/status", headers=_bearer(DEMO_ALICE)).json()
+    assert http.get(f"{authed.url}/mnemon/").status_code == 200  # the page carries no data
+    status = http.get(f"{authed.url}{API}/status", headers=_bearer(DEMO_ALICE)).json()
     assert status["scope"] == {"user": "alice", "project": "local", "via": "langgraph"}
     assert status["authentication"] == "langgraph"
 
@@ -482,7 +482,7 @@ def test_two_authenticated_users_share_nothing_through_the_agent(authed: Served)
     assert hidden.value.response.status_code == 404
     # The control plane, authenticated per request, shows each user their own entries.
     views = {
-        token: httpx.get(f"{authed.url}{API}/runtime", headers=_bearer(token)).json()
+        token: http.get(f"{authed.url}{API}/runtime", headers=_bearer(token)).json()
         for token in (DEMO_ALICE, DEMO_BOB)
     }
     assert fact in _contents(views[DEMO_ALICE], "user")
@@ -529,7 +529,7 @@ def test_the_control_plane_serves_each_authenticated_user_their_own_data(
 ) -> None:
     def call(token: str, method: str, path: str, **kwargs: Any) -> httpx.Response:
         headers = {**_bearer(token), **kwargs.pop("headers", {})}
-        return httpx.request(method, f"{authed.url}{API}/{path}", headers=headers, **kwargs)
+        return http.request(method, f"{authed.url}{API}/{path}", headers=headers, **kwargs)
 
     doc = {"title": "Alice's runbook", "content": "Restart the alice worker with make bounce."}
     created = call(DEMO_ALICE, "POST", "documents", json=doc)
@@ -585,7 +585,7 @@ def test_idle_review_under_custom_auth_runs_in_process_in_the_turns_scope(
     )
 
     def user_entries(token: str) -> list[str]:
-        view = httpx.get(f"{authed.url}{API}/runtime", headers=_bearer(token)).json()
+        view = http.get(f"{authed.url}{API}/runtime", headers=_bearer(token)).json()
         return _contents(view, "user")
 
     # The heuristic review writes the first-person fact to USER.md, in Alice's scope.
@@ -643,9 +643,9 @@ def test_two_users_by_user_id_share_nothing_without_auth(open_server: Served) ->
     assert stored in recalled(_as("alice"))
     assert stored not in recalled(_as("bob"))
     # The control plane: from loopback, with no auth configured, the page may pick a user.
-    picked = httpx.get(f"{open_server.url}{API}/runtime", headers={"X-Mnemon-User": "alice"})
+    picked = http.get(f"{open_server.url}{API}/runtime", headers={"X-Mnemon-User": "alice"})
     assert fact in _contents(picked.json(), "user")
-    local = httpx.get(f"{open_server.url}{API}/runtime").json()
+    local = http.get(f"{open_server.url}{API}/runtime").json()
     assert fact not in _contents(local, "user")
 
 
@@ -674,9 +674,9 @@ def test_a_served_idle_review_runs_in_the_scope_of_its_turn(open_server: Served)
 
     runs = _poll(reviewed, "the delayed review run")
     assert runs[0]["kwargs"]["config"]["configurable"]["user_id"] == "carol"
-    carol = httpx.get(f"{open_server.url}{API}/runtime", headers={"X-Mnemon-User": "carol"})
+    carol = http.get(f"{open_server.url}{API}/runtime", headers={"X-Mnemon-User": "carol"})
     assert fact in _contents(carol.json(), "user")
-    assert fact not in _contents(httpx.get(f"{open_server.url}{API}/runtime").json(), "user")
+    assert fact not in _contents(http.get(f"{open_server.url}{API}/runtime").json(), "user")
 
 
 # --- two replicas on one PostgreSQL ---------------------------------------------------------
@@ -733,9 +733,9 @@ def test_two_replicas_on_one_postgres_share_runtime_and_documents(
     for served in replicas:
         assert not (served.root / "runtime" / "memories.json").exists()
     doc = {"title": "Failover runbook", "content": "Promote the replica with pg_promote()."}
-    created = httpx.post(f"{first.url}{API}/documents", json=doc)
+    created = http.post(f"{first.url}{API}/documents", json=doc)
     assert created.status_code == 200, created.text
-    found = httpx.get(f"{second.url}{API}/documents/search", params={"q": "promote replica"})
+    found = http.get(f"{second.url}{API}/documents/search", params={"q": "promote replica"})
     assert [r["id"] for r in found.json()["results"]][:1] == [created.json()["document"]["id"]]
 
 
@@ -761,7 +761,7 @@ def test_concurrent_runtime_adds_through_both_replicas_are_all_kept(
     assert len(acknowledged) == 100, [r for r in results if r not in acknowledged][:5]
     # Every commit made its own state: 100 distinct revisions.
     assert len({r["revision"] for r in acknowledged}) == 100
-    views = [httpx.get(f"{url}{API}/runtime", timeout=30).json() for url in urls]
+    views = [http.get(f"{url}{API}/runtime", timeout=30).json() for url in urls]
     assert views[0]["revision"] == views[1]["revision"]
     assert _contents(views[0], "memory") == _contents(views[1], "memory")
     kept = set(_contents(views[0], "memory"))

@@ -119,13 +119,6 @@ def remember(mem: Mnemon, space_id: str, content: str, score: float | None = Non
 
 
 @pytest.fixture
-def mem(tmp_path: Path) -> Any:
-    m = Mnemon.open(tmp_path / "root")
-    yield m
-    m.close()
-
-
-@pytest.fixture
 def tiered(mem: Mnemon) -> tuple[TieredProvider, str]:
     provider = TieredProvider()
     mem.spaces.register_provider(provider)

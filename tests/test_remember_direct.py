@@ -5,18 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.graphs.write_worker import build_write_worker_graph
 from langgraph_mnemon.memory_layers.write_worker import WriteCandidate, WriteReceipt
-
-
-@pytest.fixture
-def mem(tmp_path: Path) -> Mnemon:
-    m = Mnemon.open(tmp_path / "root")
-    yield m
-    m.close()
 
 
 def _fields(receipt: WriteReceipt) -> tuple[str, str, int, list[str]]:

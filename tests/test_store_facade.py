@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -34,15 +33,6 @@ CORPUS = {
     "lunch": {"text": "The team orders pizza on Fridays."},
     "editor": {"text": "Alice prefers the dark theme with a 14 point font."},
 }
-
-
-@pytest.fixture
-def mem(tmp_path: Path) -> Iterator[Mnemon]:
-    host = Mnemon.open(tmp_path / "m")
-    try:
-        yield host
-    finally:
-        host.close()
 
 
 @pytest.fixture

@@ -548,11 +548,11 @@ def test_item17_5_page_runs_under_a_strict_content_security_policy(
 def test_item17_5_the_server_sends_the_strict_policy_with_every_web_file(
     rich: tuple[str, dict[str, str]],
 ) -> None:
-    import httpx
+    from server_support import http
 
     url, _seeded = rich
     for name in ("", "static/app.js", "static/app.css", "static/markdown.js", "static/graph.js"):
-        response = httpx.get(url.rstrip("/") + "/" + name, headers={"Host": "127.0.0.1"})
+        response = http.get(url.rstrip("/") + "/" + name, headers={"Host": "127.0.0.1"})
         assert response.status_code == 200, name
         assert response.headers["content-security-policy"] == STRICT_CSP
         assert response.headers["x-content-type-options"] == "nosniff"

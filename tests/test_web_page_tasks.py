@@ -119,7 +119,7 @@ def _expect() -> Any:
 def test_api_answers_count_and_list_checkpoints_apart(served: tuple[str, Mnemon, dict]) -> None:
     url, _, counts = served
     assert counts["langgraph"] > 50  # more super-steps than the page lists
-    with httpx.Client(base_url=f"{url}api") as api:
+    with httpx.Client(base_url=f"{url}api", timeout=60) as api:
         tasks = {t["task_id"]: t for t in api.get("/mnemos/tasks").json()["tasks"]}
         row = tasks[THREAD]
         assert row["goal"] == GOAL  # the model's goal, not the derived or the superseded one

@@ -13,13 +13,6 @@ from langgraph_mnemon.memory_layers.write_worker import WriteCandidate
 from langgraph_mnemon.testing import ScriptedChatModel, tool_call
 
 
-@pytest.fixture
-def mem(tmp_path: Path) -> Mnemon:
-    m = Mnemon.open(tmp_path / "root")
-    yield m
-    m.close()
-
-
 def _spaces(mem: Mnemon) -> tuple[str, str]:
     ops = mem.spaces.create_space("Ops", "Deploys, releases and infrastructure", active=True)
     food = mem.spaces.create_space("Lunch", "Team lunch places and food preferences", active=True)

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Connection
 
 from langgraph_mnemon.checkpointers._encoding import (
@@ -369,6 +368,8 @@ def _metadata_prefilter(dialect: str, filters: Mapping[str, Any]) -> list[Any]:
     """SQL conditions that every row matching ``filters`` satisfies (never stricter)."""
     column = LG_CHECKPOINTS.c.metadata
     if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import JSONB  # deferred: PostgreSQL only
+
         doc = json.dumps(dict(filters), ensure_ascii=False)
         return [column.op("@>")(sa.cast(sa.literal(doc, sa.Text), JSONB))]
     conditions = []

@@ -15,16 +15,30 @@ Example:
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING, Any
 
 from langgraph_mnemon.cli._common import app, error_line, main, use_host_class
-from langgraph_mnemon.host import Mnemon  # the host class commands open (replaceable here)
+
+if TYPE_CHECKING:
+    from langgraph_mnemon.host import Mnemon  # the host class commands open (replaceable here)
 
 __all__ = ["Mnemon", "app", "error_line", "main"]
 
 
+def __getattr__(name: str) -> Any:
+    # ``Mnemon`` is loaded on first access, not at import: ``mnemon --help`` and a refusal of
+    # ``mnemon serve`` never pay for the host (its layers, SQLAlchemy, pydantic models).
+    if name == "Mnemon":
+        from langgraph_mnemon.host import Mnemon
+
+        globals()["Mnemon"] = Mnemon
+        return Mnemon
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def _host_class() -> type[Mnemon]:
     # Read at call time: a subclass assigned to ``langgraph_mnemon.cli.Mnemon`` is honoured.
-    return Mnemon
+    return globals().get("Mnemon") or __getattr__("Mnemon")
 
 
 use_host_class(_host_class)

@@ -15,14 +15,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from pydantic import BaseModel
 from rich.console import Console
 
-from langgraph_mnemon import contracts
-from langgraph_mnemon.contracts import Importance
 from langgraph_mnemon.errors import InvalidInputError, MnemonError
 
 if TYPE_CHECKING:
+    # Commands load pydantic models and the host when they run, never for ``--help``.
+    from pydantic import BaseModel
+
+    from langgraph_mnemon.contracts import Importance
     from langgraph_mnemon.host import Mnemon
 
 __all__ = [
@@ -132,6 +133,8 @@ def scope_options(ctx: typer.Context) -> tuple[str | None, str | None]:
 
 def print_json(value: BaseModel | dict[str, Any] | list[Any]) -> None:
     """Print a model, dict or list as JSON (non-ASCII kept)."""
+    from pydantic import BaseModel
+
     if isinstance(value, BaseModel):
         value = value.model_dump(mode="json")
     out.print_json(json.dumps(value, ensure_ascii=False))
@@ -147,6 +150,8 @@ IMPORTANCE_HELP = (
 
 def importance_level(value: str | int) -> int:
     """:func:`contracts.importance_level` as a command-line parser (a usage error)."""
+    from langgraph_mnemon import contracts
+
     try:
         return contracts.importance_level(value)
     except InvalidInputError as exc:
@@ -155,6 +160,8 @@ def importance_level(value: str | int) -> int:
 
 def importance_word(value: str | int) -> Importance:
     """:func:`contracts.importance_word` as a command-line parser (a usage error)."""
+    from langgraph_mnemon import contracts
+
     try:
         return contracts.importance_word(value)
     except InvalidInputError as exc:

@@ -1,9 +1,11 @@
 """``mnemon serve``: LangGraph server over the storage root, checked before it starts.
 
 Before launching it refuses, each with one line: a bad ``--postgres`` / ``--chroma``, settings
-that do not load, a chat model (``MNEMON_MODEL`` / ``MNEMON_WORKER_MODEL``) that cannot be
-built (missing API key or integration package), and a port already in use. After launching it
-waits until the server answers on that port and prints the address only then.
+that do not load, a port already in use, and a chat model (``MNEMON_MODEL`` /
+``MNEMON_WORKER_MODEL``) that cannot be built (missing API key or integration package). The
+options, the settings and the port are checked before the host is even imported, so those
+refusals come at once. After launching it waits until the server answers on that port and
+prints the address only then.
 """
 
 from __future__ import annotations
@@ -44,14 +46,15 @@ def _settings(env: dict[str, str], *, postgres: bool, chroma: bool) -> dict[str,
 def check_models(mem: Mnemon) -> None:
     """Build the configured chat models now, so a missing key or package is one line here
     instead of a traceback in the server's log."""
-    from langgraph_mnemon.adapters.models import resolve_chat_model
-
     for env, spec in (
         ("MNEMON_MODEL", mem.config.model),
         ("MNEMON_WORKER_MODEL", mem.config.worker_model),
     ):
         if spec is None:
             continue
+        # Deferred: LangChain loads only when a model is configured.
+        from langgraph_mnemon.adapters.models import resolve_chat_model
+
         try:
             resolve_chat_model(spec)
         except InvalidInputError as exc:
@@ -122,6 +125,33 @@ def _listening(host: str, port: int) -> str:
     return f"http://{shown}:{port} (all interfaces) — web page at {here}/mnemon/ on this machine"
 
 
+def _check_before_launch(
+    ctx: typer.Context,
+    root: Path,
+    *,
+    host: str,
+    port: int,
+    postgres: str | None,
+    chroma: str | None,
+) -> None:
+    """Every check before the launch, where a problem prints one line, not a server log.
+
+    The cheap ones come first: the options, the settings (loaded as ``Mnemon.open`` will,
+    raising :class:`InvalidInputError` naming the bad key) and the port are refused before the
+    host is even imported; then the host opens the root and the chat models are built.
+    """
+    from langgraph_mnemon.config import MnemonConfig
+    from langgraph_mnemon.server.launch import check_port, server_env
+
+    env = server_env(root, postgres=postgres, chroma=chroma, host=host)
+    overrides = _settings(env, postgres=postgres is not None, chroma=chroma is not None)
+    given = root_of(ctx)
+    MnemonConfig(**overrides, **({} if given is None else {"root": Path(given)}))
+    check_port(host, port)
+    with open_host(ctx, **overrides) as mem:
+        check_models(mem)
+
+
 def _auth_path(auth: Path) -> str:
     """``FILE.py:name`` with the file made absolute (the server runs in ROOT/server)."""
     file, _, name = str(auth).partition(":")
@@ -161,15 +191,10 @@ def serve(
     port is free. The address is printed once the server answers; the control plane and web
     page are at /mnemon/. Ctrl-C (or SIGTERM) stops it.
     """
-    from langgraph_mnemon.server.launch import check_port, server_env, start
+    from langgraph_mnemon.server.launch import start
 
     root = Path(root_of(ctx) or ".mnemon")
-    # Every check before the launch, where a problem prints one line, not a server log.
-    env = server_env(root, postgres=postgres, chroma=chroma, host=host)
-    overrides = _settings(env, postgres=postgres is not None, chroma=chroma is not None)
-    with open_host(ctx, **overrides) as mem:
-        check_models(mem)
-    check_port(host, port)
+    _check_before_launch(ctx, root, host=host, port=port, postgres=postgres, chroma=chroma)
     server = _Server(
         start(
             root,

@@ -9,17 +9,15 @@ default uses (a storage root: ``runtime/``, ``documents/``, or ``scopes/...`` fo
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from langgraph_mnemon.cli._common import JsonOption, app, open_host, print_json
 from langgraph_mnemon.errors import ConflictError, InvalidInputError
-from langgraph_mnemon.host import Mnemon
-from langgraph_mnemon.memory_layers.documents import copy_documents
-from langgraph_mnemon.memory_layers.kernel import Kernel
-from langgraph_mnemon.memory_layers.runtime import export_runtime
-from langgraph_mnemon.memory_layers.scopes import build_documents, build_runtime
+
+if TYPE_CHECKING:
+    from langgraph_mnemon.host import Mnemon
 
 __all__ = ["export_scope", "import_scope"]
 
@@ -34,6 +32,10 @@ ReplaceOption = Annotated[
 def _file_layers(host: Mnemon, folder: Path, *, writable: bool = True) -> tuple:
     """File-backed Runtime Memory and Documents of the host's scope, rooted at ``folder``
     (an import source is opened read-only: not even a projection repair touches it)."""
+    # Deferred: the layers load only when a command runs, never for ``mnemon --help``.
+    from langgraph_mnemon.memory_layers.kernel import Kernel
+    from langgraph_mnemon.memory_layers.scopes import build_documents, build_runtime
+
     if not host.config.layers_in_database:
         raise InvalidInputError(
             "Runtime Memory and Documents are already files here (memory_storage=files); "
@@ -74,6 +76,9 @@ def import_scope(
 def _copy(
     ctx: typer.Context, folder: Path, replace: bool, as_json: bool, *, to_files: bool
 ) -> None:
+    from langgraph_mnemon.memory_layers.documents import copy_documents
+    from langgraph_mnemon.memory_layers.runtime import export_runtime
+
     host = open_host(ctx)
     if not to_files and not folder.is_dir():
         raise InvalidInputError(f"{folder} is not a folder; name a storage root to import")

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from pydantic import ValidationError
 
 from langgraph_mnemon.cli._common import (
     ImportanceLevel,
@@ -34,6 +33,8 @@ def remember(
 
     Exit code 3 when it was skipped (an identical memory is already stored).
     """
+    from pydantic import ValidationError
+
     from langgraph_mnemon.memory_layers.write_worker import WriteCandidate
 
     try:

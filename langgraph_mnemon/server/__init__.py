@@ -4,6 +4,19 @@
 the process-wide :func:`shared_host`, opened from ``MNEMON_*`` settings.
 """
 
-from langgraph_mnemon.server._host import set_shared_host, shared_host
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from langgraph_mnemon.server._host import set_shared_host, shared_host
 
 __all__ = ["set_shared_host", "shared_host"]
+
+
+def __getattr__(name: str) -> Any:
+    # Loaded on first access: ``mnemon serve`` imports ``server.launch`` to check the settings
+    # and the port, and must not load the host (``_host`` imports it) before it refuses.
+    if name in __all__:
+        from langgraph_mnemon.server import _host
+
+        return getattr(_host, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

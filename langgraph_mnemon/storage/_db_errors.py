@@ -18,6 +18,7 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
+import sys
 from pathlib import Path
 
 from sqlalchemy import exc as sa_exc
@@ -27,7 +28,7 @@ from langgraph_mnemon.contracts import safe_text
 from langgraph_mnemon.errors import InvalidInputError, MnemonError, StorageError
 from langgraph_mnemon.storage._urls import redact_url
 
-__all__ = ["DATABASE_ERRORS", "DamagedValue", "translate"]
+__all__ = ["DamagedValue", "database_errors", "translate"]
 
 
 class DamagedValue(ValueError):
@@ -35,25 +36,31 @@ class DamagedValue(ValueError):
     transaction helpers turn it into ``storage-damaged`` naming the database."""
 
 
-def _driver_errors() -> tuple[type[BaseException], ...]:
-    try:
-        import psycopg
-    except ImportError:  # PostgreSQL support not installed
-        return ()
-    return (psycopg.Error,)
-
-
-DATABASE_ERRORS: tuple[type[BaseException], ...] = (
+_BASE_ERRORS: tuple[type[BaseException], ...] = (
     sa_exc.StatementError,  # DBAPIError and bind/result processing errors
     sa_exc.TimeoutError,  # no pooled connection within the pool timeout
     # Raised unwrapped by connect-time hooks and by raw DBAPI cursors (the checkpointer's).
     sqlite3.Error,
-    *_driver_errors(),
     UnicodeError,  # undecodable text in a damaged file; unencodable text in a bind value
     DamagedValue,
     OverflowError,  # an int too large for the column
 )
-"""What the transaction helpers hand to :func:`translate`."""
+
+
+def database_errors() -> tuple[type[BaseException], ...]:
+    """What the transaction helpers hand to :func:`translate`: the errors below, plus
+    ``psycopg.Error`` once psycopg is loaded.
+
+    psycopg is not imported here (it costs start-up time and only PostgreSQL needs it): no
+    psycopg error can be raised before something else imported psycopg, so it is looked up in
+    ``sys.modules`` when an error is being matched (``except database_errors() as exc``).
+    """
+    psycopg = sys.modules.get("psycopg")
+    error = getattr(psycopg, "Error", None)
+    if isinstance(error, type) and issubclass(error, BaseException):
+        return (*_BASE_ERRORS, error)
+    return _BASE_ERRORS
+
 
 # SQLite primary result codes (sqlite3 exposes them as ``sqlite_errorcode`` since 3.11).
 _SQLITE_CODES: dict[int, str] = {

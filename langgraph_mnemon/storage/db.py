@@ -35,20 +35,23 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
-from sqlalchemy.ext.asyncio import create_async_engine as _sa_create_async_engine
 from sqlalchemy.pool import StaticPool
 
 from langgraph_mnemon.errors import InvalidInputError, StorageError
-from langgraph_mnemon.storage._db_errors import DATABASE_ERRORS, translate
+from langgraph_mnemon.storage._db_errors import database_errors, translate
+from langgraph_mnemon.storage._ddl import column_names, create_tables
 from langgraph_mnemon.storage._urls import redact_url
 from langgraph_mnemon.storage.files import refuse_symlink
+
+if TYPE_CHECKING:
+    # sqlalchemy.ext.asyncio loads the ORM: only the async twins need it, imported on use.
+    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -58,8 +61,10 @@ __all__ = [
     "SqliteSynchronous",
     "ThreadedAsyncDatabase",
     "advisory_lock",
+    "column_names",
     "create_async_engine",
     "create_engine",
+    "create_tables",
     "ensure_sqlite_directory",
     "insert_ignore",
     "migrate",
@@ -349,6 +354,9 @@ def create_async_engine(
 
     Create it inside the event loop that will use it; it opens no connection until first use.
     """
+    # Deferred: sqlalchemy.ext.asyncio loads the ORM, which sync callers never need.
+    from sqlalchemy.ext.asyncio import create_async_engine as _sa_create_async_engine
+
     parsed = parse_database_url(url, use_async=True)
     if parsed.get_backend_name() == "sqlite":
         _check_sqlite_options(busy_timeout_ms, sqlite_synchronous)
@@ -445,15 +453,20 @@ def migrate(conn: Connection, migrations: Sequence[Migration]) -> list[Migration
     Runs inside the caller's write transaction (all steps commit together or not at all) and
     returns the steps it applied. Raises :class:`StorageError` when the database was migrated
     by a newer release (a component version above the newest step given).
+
+    The run costs few round trips: one query for the applied versions (none when
+    ``schema_version`` was only now created), each step's tables as one DDL batch
+    (:func:`create_tables`), and one insert recording every applied step.
     """
     by_component = _check_migrations(migrations)
     advisory_lock(conn, "mnemon-schema", "migrate")
-    SCHEMA_VERSION.create(conn, checkfirst=True)
-    rows = conn.execute(sa.select(SCHEMA_VERSION.c.component, SCHEMA_VERSION.c.version)).all()
+    fresh = bool(create_tables(conn, [SCHEMA_VERSION]))
     applied: dict[str, set[int]] = {}
-    for component, version in rows:
-        applied.setdefault(component, set()).add(int(version))
-    done: list[Migration] = []
+    if not fresh:
+        rows = conn.execute(sa.select(SCHEMA_VERSION.c.component, SCHEMA_VERSION.c.version))
+        for component, version in rows.all():
+            applied.setdefault(component, set()).add(int(version))
+    pending: list[Migration] = []
     for component, steps in by_component.items():
         have = applied.get(component, set())
         if have and max(have) > len(steps):
@@ -461,20 +474,24 @@ def migrate(conn: Connection, migrations: Sequence[Migration]) -> list[Migration
                 f"the database schema of {component!r} is at version {max(have)} but this "
                 f"langgraph-mnemon knows versions up to {len(steps)}; upgrade langgraph-mnemon"
             )
-        for step in steps:
-            if step.version in have:
-                continue
-            step.upgrade(conn)
-            conn.execute(
-                sa.insert(SCHEMA_VERSION).values(
-                    component=component,
-                    version=step.version,
-                    description=step.description,
-                    applied_at=time.time(),
-                )
-            )
-            done.append(step)
-    return done
+        pending.extend(step for step in steps if step.version not in have)
+    for step in pending:
+        step.upgrade(conn)
+    if pending:
+        now = time.time()
+        conn.execute(
+            sa.insert(SCHEMA_VERSION),
+            [
+                {
+                    "component": step.component,
+                    "version": step.version,
+                    "description": step.description,
+                    "applied_at": now,
+                }
+                for step in pending
+            ],
+        )
+    return pending
 
 
 # --------------------------------------------------------------------------------------------
@@ -483,7 +500,7 @@ def migrate(conn: Connection, migrations: Sequence[Migration]) -> list[Migration
 _SETUP_DONE: weakref.WeakKeyDictionary[Engine, set[tuple[str, int]]] = weakref.WeakKeyDictionary()
 
 
-_E = TypeVar("_E", Engine, AsyncEngine)
+_E = TypeVar("_E", "Engine", "AsyncEngine")
 
 
 def _reader(engine: _E) -> _E:
@@ -587,7 +604,7 @@ class Database:
         try:
             with self._lock, self._reader.begin() as conn:
                 yield conn
-        except DATABASE_ERRORS as exc:
+        except database_errors() as exc:
             raise translate(exc, self.engine.url) from exc
 
     @contextmanager
@@ -596,7 +613,7 @@ class Database:
         try:
             with self._lock, self._writer.begin() as conn:
                 yield conn
-        except DATABASE_ERRORS as exc:
+        except database_errors() as exc:
             raise translate(exc, self.engine.url) from exc
 
     def run_read(self, fn: Callable[..., _T], *args: Any) -> _T:
@@ -613,7 +630,7 @@ class Database:
         try:
             with self._lock, self._single.connect() as conn:
                 return fn(conn, *args)
-        except DATABASE_ERRORS as exc:
+        except database_errors() as exc:
             raise translate(exc, self.engine.url) from exc
 
     def run_write(self, fn: Callable[..., _T], *args: Any) -> _T:
@@ -681,6 +698,8 @@ class AsyncDatabase:
     """
 
     def __init__(self, engine: AsyncEngine, *, owns_engine: bool = False) -> None:
+        from sqlalchemy.ext.asyncio import AsyncEngine  # deferred: it loads the ORM
+
         if not isinstance(engine, AsyncEngine):
             raise InvalidInputError(
                 f"AsyncDatabase() takes a SQLAlchemy AsyncEngine (got {type(engine).__name__}); "
@@ -703,7 +722,7 @@ class AsyncDatabase:
         try:
             async with engine.begin() as conn:
                 yield conn
-        except DATABASE_ERRORS as exc:
+        except database_errors() as exc:
             raise translate(exc, self.engine.url) from exc
 
     async def run_read(self, fn: Callable[..., _T], *args: Any) -> _T:
@@ -723,7 +742,7 @@ class AsyncDatabase:
         try:
             async with self._single.connect() as conn:
                 return await conn.run_sync(fn, *args)
-        except DATABASE_ERRORS as exc:
+        except database_errors() as exc:
             raise translate(exc, self.engine.url) from exc
 
     def is_setup(self, migrations: Sequence[Migration]) -> bool:

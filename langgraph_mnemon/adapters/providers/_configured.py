@@ -48,13 +48,13 @@ def configured_providers(config: MnemonConfig, database: Database) -> list[Any]:
 
 
 def _chroma(config: MnemonConfig, embedder: Any) -> Any:
-    if not config.chroma.enabled:
-        return None
+    if not config.chroma.enabled or importlib.util.find_spec("chromadb") is None:
+        return None  # chromadb not installed: the provider is simply absent
     from langgraph_mnemon.adapters.embeddings import WordLlamaEmbedder
 
     try:
         from langgraph_mnemon.adapters.providers.chroma import ChromaProvider
-    except ImportError:  # chromadb not installed: the provider is simply absent
+    except ImportError:  # the module is not part of this build
         return None
     token = config.chroma.token.get_secret_value() if config.chroma.token else None
     return ChromaProvider(

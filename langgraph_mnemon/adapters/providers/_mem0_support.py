@@ -1,9 +1,10 @@
-"""What the mem0 provider needs around mem0 itself: a guarded import, LangChain adapters, and
-the mapping between mem0 payloads and Memory Space rows and receipts.
+"""What the mem0 provider needs around mem0 itself: a guarded import and the mapping between
+mem0 payloads and Memory Space rows and receipts (the LangChain adapters mem0 is handed are in
+:mod:`._mem0_langchain`).
 
-Nothing here imports ``mem0`` or ``qdrant_client`` at module import: :func:`load_mem0` does,
-on a provider's first operation, with telemetry forced off and mem0's home folder pointed
-away from ``~/.mem0``.
+Nothing here imports ``mem0``, ``qdrant_client`` or LangChain at module import: :func:`load_mem0`
+does, on a provider's first operation, with telemetry forced off and mem0's home folder pointed
+away from ``~/.mem0``; so building the provider (the host builds every configured one) is cheap.
 """
 
 from __future__ import annotations
@@ -18,18 +19,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.embeddings import Embeddings
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage
-from langchain_core.outputs import ChatResult
-
 from langgraph_mnemon.adapters.providers.text import analyze, query_terms
 from langgraph_mnemon.contracts import check_text
 from langgraph_mnemon.errors import InvalidInputError, ProviderError
 from langgraph_mnemon.memory_layers.spaces import (
     MAX_CONTENT_CHARS,
-    Embedder,
     MemoryRecord,
     RememberItem,
     SpaceBinding,
@@ -37,8 +31,6 @@ from langgraph_mnemon.memory_layers.spaces import (
 
 __all__ = [
     "INSTALL_HINT",
-    "EmbedderEmbeddings",
-    "NoChatModel",
     "add_receipt",
     "finite_score",
     "keyword_match",
@@ -54,6 +46,18 @@ _META_PREFIX = "m:"
 _OWN_KEYS = frozenset({"category", "importance", "tags", "entities", "source"})
 _IMPORT_LOCK = threading.Lock()
 _log = logging.getLogger(__name__)
+
+
+def __getattr__(name: str) -> Any:
+    # The LangChain adapters moved to ._mem0_langchain (LangChain loads on first use).
+    if name in ("EmbedderEmbeddings", "NoChatModel"):
+        from langgraph_mnemon.adapters.providers._mem0_langchain import (
+            EmbedderEmbeddings,
+            NoChatModel,
+        )
+
+        return {"EmbedderEmbeddings": EmbedderEmbeddings, "NoChatModel": NoChatModel}[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --------------------------------------------------------------------------------- import
@@ -153,54 +157,6 @@ def _installed(module: str) -> bool:
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):
         return False
-
-
-# --------------------------------------------------------------------------------- adapters
-
-
-class EmbedderEmbeddings(Embeddings):
-    """A LangChain ``Embeddings`` over a langgraph-mnemon :class:`Embedder` (for mem0).
-
-    Example:
-        >>> EmbedderEmbeddings(HashingEmbedder(256)).embed_query("hello")[:2]
-        [...]
-    """
-
-    def __init__(self, embedder: Embedder) -> None:
-        self._embedder = embedder
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        """One vector per text."""
-        return [[float(x) for x in v] for v in self._embedder.embed_documents(list(texts))]
-
-    def embed_query(self, text: str) -> list[float]:
-        """The vector of one text (mem0 embeds stored rows and queries with this)."""
-        return [float(x) for x in self._embedder.embed_query(text)]
-
-
-class NoChatModel(BaseChatModel):
-    """The chat model mem0 gets when none is configured: it refuses every call.
-
-    mem0 needs an LLM object even when ``infer=False`` never asks it anything; this one makes
-    an unexpected call a clear error instead of a request to a hosted API.
-    """
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        raise ProviderError(
-            "mem0 asked for a chat model but the mem0 provider has none; pass model= to "
-            "Mem0Provider (and infer=True to let mem0 extract facts)",
-            code="no-model",
-        )
-
-    @property
-    def _llm_type(self) -> str:
-        return "mnemon-no-model"
 
 
 # --------------------------------------------------------------------------------- mapping

@@ -9,7 +9,9 @@ embeds with the offline WordLlama embedder: a vector store needs vectors. A loca
 created by the first write; reads of a missing folder answer empty. Collections use
 cosine distance; a distance ``d`` is reported as the normalised relevance ``max(0, 1 - d)``.
 Forget is a hard delete. Chroma's client is synchronous, so every call runs in a worker thread
-(``asyncio.to_thread``) and never blocks the event loop.
+(``asyncio.to_thread``) and never blocks the event loop. ``chromadb`` (about a second to import)
+loads when the first client opens, with :class:`MnemonEmbeddingFunction`: building the provider,
+and a status read of a local folder not made yet, cost no Chroma import.
 
 Modes: ``smart`` and ``basic`` rank by vector similarity; ``keyword`` keeps only documents that
 contain a query word and ranks them by similarity.
@@ -26,16 +28,8 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
-from chromadb.utils.embedding_functions import register_embedding_function
-
-from langgraph_mnemon.adapters.embeddings import (
-    HashingEmbedder,
-    SentenceTransformerEmbedder,
-    WordLlamaEmbedder,
-)
 from langgraph_mnemon.adapters.providers.base import BaseProvider
 from langgraph_mnemon.errors import InvalidInputError, NotFoundError, ProviderError
 from langgraph_mnemon.memory_layers.spaces import (
@@ -54,6 +48,9 @@ from langgraph_mnemon.memory_layers.spaces import (
 )
 from langgraph_mnemon.storage.files import refuse_symlink
 
+if TYPE_CHECKING:
+    from langgraph_mnemon.adapters.providers._chroma_function import MnemonEmbeddingFunction
+
 __all__ = ["ChromaProvider", "MnemonEmbeddingFunction", "collection_name"]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]$")
@@ -62,83 +59,19 @@ _META_PREFIX = "m:"
 _BROWSE_SCAN_LIMIT = 20_000  # browse sorts the collection by time; beyond this it is not paged
 
 
+def __getattr__(name: str) -> Any:
+    # chromadb loads on first use (about a second): the embedding function needs it to exist.
+    if name == "MnemonEmbeddingFunction":
+        from langgraph_mnemon.adapters.providers._chroma_function import MnemonEmbeddingFunction
+
+        return MnemonEmbeddingFunction
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def collection_name(space_id: str) -> str:
     """The default collection of a space: ``mnemon-<space id>`` made Chroma-safe."""
     safe = re.sub(r"[^A-Za-z0-9._-]", "-", space_id).strip("._-") or "space"
     return f"mnemon-{safe}"[:512]
-
-
-def _embedder_from_config(config: Mapping[str, Any]) -> Embedder:
-    kind = config.get("kind")
-    if kind == "hashing":
-        return HashingEmbedder(int(config.get("dim", 512)))
-    if kind == "wordllama":
-        return WordLlamaEmbedder(int(config.get("dim", 256)))
-    if kind == "minilm":
-        return SentenceTransformerEmbedder()
-    raise ValueError(
-        f"collection embedding {config.get('model_id')!r} cannot be rebuilt from its config; "
-        "open the collection through langgraph-mnemon with the same embedder"
-    )
-
-
-@register_embedding_function
-class MnemonEmbeddingFunction(EmbeddingFunction[Documents]):
-    """A Chroma embedding function over a langgraph-mnemon :class:`Embedder`."""
-
-    def __init__(self, embedder: Embedder) -> None:
-        if not is_embedder(embedder):
-            raise InvalidInputError("MnemonEmbeddingFunction needs an Embedder instance")
-        self.embedder = embedder
-
-    def __call__(self, input: Documents) -> Embeddings:
-        import numpy as np
-
-        return [np.asarray(v, dtype=np.float32) for v in self.embedder.embed_documents(input)]
-
-    def embed_query(self, input: Documents) -> Embeddings:
-        """Query vectors (the embedder may treat queries differently)."""
-        import numpy as np
-
-        return [np.asarray(self.embedder.embed_query(t), dtype=np.float32) for t in input]
-
-    @staticmethod
-    def name() -> str:
-        """The registered name: ``mnemon``."""
-        return "mnemon"
-
-    def get_config(self) -> dict[str, Any]:
-        """Enough to rebuild the built-in embedders in another process."""
-        model_id = self.embedder.model_id
-        kind = "custom"
-        if isinstance(self.embedder, HashingEmbedder):
-            kind = "hashing"
-        elif isinstance(self.embedder, WordLlamaEmbedder):
-            kind = "wordllama"
-        elif isinstance(self.embedder, SentenceTransformerEmbedder):
-            kind = "minilm"
-        config: dict[str, Any] = {"kind": kind, "model_id": model_id}
-        dim = getattr(self.embedder, "dim", None)
-        if isinstance(dim, int):
-            config["dim"] = dim
-        return config
-
-    @staticmethod
-    def build_from_config(config: dict[str, Any]) -> MnemonEmbeddingFunction:
-        """Rebuild from :meth:`get_config` (built-in embedders only)."""
-        return MnemonEmbeddingFunction(_embedder_from_config(config))
-
-    def default_space(self) -> str:  # type: ignore[override]
-        """Cosine distance."""
-        return "cosine"
-
-    def supported_spaces(self) -> list[str]:  # type: ignore[override]
-        """Cosine, inner product and L2."""
-        return ["cosine", "ip", "l2"]
-
-    def is_legacy(self) -> bool:
-        """Not a legacy (config-less) embedding function."""
-        return False
 
 
 def _content_id(item: RememberItem) -> str:
@@ -208,6 +141,7 @@ class ChromaProvider(BaseProvider):
         self._clock = clock
         self._client: Any = None
         self._lock = threading.Lock()
+        self._embedder: Embedder | None = None
         self._ef: MnemonEmbeddingFunction | None = None
         self.descriptor = self.descriptor.model_copy(update={"local": self.host is None})
 
@@ -220,22 +154,30 @@ class ChromaProvider(BaseProvider):
     @property
     def embedder(self) -> Embedder:
         """The embedder of every collection (built on first use when given as a factory)."""
-        return self._embedding_function().embedder
-
-    def _embedding_function(self) -> MnemonEmbeddingFunction:
-        if self._ef is None:
+        if self._embedder is None:
             source = self._embedder_source
             # A class passes the (structural) Embedder check too: it is a factory, not one.
             embedder = source if is_embedder(source) else source()  # type: ignore[operator]
             if not is_embedder(embedder):
                 raise ProviderError("the chroma embedder factory did not return an Embedder")
-            self._ef = MnemonEmbeddingFunction(embedder)
+            self._embedder = embedder
+        return self._embedder
+
+    def _embedding_function(self) -> MnemonEmbeddingFunction:
+        if self._ef is None:
+            # Deferred: importing it loads chromadb (and registers the function with it), so
+            # a status read of a folder not made yet costs no chromadb import.
+            from langgraph_mnemon.adapters.providers._chroma_function import (
+                MnemonEmbeddingFunction,
+            )
+
+            self._ef = MnemonEmbeddingFunction(self.embedder)
         return self._ef
 
     def _connect(self, *, create: bool = True) -> Any:
         """The client; ``None`` for a read (``create=False``) of a local folder not made yet."""
         with self._lock:
-            self._embedding_function()
+            _ = self.embedder  # a factory that builds no Embedder fails here, before any I/O
             if self._client is not None:
                 return self._client
             if self.path is not None and not self.host:
@@ -244,6 +186,7 @@ class ChromaProvider(BaseProvider):
                 if not create and not self.path.exists():
                     _check_creatable(self.path)
                     return None  # a read creates nothing
+            self._embedding_function()  # registered with Chroma before a client opens
             import chromadb
             from chromadb.config import Settings
 

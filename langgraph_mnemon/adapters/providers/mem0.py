@@ -74,14 +74,11 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from langchain_core.language_models import BaseChatModel
 from pydantic import ValidationError
 
 from langgraph_mnemon.adapters.providers._mem0_support import (
-    EmbedderEmbeddings,
-    NoChatModel,
     add_receipt,
     finite_score,
     keyword_match,
@@ -118,6 +115,9 @@ from langgraph_mnemon.memory_layers.spaces import (
     is_embedder,
 )
 from langgraph_mnemon.storage.files import refuse_symlink
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
 
 __all__ = ["Mem0Provider"]
 
@@ -266,8 +266,14 @@ class Mem0Provider(BaseProvider):
             raise InvalidInputError(
                 "Mem0Provider needs an Embedder instance (e.g. adapters.embeddings.HashingEmbedder)"
             )
-        if model is not None and not isinstance(model, BaseChatModel):
-            raise InvalidInputError("model must be a LangChain BaseChatModel instance (or None)")
+        if model is not None:
+            # Deferred: LangChain loads only for a provider that is given a model.
+            from langchain_core.language_models import BaseChatModel
+
+            if not isinstance(model, BaseChatModel):
+                raise InvalidInputError(
+                    "model must be a LangChain BaseChatModel instance (or None)"
+                )
         if not isinstance(infer, bool):
             raise InvalidInputError("infer must be True or False")
         if infer and model is None:
@@ -466,6 +472,12 @@ class Mem0Provider(BaseProvider):
         return with_bm25
 
     def _config(self, client: Any, dims: int, collection: str) -> dict[str, Any]:
+        # Deferred: the LangChain adapters load with mem0, not with the provider.
+        from langgraph_mnemon.adapters.providers._mem0_langchain import (
+            EmbedderEmbeddings,
+            NoChatModel,
+        )
+
         return {
             "vector_store": {
                 "provider": "qdrant",

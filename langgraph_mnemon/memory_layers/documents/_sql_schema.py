@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from langgraph_mnemon.storage.db import Migration
+from langgraph_mnemon.storage.db import Migration, create_tables
 
 __all__ = ["DOCUMENTS", "HEADS", "METADATA", "MIGRATIONS"]
 
@@ -53,7 +53,7 @@ HEADS = sa.Table(
 
 
 def _create_v1(conn: sa.Connection) -> None:
-    METADATA.create_all(conn, checkfirst=True)
+    create_tables(conn, METADATA.sorted_tables)
 
 
 MIGRATIONS: tuple[Migration, ...] = (

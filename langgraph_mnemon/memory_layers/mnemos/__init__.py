@@ -19,41 +19,45 @@ Example:
     'goal'
 """
 
-from langgraph_mnemon.memory_layers.mnemos._checks import (
-    MAX_CONTENT_CHARS,
-    MAX_TASK_ID_CHARS,
-    validate_task_id,
-)
-from langgraph_mnemon.memory_layers.mnemos._models import (
-    CheckpointReceipt,
-    CheckpointRecord,
-    ConsolidationResult,
-    CurationReceipt,
-    DerivationResult,
-    FatigueReading,
-    FatigueResponse,
-    FatigueState,
-    GitState,
-    MnemoNode,
-    NodeSummary,
-    NodeType,
-    RecentFile,
-    TaskOverview,
-    TaskSummary,
-)
-from langgraph_mnemon.memory_layers.mnemos._service import Mnemos
-from langgraph_mnemon.memory_layers.mnemos._signals import is_read_only_tool
-from langgraph_mnemon.memory_layers.mnemos._summary import summary_from_state
-from langgraph_mnemon.memory_layers.mnemos.fatigue import actions_for, state_for
-from langgraph_mnemon.memory_layers.mnemos.schema import MIGRATIONS
-from langgraph_mnemon.storage.db import (
-    AsyncDatabase,
-    Database,
-    Migration,
-    ThreadedAsyncDatabase,
-    create_async_engine,
-    create_engine,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from langgraph_mnemon.memory_layers.mnemos._checks import (
+        MAX_CONTENT_CHARS,
+        MAX_TASK_ID_CHARS,
+        validate_task_id,
+    )
+    from langgraph_mnemon.memory_layers.mnemos._models import (
+        CheckpointReceipt,
+        CheckpointRecord,
+        ConsolidationResult,
+        CurationReceipt,
+        DerivationResult,
+        FatigueReading,
+        FatigueResponse,
+        FatigueState,
+        GitState,
+        MnemoNode,
+        NodeSummary,
+        NodeType,
+        RecentFile,
+        TaskOverview,
+        TaskSummary,
+    )
+    from langgraph_mnemon.memory_layers.mnemos._service import Mnemos
+    from langgraph_mnemon.memory_layers.mnemos._signals import is_read_only_tool
+    from langgraph_mnemon.memory_layers.mnemos._summary import summary_from_state
+    from langgraph_mnemon.memory_layers.mnemos.fatigue import actions_for, state_for
+    from langgraph_mnemon.memory_layers.mnemos.schema import MIGRATIONS
+    from langgraph_mnemon.storage.db import (
+        AsyncDatabase,
+        Database,
+        Migration,
+        ThreadedAsyncDatabase,
+        create_async_engine,
+        create_engine,
+    )
 
 __all__ = [
     "MAX_CONTENT_CHARS",
@@ -87,3 +91,48 @@ __all__ = [
     "summary_from_state",
     "validate_task_id",
 ]
+
+# Every name loads with its module on first access (PEP 562): the table modules (``schema``,
+# ``spaces_schema``, ``store``) are imported by Memory Spaces, the checkpointer and the host at
+# start-up, and importing them must not load the Mnemos service and its models with them.
+_LAZY = {
+    "MAX_CONTENT_CHARS": "langgraph_mnemon.memory_layers.mnemos._checks",
+    "MAX_TASK_ID_CHARS": "langgraph_mnemon.memory_layers.mnemos._checks",
+    "validate_task_id": "langgraph_mnemon.memory_layers.mnemos._checks",
+    "CheckpointReceipt": "langgraph_mnemon.memory_layers.mnemos._models",
+    "CheckpointRecord": "langgraph_mnemon.memory_layers.mnemos._models",
+    "ConsolidationResult": "langgraph_mnemon.memory_layers.mnemos._models",
+    "CurationReceipt": "langgraph_mnemon.memory_layers.mnemos._models",
+    "DerivationResult": "langgraph_mnemon.memory_layers.mnemos._models",
+    "FatigueReading": "langgraph_mnemon.memory_layers.mnemos._models",
+    "FatigueResponse": "langgraph_mnemon.memory_layers.mnemos._models",
+    "FatigueState": "langgraph_mnemon.memory_layers.mnemos._models",
+    "GitState": "langgraph_mnemon.memory_layers.mnemos._models",
+    "MnemoNode": "langgraph_mnemon.memory_layers.mnemos._models",
+    "NodeSummary": "langgraph_mnemon.memory_layers.mnemos._models",
+    "NodeType": "langgraph_mnemon.memory_layers.mnemos._models",
+    "RecentFile": "langgraph_mnemon.memory_layers.mnemos._models",
+    "TaskOverview": "langgraph_mnemon.memory_layers.mnemos._models",
+    "TaskSummary": "langgraph_mnemon.memory_layers.mnemos._models",
+    "Mnemos": "langgraph_mnemon.memory_layers.mnemos._service",
+    "is_read_only_tool": "langgraph_mnemon.memory_layers.mnemos._signals",
+    "summary_from_state": "langgraph_mnemon.memory_layers.mnemos._summary",
+    "actions_for": "langgraph_mnemon.memory_layers.mnemos.fatigue",
+    "state_for": "langgraph_mnemon.memory_layers.mnemos.fatigue",
+    "MIGRATIONS": "langgraph_mnemon.memory_layers.mnemos.schema",
+    "AsyncDatabase": "langgraph_mnemon.storage.db",
+    "Database": "langgraph_mnemon.storage.db",
+    "Migration": "langgraph_mnemon.storage.db",
+    "ThreadedAsyncDatabase": "langgraph_mnemon.storage.db",
+    "create_async_engine": "langgraph_mnemon.storage.db",
+    "create_engine": "langgraph_mnemon.storage.db",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from langgraph_mnemon.memory_layers.mnemos.schema import JsonText
-from langgraph_mnemon.storage.db import Migration
+from langgraph_mnemon.storage.db import Migration, create_tables
 
 __all__ = ["METADATA", "MIGRATIONS", "REVIEW_ACTIVITY"]
 
@@ -33,7 +33,7 @@ REVIEW_ACTIVITY = sa.Table(
 
 
 def _create_v1(conn: sa.Connection) -> None:
-    REVIEW_ACTIVITY.create(conn, checkfirst=True)
+    create_tables(conn, (REVIEW_ACTIVITY,))
 
 
 MIGRATIONS: tuple[Migration, ...] = (

@@ -32,11 +32,10 @@ import json
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import JSONB
 
 from langgraph_mnemon.contracts import text_problem
 from langgraph_mnemon.storage._db_errors import DamagedValue
-from langgraph_mnemon.storage.db import Migration
+from langgraph_mnemon.storage.db import Migration, column_names, create_tables
 
 __all__ = [
     "CHECKPOINT_NODES",
@@ -86,10 +85,30 @@ class JsonText(sa.TypeDecorator[Any]):
             ) from None
 
 
+class _JsonDocument(sa.TypeDecorator[Any]):
+    """SQLAlchemy's JSON type, ``JSONB`` on PostgreSQL (its ``@>`` containment is indexable).
+
+    ``sa.JSON().with_variant(JSONB(), "postgresql")`` would import the PostgreSQL dialect when
+    this module loads; the dialect picks its type here instead, so SQLite never loads it.
+    """
+
+    impl = sa.JSON
+    cache_ok = True
+    should_evaluate_none = True  # as sa.JSON: Python None is stored as JSON null
+
+    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
+        """``JSONB`` on PostgreSQL, ``JSON`` elsewhere."""
+        if dialect.name == "postgresql":
+            from sqlalchemy.dialects.postgresql import JSONB
+
+            return dialect.type_descriptor(JSONB())
+        return dialect.type_descriptor(sa.JSON())
+
+
 _SEQ = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 # Checkpoint ids and versions sort bytewise (as LangGraph compares them) on every backend.
 _KEY = sa.Text().with_variant(sa.Text(collation="C"), "postgresql")
-_JSON_DOC = sa.JSON().with_variant(JSONB(), "postgresql")
+_JSON_DOC = _JsonDocument()
 
 METADATA = sa.MetaData()
 
@@ -260,23 +279,13 @@ LG_WRITES = sa.Table(
 
 
 def _create_v1(conn: sa.Connection) -> None:
-    for table in (
-        NODES,
-        NODE_LINKS,
-        CHECKPOINT_NODES,
-        SIGNALS,
-        FATIGUE_LOG,
-        LG_CHECKPOINTS,
-        LG_BLOBS,
-        LG_ITEMS,
-        LG_WRITES,
-    ):
-        table.create(conn, checkfirst=True)
+    tables = (NODES, NODE_LINKS, CHECKPOINT_NODES, SIGNALS, FATIGUE_LOG)
+    create_tables(conn, (*tables, LG_CHECKPOINTS, LG_BLOBS, LG_ITEMS, LG_WRITES))
 
 
 def _add_derived_key(conn: sa.Connection) -> None:
     # A database made by version 1 lacks the column; one made now has it from create().
-    columns = {c["name"] for c in sa.inspect(conn).get_columns(NODES.name)}
+    columns = column_names(conn, NODES.name)
     if "derived_key" not in columns:
         conn.execute(sa.text(f"ALTER TABLE {NODES.name} ADD COLUMN derived_key VARCHAR(64)"))
     conn.execute(

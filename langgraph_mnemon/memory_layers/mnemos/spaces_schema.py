@@ -27,7 +27,7 @@ import time
 import sqlalchemy as sa
 
 from langgraph_mnemon.memory_layers.mnemos.schema import JsonText
-from langgraph_mnemon.storage.db import Migration
+from langgraph_mnemon.storage.db import Migration, column_names, create_tables
 
 __all__ = [
     "EDGES",
@@ -152,33 +152,36 @@ SPACE_STATS = sa.Table(
 
 
 def _create_v1(conn: sa.Connection) -> None:
-    for table in (SPACES, _INSIGHTS_V1, EDGES, ENTITIES, VECTORS, SPACE_TERMS, SPACE_STATS):
-        table.create(conn, checkfirst=True)
+    then: tuple[str, ...] = ()
     if conn.dialect.name == "sqlite":
         # Contentless: the terms live in mnemon_insights.terms; rows are removed with the
         # FTS5 'delete' command, which needs the original values. Every indexed token is the
         # term prefixed with a fixed-length token of its space, so a query reads only the
         # postings of its own space.
-        conn.exec_driver_sql(
+        fts = (
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5("
             "terms, content='', tokenize='unicode61 remove_diacritics 0')"
         )
+        then = (fts,)
     elif conn.dialect.name == "postgresql":
-        conn.exec_driver_sql(
+        tsv = (
             "ALTER TABLE mnemon_insights ADD COLUMN IF NOT EXISTS tsv tsvector "
             "GENERATED ALWAYS AS (CASE WHEN deleted_at IS NULL "
             "THEN array_to_tsvector(string_to_array(terms, ' ')) END) STORED"
         )
-        conn.exec_driver_sql(
+        index = (
             "CREATE INDEX IF NOT EXISTS ix_mnemon_insights_tsv ON mnemon_insights USING gin (tsv)"
         )
+        then = (tsv, index)
+    tables = (SPACES, _INSIGHTS_V1, EDGES, ENTITIES, VECTORS, SPACE_TERMS, SPACE_STATS)
+    create_tables(conn, tables, then=then)
 
 
 def _add_store_key(conn: sa.Connection) -> None:
     """Step 2: the store facade's indexed address. Adds ``store_key``, back-fills it from the
     metadata of the newest live row of each (space, key), soft-deletes the older live copies
     (concurrent puts of the old facade could leave some) and adds the unique partial index."""
-    columns = {c["name"] for c in sa.inspect(conn).get_columns(INSIGHTS.name)}
+    columns = column_names(conn, INSIGHTS.name)
     if "store_key" not in columns:
         conn.exec_driver_sql(f"ALTER TABLE {INSIGHTS.name} ADD COLUMN store_key TEXT")
     if conn.dialect.name == "postgresql":

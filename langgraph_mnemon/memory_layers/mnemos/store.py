@@ -33,7 +33,7 @@ from langgraph_mnemon.memory_layers.mnemos.schema import (
     NODES,
     SIGNALS,
 )
-from langgraph_mnemon.storage.db import Migration, insert_ignore, upsert
+from langgraph_mnemon.storage.db import Migration, create_tables, insert_ignore, upsert
 
 __all__ = [
     "OWNER_MIGRATIONS",
@@ -337,7 +337,7 @@ TASK_OWNERS = sa.Table(
 
 
 def _create_owners_v1(conn: Connection) -> None:
-    TASK_OWNERS.create(conn, checkfirst=True)
+    create_tables(conn, (TASK_OWNERS,))
 
 
 OWNER_MIGRATIONS: tuple[Migration, ...] = (

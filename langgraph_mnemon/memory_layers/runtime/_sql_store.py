@@ -51,7 +51,13 @@ from langgraph_mnemon.memory_layers.runtime._file_store import (
     revision_of,
 )
 from langgraph_mnemon.memory_layers.runtime._models import RuntimeEntry
-from langgraph_mnemon.storage.db import Database, Migration, advisory_lock, upsert
+from langgraph_mnemon.storage.db import (
+    Database,
+    Migration,
+    advisory_lock,
+    create_tables,
+    upsert,
+)
 
 __all__ = [
     "ARCHIVE",
@@ -106,10 +112,7 @@ _POSITIONS = sa.Sequence("mnemon_runtime_position", metadata=METADATA)  # Postgr
 
 
 def _create_v1(conn: Connection) -> None:
-    for table in (HEADS, ENTRIES, ARCHIVE):
-        table.create(conn, checkfirst=True)
-    if conn.dialect.name == "postgresql":
-        _POSITIONS.create(conn, checkfirst=True)
+    create_tables(conn, (HEADS, ENTRIES, ARCHIVE, _POSITIONS))  # the sequence: PostgreSQL only
 
 
 MIGRATIONS: tuple[Migration, ...] = (

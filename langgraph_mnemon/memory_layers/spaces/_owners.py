@@ -22,7 +22,7 @@ import sqlalchemy as sa
 
 from langgraph_mnemon.contracts import LOCAL, Scope
 from langgraph_mnemon.memory_layers.mnemos.spaces_schema import MIGRATIONS, SPACES
-from langgraph_mnemon.storage.db import Migration
+from langgraph_mnemon.storage.db import Migration, column_names
 
 __all__ = [
     "CATALOG",
@@ -43,7 +43,7 @@ CATALOG.append_column(sa.Column("owner", sa.Text, nullable=True))
 
 def _add_owner(conn: sa.Connection) -> None:
     # The provider's own migration may have created the table (without owners) just before.
-    columns = {c["name"] for c in sa.inspect(conn).get_columns(SPACES.name)}
+    columns = column_names(conn, SPACES.name)
     if "owner" not in columns:
         conn.exec_driver_sql(f"ALTER TABLE {SPACES.name} ADD COLUMN owner TEXT")
     conn.exec_driver_sql(f"CREATE INDEX IF NOT EXISTS {_OWNER_INDEX} ON {SPACES.name} (owner)")

@@ -29,7 +29,7 @@ import langgraph_mnemon.adapters.providers.mnemos._write as _write
 from langgraph_mnemon.memory_layers.mnemos.spaces_schema import INSIGHTS, SPACES
 from langgraph_mnemon.memory_layers.spaces import Embedder, RememberItem, SpaceBinding
 from langgraph_mnemon.memory_layers.spaces._keyed import KeyedRow, StaleSpace
-from langgraph_mnemon.storage._db_errors import DATABASE_ERRORS, translate
+from langgraph_mnemon.storage._db_errors import database_errors, translate
 from langgraph_mnemon.storage.db import Database, _lock_id
 
 __all__ = [
@@ -150,7 +150,7 @@ def get_one(db: Database, space_id: str, key: str) -> KeyedRow | None:
                 row = driver.execute(_GET_SQL.format(p=param), (space_id, key)).fetchone()
         finally:
             raw.close()
-    except DATABASE_ERRORS as exc:
+    except database_errors() as exc:
         raise translate(exc, db.engine.url) from exc
     if row is None:
         return _get_in_transaction(db, space_id, key) if _MEMORY_ID.match(key) else None

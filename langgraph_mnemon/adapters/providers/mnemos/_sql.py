@@ -15,9 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import ARRAY, JSONB
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 
 from langgraph_mnemon.errors import ProviderError
@@ -79,6 +76,9 @@ def _listed(column: Any, name: str, item: Any, dialect: str) -> Any:
     SQLite, an array on PostgreSQL): the statement is compiled once whatever the list's
     length, where an expanding ``IN`` is rendered again on every call (a hot-path cost)."""
     if dialect == "postgresql":
+        # Deferred: the PostgreSQL dialect module is loaded only when PostgreSQL is used.
+        from sqlalchemy.dialects.postgresql import ARRAY
+
         return column == sa.any_(sa.bindparam(name, type_=ARRAY(item)))
     values = sa.func.json_each(sa.bindparam(name, type_=sa.String)).table_valued("value")
     return column.in_(sa.select(values.c.value))
@@ -119,17 +119,21 @@ def _search_statements(dialect: str) -> dict[str, Any]:
     }
 
 
-# Hot-path statements per dialect.
-_SEARCH = {d: _search_statements(d) for d in ("sqlite", "postgresql")}
+# Hot-path statements per dialect, built on the dialect's first search (building PostgreSQL's
+# loads SQLAlchemy's PostgreSQL dialect, which a SQLite host never needs).
+_SEARCH: dict[str, dict[str, Any]] = {}
 _STATS = sa.select(SPACE_STATS.c.docs, SPACE_STATS.c.terms, SPACE_STATS.c.version).where(
     SPACE_STATS.c.space_id == sa.bindparam("space")
 )
 
 
 def _reads(conn: Connection) -> dict[str, Any]:
-    found = _SEARCH.get(conn.dialect.name)
+    name = conn.dialect.name
+    found = _SEARCH.get(name)
     if found is None:
-        raise ProviderError(f"unsupported database dialect {conn.dialect.name!r}")
+        if name not in ("sqlite", "postgresql"):
+            raise ProviderError(f"unsupported database dialect {name!r}")
+        found = _SEARCH.setdefault(name, _search_statements(name))
     return found
 
 
@@ -160,7 +164,11 @@ def _pg_query(terms: Sequence[str], conjunction: str) -> str:
 
 def insert_statement(dialect: str, table: sa.Table) -> Any:
     """The dialect's ``INSERT`` construct (it has ``on_conflict_do_update``)."""
-    insert = postgresql_insert if dialect == "postgresql" else sqlite_insert
+    # Deferred: each dialect module is loaded only when that database is used.
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
     return insert(table)
 
 
@@ -355,6 +363,8 @@ def rows_by_metadata(
     """Live rows whose ``metadata[key]`` is the string ``value``, newest first."""
     text = sa.cast(INSIGHTS.c.metadata, sa.Text)
     if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import JSONB  # deferred: PostgreSQL only
+
         field = sa.func.jsonb_extract_path_text(sa.cast(text, JSONB), key)
     else:
         field = sa.func.json_extract(text, f'$."{key}"')

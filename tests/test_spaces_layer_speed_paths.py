@@ -52,17 +52,17 @@ def _contents(spaces: MemorySpaces, query: str) -> list[str]:
 
 def _terminate(url: str, pid: int) -> None:
     """Kill backend ``pid`` from another connection and wait until it is gone."""
-    other = sa.create_engine(url)
+    # Autocommit: pg_stat_activity is a snapshot per transaction, so each poll needs its own.
+    other = sa.create_engine(url, isolation_level="AUTOCOMMIT")
     try:
         with other.connect() as conn:
             assert conn.exec_driver_sql(f"SELECT pg_terminate_backend({pid})").scalar()
-            for _ in range(200):
-                sql = f"SELECT 1 FROM pg_stat_activity WHERE pid = {pid}"
-                if conn.exec_driver_sql(sql).first() is None:
-                    break
+            deadline = time.monotonic() + 30  # a loaded machine can take a while to reap it
+            sql = f"SELECT 1 FROM pg_stat_activity WHERE pid = {pid}"
+            while conn.exec_driver_sql(sql).first() is not None:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"backend {pid} still in pg_stat_activity 30 s after termination")
                 time.sleep(0.01)
-            else:
-                pytest.fail(f"backend {pid} did not exit")
     finally:
         other.dispose()
     time.sleep(0.05)  # the FATAL message reaches the client socket

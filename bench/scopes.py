@@ -37,8 +37,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +47,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.graphs.turn import begin_turn, end_turn
+from langgraph_mnemon.testing.postgres import fresh_schema
 
 WARMUP = 20
 
@@ -59,23 +59,6 @@ def pct(values: list[float], q: float) -> float:
 
 def summary(values: list[float]) -> tuple[float, float]:
     return statistics.median(values), pct(values, 0.95)
-
-
-@contextmanager
-def pg_schema(server: str) -> Iterator[str]:
-    """A URL whose search_path is a fresh schema (dropped afterwards)."""
-    import psycopg
-
-    plain = server.replace("postgresql+psycopg://", "postgresql://", 1)
-    schema = f"bench_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(plain, autocommit=True) as conn:
-        conn.execute(f'CREATE SCHEMA "{schema}"')
-    sep = "&" if "?" in server else "?"
-    try:
-        yield f"{server}{sep}options=-csearch_path%3D{schema}"
-    finally:
-        with psycopg.connect(plain, autocommit=True) as conn:
-            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 def _hosts(tmp: Path, pg: str) -> dict[str, Callable[[], Mnemon]]:
@@ -201,11 +184,17 @@ def replica_latency(tmp: Path, pg: str, rounds: int) -> tuple[float, float]:
 
 def one_round(postgres: str, args: argparse.Namespace) -> list[tuple[str, tuple, tuple]]:
     """Every section once; rows of (measurement, (p50, p95), baseline (p50, p95) or None)."""
-    with tempfile.TemporaryDirectory(dir=".") as folder, pg_schema(postgres) as pg:
+    with (
+        tempfile.TemporaryDirectory(dir=".") as folder,
+        fresh_schema(postgres, prefix="bench") as pg,
+    ):
         tmp = Path(folder)
         storage = storage_rows(tmp, pg, args.ops)
         single, scoped = turn_rows(tmp, args.turns, args.users)
-    with tempfile.TemporaryDirectory(dir=".") as folder, pg_schema(postgres) as pg:
+    with (
+        tempfile.TemporaryDirectory(dir=".") as folder,
+        fresh_schema(postgres, prefix="bench") as pg,
+    ):
         replica = replica_latency(Path(folder), pg, args.writes)
     files = storage[0]
     rows = []

@@ -41,6 +41,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from langgraph_mnemon.testing.postgres import fresh_schema
+
 MINIMAL_TYPER_APP = """\
 import typer
 
@@ -125,23 +127,6 @@ def busy_port() -> Iterator[int]:
         yield int(taken.getsockname()[1])
 
 
-@contextmanager
-def fresh_schema(server: str) -> Iterator[str]:
-    """A PostgreSQL URL whose ``search_path`` is a new schema, dropped afterwards."""
-    import psycopg
-
-    plain = server.replace("postgresql+psycopg://", "postgresql://", 1)
-    schema = f"bench_startup_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(plain, autocommit=True) as conn:
-        conn.execute(f'CREATE SCHEMA "{schema}"')
-    sep = "&" if "?" in server else "?"
-    try:
-        yield f"{server}{sep}options=-csearch_path%3D{schema}"
-    finally:
-        with psycopg.connect(plain, autocommit=True) as conn:
-            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-
-
 def first_operation(tmp: Path, operation: str, postgres: str | None = None) -> float:
     """Seconds of the first operation on a new root, timed in the child after its imports."""
     root = tmp / f"root-{uuid.uuid4().hex[:8]}"
@@ -149,7 +134,7 @@ def first_operation(tmp: Path, operation: str, postgres: str | None = None) -> f
     if postgres is None:
         _, output = run(command, tmp)
     else:
-        with fresh_schema(postgres) as url:
+        with fresh_schema(postgres, prefix="bench_startup") as url:
             _, output = run([*command, url], tmp)
     try:
         return float(output.split("\n", 1)[0])

@@ -8,13 +8,12 @@ URL fails the run. Each test gets a fresh schema (dropped afterwards), so runs n
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
 
 from langgraph_mnemon import Mnemon
+from langgraph_mnemon.testing.postgres import fresh_schema
 
 POSTGRES_ENV = "MNEMON_TEST_POSTGRES_URL"
 CHROMA_ENV = "MNEMON_TEST_CHROMA_URL"
@@ -52,23 +51,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def postgres_server() -> str:
     """The PostgreSQL server URL (``postgresql+psycopg://...``)."""
     return service_url(POSTGRES_ENV, "PostgreSQL", ".ci/start-postgres.sh")
-
-
-@contextmanager
-def fresh_schema(server: str) -> Iterator[str]:
-    """A URL of ``server`` whose ``search_path`` is a fresh schema, dropped afterwards."""
-    import psycopg
-
-    plain = server.replace("postgresql+psycopg://", "postgresql://", 1)
-    schema = f"t_{uuid.uuid4().hex[:16]}"
-    with psycopg.connect(plain, autocommit=True) as conn:
-        conn.execute(f'CREATE SCHEMA "{schema}"')
-    sep = "&" if "?" in server else "?"
-    try:
-        yield f"{server}{sep}options=-csearch_path%3D{schema}"
-    finally:
-        with psycopg.connect(plain, autocommit=True) as conn:
-            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 @pytest.fixture

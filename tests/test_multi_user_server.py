@@ -686,8 +686,12 @@ def test_a_served_idle_review_runs_in_the_scope_of_its_turn(open_server: Served)
 def replicas(
     tmp_path_factory: pytest.TempPathFactory, postgres_server: str
 ) -> Iterator[tuple[Served, Served]]:
-    """Two servers on one fresh PostgreSQL schema, shared by this module's replica tests."""
-    from conftest import fresh_schema
+    """Two servers on one fresh PostgreSQL schema, shared by this module's replica tests.
+
+    The slowest set-up of the suite (two real ``mnemon serve`` starts, 20-30 s on a loaded 2-core
+    machine): it runs once per module, and the replica tests are what it is for.
+    """
+    from langgraph_mnemon.testing.postgres import fresh_schema
 
     tmp = tmp_path_factory.mktemp("replicas")
     with fresh_schema(postgres_server) as url:

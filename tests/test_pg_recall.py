@@ -356,7 +356,7 @@ def _regenerate() -> None:
     import os
 
     sys.path.insert(0, str(Path(__file__).parent))
-    from conftest import fresh_schema
+    from langgraph_mnemon.testing.postgres import fresh_schema
 
     server = os.environ["MNEMON_TEST_POSTGRES_URL"]
     with fresh_schema(server) as url:

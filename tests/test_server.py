@@ -42,6 +42,7 @@ FAST_REVIEW = {
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    # One real `mnemon serve` for the module (up to 25 s to start on a loaded 2-core machine).
     root = tmp_path_factory.mktemp("served") / "m"
     with serve(root, host="0.0.0.0", env=FAST_REVIEW) as served:
         yield served

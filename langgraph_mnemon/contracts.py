@@ -60,13 +60,20 @@ LOCAL = "local"
 
 
 def _scope_id(value: Any, what: str) -> str:
+    # Ids are compared exactly: an id is never trimmed or folded, so "alice\u3000" can never
+    # reach alice's memory. What could only arrive by accident or on purpose is refused instead.
     if not isinstance(value, str):
         raise ValueError(f"the scope's {what} must be text (got {type(value).__name__})")
-    value = value.strip()
     if not value or len(value) > _SCOPE_ID_MAX:
         raise ValueError(f"the scope's {what} must be 1-{_SCOPE_ID_MAX} characters")
-    if any(ord(c) < 32 or ord(c) == 127 or 0xD800 <= ord(c) <= 0xDFFF for c in value):
-        raise ValueError(f"the scope's {what} holds a control character; pass a plain id")
+    if value != value.strip():
+        raise ValueError(
+            f"the scope's {what} starts or ends with whitespace; pass the id exactly as issued"
+        )
+    if any(ord(c) < 32 or 127 <= ord(c) <= 159 or 0xD800 <= ord(c) <= 0xDFFF for c in value):
+        raise ValueError(
+            f"the scope's {what} holds a control character or a lone surrogate; pass a plain id"
+        )
     return value
 
 

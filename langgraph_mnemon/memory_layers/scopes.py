@@ -91,7 +91,8 @@ def authenticated_user(configurable: Mapping[str, Any]) -> str | None:
         user_id = user_id or user.get("identity")
     elif user is not None:
         user_id = user_id or getattr(user, "identity", None)
-    return user_id if isinstance(user_id, str) and user_id.strip() else None
+    # Not trimmed: a whitespace identity is refused where the scope is built, never made local.
+    return user_id if isinstance(user_id, str) and user_id else None
 
 
 def resolve_scope(configurable: Mapping[str, Any] | None, settings: ScopesConfig) -> Scope:
@@ -103,9 +104,13 @@ def resolve_scope(configurable: Mapping[str, Any] | None, settings: ScopesConfig
     it. project: ``configurable["mnemon_project"]``, else (``project_from_graph``) the served
     graph id of a user's graph, else the local project.
 
+    Ids are compared exactly as given, never trimmed.
+
     Raises:
-        ScopeMismatchError: ``user_id`` names someone other than the authenticated user.
-        InvalidInputError: an id is empty, too long or holds control characters.
+        ScopeMismatchError: ``user_id`` names someone other than the authenticated user, or the
+            authenticated identity is ``local`` (the operator's own scope).
+        InvalidInputError: an id is empty, too long, starts or ends with whitespace, or holds a
+            control character or a lone surrogate.
     """
     conf = configurable or {}
     named = conf.get("user_id")
@@ -115,6 +120,12 @@ def resolve_scope(configurable: Mapping[str, Any] | None, settings: ScopesConfig
         raise ScopeMismatchError(
             f"configurable user_id {named!r} is not the authenticated user {user!r}; drop "
             "user_id from the run's config (an authenticated run uses its own user)"
+        )
+    if user == LOCAL:
+        # The operator's own scope (the files of a one-user install) is nobody's login.
+        raise ScopeMismatchError(
+            f"the authenticated identity {LOCAL!r} is the operator's local scope and cannot be "
+            "claimed by a login; issue that user another identity"
         )
     user = user if user is not None else named
     project = conf.get("mnemon_project")

@@ -305,7 +305,9 @@ def authenticated_identity(scope: Scope) -> str | None:
     except NotImplementedError:  # a plain Starlette user: its display name is its id
         identity = None
     identity = identity or getattr(user, "display_name", None)
-    return identity if isinstance(identity, str) and identity.strip() else None
+    # Not trimmed: an authenticated request whose identity is whitespace is refused by the
+    # caller's check (resolve_caller), never treated as unauthenticated.
+    return identity if isinstance(identity, str) and identity else None
 
 
 def _check_write(scope: Scope, config: MnemonConfig, address: Address | None) -> None:

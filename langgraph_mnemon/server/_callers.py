@@ -103,9 +103,25 @@ def _project(scope: dict[str, Any], parameter: str | None) -> str | None:
     return parameter if parameter is not None else header
 
 
+def _check_identity(identity: str) -> None:
+    """Refuse (403) a login that cannot be a scope's user exactly as given, or that is ``local``."""
+    if identity == LOCAL:
+        raise ScopeMismatchError(
+            f"the authenticated identity {LOCAL!r} is the operator's local scope and cannot be "
+            "claimed by a login; issue that user another identity"
+        )
+    try:
+        scope_of(identity)
+    except InvalidInputError as exc:
+        raise ScopeMismatchError(
+            f"the authenticated identity is not a usable user id: {exc}"
+        ) from None
+
+
 def _identified(scope: dict[str, Any], config: MnemonConfig) -> tuple[str, Via, bool]:
     identity = authenticated_identity(scope)
     if identity is not None:
+        _check_identity(identity)
         permissions = getattr(scope.get("auth"), "scopes", None) or ()
         return identity, "langgraph", ADMIN_PERMISSION in permissions
     if scope.get("state", {}).get("mnemon_write_needs_user"):

@@ -7,8 +7,9 @@ Example:
     'Entry added.'
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from langgraph_mnemon.storage.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from langgraph_mnemon.checkpointers import AsyncMnemosSaver, MnemosSaver
@@ -45,13 +46,7 @@ _PUBLIC = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _PUBLIC.get(name)
-    if module is None:
-        raise AttributeError(f"module 'langgraph_mnemon' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+__getattr__ = lazy_attributes(__name__, _PUBLIC)
 
 
 def __dir__() -> list[str]:

@@ -106,7 +106,10 @@ def test_item28_mnemon_help_loads_no_host_layers_or_server() -> None:
     assert "Usage: mnemon" in output
     assert "serve" in output
     layers = ("langgraph_mnemon.host", "langgraph_mnemon.memory_layers", "langgraph_mnemon.storage")
-    assert _among(modules, (*HEAVY, *layers, "sqlalchemy", "pydantic_settings")) == []
+    # The lazy-export helper is plain standard library: the CLI package binds its __getattr__.
+    light = {"langgraph_mnemon.storage", "langgraph_mnemon.storage.lazy"}
+    loaded = _among(modules, (*HEAVY, *layers, "sqlalchemy", "pydantic_settings"))
+    assert [m for m in loaded if m not in light] == []
 
 
 def _serve_importing(root: Path, port: int, **env: str) -> tuple[int, list[str], set[str]]:
@@ -260,3 +263,14 @@ def test_item28_create_tables_skips_existing_tables_and_a_failed_step_leaves_not
             assert not inspector.has_table("schema_version")
     finally:
         db.dispose()
+
+
+def test_item28_lazy_exports_load_once_and_refuse_unknown_names() -> None:
+    import langgraph_mnemon
+    import langgraph_mnemon.adapters.providers as providers
+
+    store_provider = providers.StoreProvider  # a relative source (".store")
+    assert vars(providers)["StoreProvider"] is store_provider  # kept: no second lookup
+    assert langgraph_mnemon.Mnemon.__module__ == "langgraph_mnemon.host"
+    with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
+        _ = langgraph_mnemon.Nope

@@ -15,9 +15,10 @@ Example:
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from langgraph_mnemon.cli._common import app, error_line, main, use_host_class
+from langgraph_mnemon.storage.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from langgraph_mnemon.host import Mnemon  # the host class commands open (replaceable here)
@@ -25,15 +26,9 @@ if TYPE_CHECKING:
 __all__ = ["Mnemon", "app", "error_line", "main"]
 
 
-def __getattr__(name: str) -> Any:
-    # ``Mnemon`` is loaded on first access, not at import: ``mnemon --help`` and a refusal of
-    # ``mnemon serve`` never pay for the host (its layers, SQLAlchemy, pydantic models).
-    if name == "Mnemon":
-        from langgraph_mnemon.host import Mnemon
-
-        globals()["Mnemon"] = Mnemon
-        return Mnemon
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# ``Mnemon`` is loaded on first access, not at import: ``mnemon --help`` and a refusal of
+# ``mnemon serve`` never pay for the host (its layers, SQLAlchemy, pydantic models).
+__getattr__ = lazy_attributes(__name__, {"Mnemon": "langgraph_mnemon.host"})
 
 
 def _host_class() -> type[Mnemon]:

@@ -4,7 +4,9 @@
 the process-wide :func:`shared_host`, opened from ``MNEMON_*`` settings.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from langgraph_mnemon.storage.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from langgraph_mnemon.server._host import set_shared_host, shared_host
@@ -12,11 +14,6 @@ if TYPE_CHECKING:
 __all__ = ["set_shared_host", "shared_host"]
 
 
-def __getattr__(name: str) -> Any:
-    # Loaded on first access: ``mnemon serve`` imports ``server.launch`` to check the settings
-    # and the port, and must not load the host (``_host`` imports it) before it refuses.
-    if name in __all__:
-        from langgraph_mnemon.server import _host
-
-        return getattr(_host, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Loaded on first access: ``mnemon serve`` imports ``server.launch`` to check the settings and
+# the port, and must not load the host (``_host`` imports it) before it refuses.
+__getattr__ = lazy_attributes(__name__, {"set_shared_host": "._host", "shared_host": "._host"})

@@ -16,12 +16,10 @@ package imports none of their dependencies.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from langgraph_mnemon.adapters.providers._configured import configured_providers
 from langgraph_mnemon.adapters.providers.base import BaseProvider
 from langgraph_mnemon.adapters.providers.mnemos import HybridWeights, MnemosProvider
+from langgraph_mnemon.storage.lazy import lazy_attributes
 
 __all__ = [
     "BaseProvider",
@@ -36,17 +34,13 @@ __all__ = [
 ]
 
 # Lazily imported names -> the module that defines them.
-_LAZY = {
-    "ChromaProvider": "chroma",
-    "StoreProvider": "store",
-    "FactFileProvider": "facts",
-    "HttpProvider": "http",
-    "Mem0Provider": "mem0",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(name)
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_attributes(
+    __name__,
+    {
+        "ChromaProvider": ".chroma",
+        "StoreProvider": ".store",
+        "FactFileProvider": ".facts",
+        "HttpProvider": ".http",
+        "Mem0Provider": ".mem0",
+    },
+)

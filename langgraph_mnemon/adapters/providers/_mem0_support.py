@@ -28,6 +28,7 @@ from langgraph_mnemon.memory_layers.spaces import (
     RememberItem,
     SpaceBinding,
 )
+from langgraph_mnemon.storage.lazy import lazy_attributes
 
 __all__ = [
     "INSTALL_HINT",
@@ -48,16 +49,11 @@ _IMPORT_LOCK = threading.Lock()
 _log = logging.getLogger(__name__)
 
 
-def __getattr__(name: str) -> Any:
-    # The LangChain adapters moved to ._mem0_langchain (LangChain loads on first use).
-    if name in ("EmbedderEmbeddings", "NoChatModel"):
-        from langgraph_mnemon.adapters.providers._mem0_langchain import (
-            EmbedderEmbeddings,
-            NoChatModel,
-        )
-
-        return {"EmbedderEmbeddings": EmbedderEmbeddings, "NoChatModel": NoChatModel}[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# The LangChain adapters moved to ._mem0_langchain (LangChain loads on first use).
+__getattr__ = lazy_attributes(
+    __name__,
+    {"EmbedderEmbeddings": "._mem0_langchain", "NoChatModel": "._mem0_langchain"},
+)
 
 
 # --------------------------------------------------------------------------------- import

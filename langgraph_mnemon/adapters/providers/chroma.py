@@ -47,6 +47,7 @@ from langgraph_mnemon.memory_layers.spaces import (
     is_embedder,
 )
 from langgraph_mnemon.storage.files import refuse_symlink
+from langgraph_mnemon.storage.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from langgraph_mnemon.adapters.providers._chroma_function import MnemonEmbeddingFunction
@@ -59,13 +60,8 @@ _META_PREFIX = "m:"
 _BROWSE_SCAN_LIMIT = 20_000  # browse sorts the collection by time; beyond this it is not paged
 
 
-def __getattr__(name: str) -> Any:
-    # chromadb loads on first use (about a second): the embedding function needs it to exist.
-    if name == "MnemonEmbeddingFunction":
-        from langgraph_mnemon.adapters.providers._chroma_function import MnemonEmbeddingFunction
-
-        return MnemonEmbeddingFunction
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# chromadb loads on first use (about a second): the embedding function needs it to exist.
+__getattr__ = lazy_attributes(__name__, {"MnemonEmbeddingFunction": "._chroma_function"})
 
 
 def collection_name(space_id: str) -> str:

@@ -19,8 +19,9 @@ Example:
     'goal'
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from langgraph_mnemon.storage.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from langgraph_mnemon.memory_layers.mnemos._checks import (
@@ -129,10 +130,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _LAZY)

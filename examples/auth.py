@@ -11,10 +11,15 @@ private to the user who created them. Serve with it:
 (or name it in your own ``langgraph.json``: ``"auth": {"path": "./examples/auth.py:auth"}``
 and ``"http": {"app": "langgraph_mnemon.server.http:app", "enable_custom_route_auth": true}``).
 
+Permissions are the grants. ``mnemon:admin`` may change host-wide settings and providers;
+``mnemon:project:<id>`` lets the user into project ``<id>`` (``mnemon:project:*``: every
+project). Without a project grant a user has their own memory only: MEMORY.md and Documents of
+their own, and a run naming another project gets no memory.
+
 The tokens here are for a demo on one machine only. A real deployment checks a signed token
 (JWT, OAuth introspection) and reads no secret from source. ``MNEMON_EXAMPLE_TOKENS``
-(JSON ``{"token": "user id"}``) replaces the two demo tokens. A user in ``ADMINS`` gets the
-``mnemon:admin`` permission: it may change the host-wide settings of the control plane.
+(JSON ``{"token": "user id"}`` or ``{"token": {"identity": ..., "permissions": [...]}}``)
+replaces the two demo tokens. A user in ``ADMINS`` gets the ``mnemon:admin`` permission.
 """
 
 from __future__ import annotations
@@ -33,9 +38,15 @@ _PAGE_PATHS = ("/mnemon/", "/mnemon/static/")
 auth = Auth()
 
 
-def _tokens() -> dict[str, str]:
+def _tokens() -> dict[str, Any]:
     configured = os.environ.get("MNEMON_EXAMPLE_TOKENS")
     return json.loads(configured) if configured else DEMO_TOKENS
+
+
+def _user(entry: Any) -> Auth.types.MinimalUserDict:
+    if isinstance(entry, dict):  # {"identity": ..., "permissions": [...]}
+        return {"identity": entry["identity"], "permissions": list(entry.get("permissions", []))}
+    return {"identity": entry, "permissions": ["mnemon:admin"] if entry in ADMINS else []}
 
 
 @auth.authenticate
@@ -44,15 +55,14 @@ async def authenticate(
 ) -> Auth.types.MinimalUserDict:
     """The user of the request's bearer token; 401 without a known one."""
     scheme, _, token = (authorization or "").partition(" ")
-    user = _tokens().get(token.strip()) if scheme.lower() == "bearer" else None
-    if user is None:
+    entry = _tokens().get(token.strip()) if scheme.lower() == "bearer" else None
+    if entry is None:
         if method == "GET" and (path == "/mnemon/" or path.startswith(_PAGE_PATHS[1])):
             return {"identity": "page-visitor", "permissions": []}
         raise Auth.exceptions.HTTPException(
             status_code=401, detail="send 'Authorization: Bearer <token>' with a known token"
         )
-    permissions = ["mnemon:admin"] if user in ADMINS else []
-    return {"identity": user, "permissions": permissions}
+    return _user(entry)
 
 
 @auth.on.threads

@@ -68,8 +68,9 @@ class Status(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    root: str
-    database_url: str
+    # None where the viewer may not see where data lives (a control-plane user who is no admin).
+    root: str | None
+    database_url: str | None
     write_enabled: bool
     strategy: str
     # None when the tier's database tables cannot be read (the database is down): ``health``

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import os
 import re
 import typing
 from pathlib import Path
@@ -28,7 +29,9 @@ from urllib.parse import unquote_plus, urlsplit
 
 import annotated_types
 from pydantic import (
+    AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     SecretStr,
@@ -57,12 +60,14 @@ __all__ = [
     "ParticipationConfig",
     "PersistenceRulesConfig",
     "PersistenceStrategyConfig",
+    "ProvidersConfig",
     "RecallQualityConfig",
     "RuntimeConfig",
     "ViewBudgetConfig",
     "chroma_server",
     "host_name",
     "normalize_origin",
+    "outbound_host",
     "redact_url",
 ]
 
@@ -108,6 +113,11 @@ class ScopesConfig(_Section):
         default_factory=dict,
         description="Control-plane bearer tokens per user id: a request with the token runs "
         "in that user's scope.",
+    )
+    project_grants: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Under auth, the named projects each user may use besides their own "
+        '(user id -> project ids, "*" for all); adds to the mnemon:project:<id> permissions.',
     )
 
 
@@ -367,6 +377,17 @@ class HttpProviderConfig(_Section):
     max_response_bytes: int = Field(
         2 * 1024 * 1024, ge=1024, le=256 * 1024 * 1024, description="Largest response read."
     )
+    allowed_hosts: Annotated[
+        list[str],
+        NoDecode,
+        BeforeValidator(lambda v: _env_list(v)),
+        AfterValidator(lambda v: [outbound_host(i) for i in v]),
+    ] = Field(
+        default_factory=list,
+        description="Endpoint hosts a space may reach although they resolve to an internal "
+        "address (loopback, private, link-local, unspecified, multicast): host names, IP "
+        "addresses or CIDR networks; env: comma-separated or a JSON list.",
+    )
 
 
 class Mem0Config(_Section):
@@ -377,6 +398,22 @@ class Mem0Config(_Section):
 
     enabled: bool = Field(True, description="Register the mem0 provider (if mem0ai is installed).")
     infer: bool = Field(False, description="mem0 extracts facts with worker_model (async writes).")
+
+
+class ProvidersConfig(_Section):
+    """Where Memory Space data may live besides the places the server derives under the root
+    (only an admin names another location: see docs/multi-user.md)."""
+
+    allowed_paths: Annotated[
+        list[str],
+        NoDecode,
+        BeforeValidator(lambda v: _env_list(v)),
+        AfterValidator(lambda v: [_folder(i) for i in v]),
+    ] = Field(
+        default_factory=list,
+        description="Absolute folders an admin may point a space's files into besides the "
+        "storage root; env: comma-separated or a JSON list.",
+    )
 
 
 def _is_address(value: str) -> bool:
@@ -493,6 +530,25 @@ def host_name(value: str) -> str:
             "or port, e.g. mnemon.internal)"
         )
     return name
+
+
+def outbound_host(value: str) -> str:
+    """An ``http.allowed_hosts`` entry: a host name (no trailing dot), IP address or CIDR
+    network, normalised; ``ValueError`` when it is none of them."""
+    text = value.strip() if isinstance(value, str) else ""
+    if "/" in text and "://" not in text:
+        try:
+            return ipaddress.ip_network(text, strict=False).with_prefixlen
+        except ValueError:
+            raise ValueError(f"{value!r} is not a CIDR network (e.g. 10.0.0.0/8)") from None
+    return host_name(text.removesuffix("."))
+
+
+def _folder(value: str) -> str:
+    folder = Path(value).expanduser()
+    if not folder.is_absolute() or ".." in folder.parts:
+        raise ValueError(f"{value!r} is not an absolute folder path without '..'")
+    return os.path.normpath(folder)
 
 
 def normalize_origin(value: str) -> str:
@@ -676,6 +732,7 @@ class MnemonConfig(BaseSettings):
     facts: FactsConfig = Field(default_factory=FactsConfig)
     http: HttpProviderConfig = Field(default_factory=HttpProviderConfig)
     mem0: Mem0Config = Field(default_factory=Mem0Config)
+    providers: ProvidersConfig = Field(default_factory=ProvidersConfig)
 
     def __init__(self, **values: Any) -> None:
         try:

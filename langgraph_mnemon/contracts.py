@@ -114,6 +114,20 @@ class Scope(FrozenModel):
         """The owner key of the user's rows (USER entries, the user's Memory Spaces)."""
         return "user:" + quote(self.user, safe="")
 
+    def held_per_user(self, per_user: bool = False) -> bool:
+        """Whether the project memory of this scope (MEMORY.md, Documents, project spaces) is
+        the user's own: by configuration (``per_user``: ``project_memory = user_project``), and
+        always in the default project of a user other than the local one, so that nothing is
+        shared between users unless a project is named (and, under auth, granted).
+
+        Example:
+            >>> Scope(user="alice").held_per_user()
+            True
+            >>> Scope(user="alice", project="x").held_per_user()
+            False
+        """
+        return self.user != LOCAL and (per_user or self.project == LOCAL)
+
     def project_key(self, per_user: bool = False) -> str:
         """The owner key of the project's rows; ``per_user`` for user x project memory."""
         key = "project:" + quote(self.project, safe="")

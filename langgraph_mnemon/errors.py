@@ -26,6 +26,7 @@ __all__ = [
     "NoMatchError",
     "NotFoundError",
     "ParticipationError",
+    "ProjectNotGrantedError",
     "ProviderError",
     "ReadOnlyError",
     "ScopeMismatchError",
@@ -223,6 +224,24 @@ class ScopeMismatchError(AuthorityError):
     """
 
     code = "scope-mismatch"
+
+
+class ProjectNotGrantedError(ScopeMismatchError):
+    """An authenticated run names a project its user is not granted.
+
+    Nothing was read or written; the run goes on without memory. Whether the project exists is
+    not said. Grant it in the auth layer (the permission ``mnemon:project:<id>``, or
+    ``scopes.project_grants``), or drop ``mnemon_project`` to use the user's own memory.
+
+    Example:
+        >>> resolve_scope(
+        ...     {"langgraph_auth_user_id": "bob", "mnemon_project": "alice-billing"}, ScopesConfig()
+        ... )
+        Traceback (most recent call last):
+        ProjectNotGrantedError: user 'bob' is not granted the project 'alice-billing'; ...
+    """
+
+    code = "project-not-granted"
 
 
 class SyncCallOnLoopError(InvalidInputError, RuntimeError):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -41,10 +42,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         info = getattr(item, "_fixtureinfo", None)
         if info is None:
             continue
+        if "many_users" in info.name2fixturedefs:  # one served deployment for every module
+            item.add_marker(pytest.mark.xdist_group("many_users"))
+            continue
         for defs in info.name2fixturedefs.values():
             if any(d.scope in ("module", "class", "package") for d in defs):
                 item.add_marker(pytest.mark.xdist_group(item.module.__name__))
                 break
+
+
+@pytest.fixture(scope="session")
+def many_users(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The served three-user deployment of ``tests/many_users_support.py`` (Alice, Bob, admin)."""
+    from many_users_support import serve_many_users
+
+    with serve_many_users(tmp_path_factory.mktemp("many-users") / "m") as served:
+        yield served
 
 
 @pytest.fixture(scope="session")

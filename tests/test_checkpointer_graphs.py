@@ -18,7 +18,7 @@ from langgraph.graph.message import add_messages
 from langgraph.types import Command, interrupt
 
 from langgraph_mnemon.checkpointers import AsyncMnemosSaver, DeltaPruneError, MnemosSaver
-from langgraph_mnemon.memory_layers.mnemos import Mnemos
+from langgraph_mnemon.memory_layers.mnemos import Mnemos, parse_resume
 from langgraph_mnemon.memory_layers.mnemos.schema import (
     CHECKPOINT_NODES,
     LG_BLOBS,
@@ -233,9 +233,12 @@ def test_mnemos_state_is_materialised_for_resume(saver: MnemosSaver) -> None:
     # the CheckpointNode is the one of the checkpoint LangGraph resumes from
     assert record.checkpoint_id == latest.config["configurable"]["checkpoint_id"]
     text = mnemos.resume("resume-me")
-    assert "### Goal\nAnswer the user" in text
+    block = parse_resume(text)
+    assert block is not None
+    sections = {s.title: s.text for s in block.sections}
+    assert sections["Goal"].startswith("Answer the user")
     assert "- Never invent facts" in text
-    assert "### Current Sub-Goal\nWait for approval" in text
+    assert sections["Current Sub-Goal"].startswith("Wait for approval")
     assert f"LangGraph checkpoint: {record.checkpoint_id} (thread resume-me)" in text
     assert len(mnemos.checkpoints("resume-me", limit=50)) == len(list(saver.list(None)))
 

@@ -46,7 +46,9 @@ class Served:
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[Served]:
     root = tmp_path / "m"
-    host = Mnemon.open(root, chroma={"enabled": False}, http={"retries": 0})
+    # The reference service listens on loopback: an internal address the host must be told of.
+    http = {"retries": 0, "allowed_hosts": ["127.0.0.1"]}
+    host = Mnemon.open(root, chroma={"enabled": False}, http=http)
     try:
         with (
             serve(tmp_path / "service.db", token=TOKEN) as service,

@@ -22,6 +22,7 @@ from langgraph_mnemon.memory_layers.mnemos import (
     RecentFile,
     TaskSummary,
     create_engine,
+    parse_resume,
 )
 from langgraph_mnemon.memory_layers.mnemos._git import collect_git_state
 from langgraph_mnemon.memory_layers.mnemos._resume import compress_summary, render_resume
@@ -132,23 +133,29 @@ def test_resume_markdown_sections_and_order(mnemos: Mnemos, clock: Clock) -> Non
     cp = mnemos.checkpoint("task").checkpoint
     text = mnemos.resume("task")
     lines = text.splitlines()
-    assert lines[:4] == [
-        "## Mnemos Session Resume",
+    block = parse_resume(text)
+    assert block is not None
+    tag = f" [boundary={block.boundary}]"
+    assert lines[0] == "## Mnemos Session Resume" + tag
+    assert lines[2:6] == [
         f"Checkpoint: {cp.id[:8]}",
         "Created: 2023-11-14T22:13:26Z",
         f"Fatigue at checkpoint: {cp.fatigue:.2f}",
+        "",
     ]
-    headings = [line for line in lines if line.startswith("### ")]
-    assert headings == [
-        "### Goal",
-        "### Active Constraints (DO NOT VIOLATE)",
-        "### What You Were Working On",
-        "### Current Sub-Goal",
-        "### Working Memory",
-        "### Progress So Far",
-        "### Key Files (from recent activity)",
-        "### MnemoGraph Summary",
+    assert lines[-1] == "## End of Mnemos Session Resume" + tag
+    titles = [
+        "Goal",
+        "Active Constraints (DO NOT VIOLATE)",
+        "What You Were Working On",
+        "Current Sub-Goal",
+        "Working Memory",
+        "Progress So Far",
+        "Key Files (from recent activity)",
+        "MnemoGraph Summary",
     ]
+    assert [s.title for s in block.sections] == titles
+    assert [line for line in lines if line.startswith("### ")] == [f"### {t}{tag}" for t in titles]
     assert "- INV: API backward compatibility" in lines
     assert "- src/auth/reset.py (edited 2x)" in lines
     assert "- src/auth/models.py (read 1x)" in lines
@@ -164,7 +171,9 @@ def test_resume_markdown_sections_and_order(mnemos: Mnemos, clock: Clock) -> Non
 def test_resume_omits_empty_sections(mnemos: Mnemos) -> None:
     mnemos.checkpoint("bare")
     text = mnemos.resume("bare")
-    assert "### Goal\nNo goal recorded\n" in text
+    block = parse_resume(text)
+    assert block is not None
+    assert [(s.title, s.text) for s in block.sections] == [("Goal", "No goal recorded")]
     for absent in (
         "Constraints",
         "Working On",
@@ -195,7 +204,10 @@ def test_render_git_state_and_helpers() -> None:
         fatigue=0.625,
     )
     text = render_resume(record, summary, NodeSummary())
-    assert "### Git State\nBranch: feat/x\nUncommitted files:\n  - a.py\nUntracked files:\n" in text
+    block = parse_resume(text)
+    assert block is not None
+    git_state = {s.title: s.text for s in block.sections}["Git State"]
+    assert git_state == "Branch: feat/x\nUncommitted files:\n  - a.py\nUntracked files:\n  - new.py"
     assert "Fatigue at checkpoint: 0.62" in text
     clean = render_resume(record, TaskSummary(git_state=GitState(branch="main")), None)
     assert "Working tree clean." in clean

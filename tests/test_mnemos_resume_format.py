@@ -18,7 +18,7 @@ import pytest
 import sqlalchemy as sa
 
 from langgraph_mnemon.config import MnemosConfig
-from langgraph_mnemon.memory_layers.mnemos import Database, Mnemos, create_engine
+from langgraph_mnemon.memory_layers.mnemos import Database, Mnemos, create_engine, parse_resume
 from langgraph_mnemon.memory_layers.mnemos.schema import NODES
 
 TASK = "reset-flow"
@@ -104,15 +104,10 @@ def _seed(m: Mnemos, results: int = 8) -> None:
 
 
 def _sections(text: str) -> dict[str, list[str]]:
-    """``### Title`` -> the lines under it, in document order (dicts keep insertion order)."""
-    out: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in text.splitlines():
-        if line.startswith("### "):
-            current = out.setdefault(line[4:], [])
-        elif current is not None and line:
-            current.append(line)
-    return out
+    """Section title -> its non-empty lines, in document order (read by ``parse_resume``)."""
+    block = parse_resume(text)
+    assert block is not None, text
+    return {s.title: [line for line in s.text.split("\n") if line] for s in block.sections}
 
 
 def test_resume_holds_every_section_in_order(mnemos: Mnemos) -> None:
@@ -192,7 +187,7 @@ def test_goal_is_chosen_by_origin_never_joined(mnemos: Mnemos) -> None:
     assert overview.label == "Stated by the model"
     mnemos.checkpoint(TASK, force=True)
     text = mnemos.resume(TASK)
-    assert "### Goal\nStated by the model\n" in text
+    assert _sections(text)["Goal"] == ["Stated by the model"]
     assert "Set by the agent" not in text
     assert "Derived from" not in text
 

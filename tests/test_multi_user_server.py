@@ -92,7 +92,11 @@ def _contents(view: dict[str, Any], target: str) -> list[str]:
 
 @pytest.fixture
 def tokened(tmp_path: Path) -> Iterator[Mnemon]:
-    mem = _open(tmp_path / "m", scopes={"user_tokens": {"alice": ALICE, "bob": BOB}})
+    grants = {"alice": ["alpha"], "bob": ["beta"]}  # under auth a named project needs a grant
+    mem = _open(
+        tmp_path / "m",
+        scopes={"user_tokens": {"alice": ALICE, "bob": BOB}, "project_grants": grants},
+    )
     yield mem
     mem.close()
 
@@ -121,7 +125,14 @@ async def test_a_user_token_runs_every_request_in_that_users_scope(
         == "committed"
     )
     status = _ok(await alice.get(f"{API}/status"))
-    assert status["scope"] == {"user": "alice", "project": "local", "via": "token"}
+    assert status["scope"] == {
+        "user": "alice",
+        "project": "local",
+        "via": "token",
+        "admin": False,
+        "projects": ["alpha"],
+    }
+    assert status["root"] is None  # a user is shown their scope, never where the host keeps data
     assert status["authentication"] == "tokens"
     assert status["scope_pick"] is False
     assert status["runtime"]["user_entries"] == 1
@@ -193,7 +204,13 @@ async def test_a_header_naming_another_user_is_refused_unless_picked_on_loopback
         picked = {"X-Mnemon-User": "car%C3%B6l", "X-Mnemon-Project": "site"}
         async with _client(open_app, **picked) as person:
             status = _ok(await person.get(f"{API}/status"))
-            assert status["scope"] == {"user": "caröl", "project": "site", "via": "picked"}
+            assert status["scope"] == {
+                "user": "caröl",
+                "project": "site",
+                "via": "picked",
+                "admin": True,
+                "projects": ["*"],
+            }
             assert status["scope_pick"] is True
             _ok(await person.post(f"{API}/runtime", json=_add("memory", "Site runs on Debian.")))
         entries = plain.scoped(user="caröl", project="site").runtime.entries("memory")
@@ -240,7 +257,9 @@ async def test_project_parameter_and_header_must_agree_and_be_valid_ids(
     _error(
         await alice.get(f"{API}/status", headers={"X-Mnemon-Project": "%FF"}), 422, "invalid-input"
     )
-    assert _ok(await alice.get(f"{API}/status?project=a"))["scope"]["project"] == "a"
+    assert _ok(await alice.get(f"{API}/status?project=alpha"))["scope"]["project"] == "alpha"
+    # A project Alice is not granted answers as one that does not exist.
+    _error(await alice.get(f"{API}/status?project=beta"), 404, "not-found")
 
 
 @pytest.mark.asyncio
@@ -455,7 +474,13 @@ def test_served_auth_needs_a_known_token_except_for_the_page(authed: Served) -> 
     assert wrong.status_code == 401
     assert http.get(f"{authed.url}/mnemon/").status_code == 200  # the page carries no data
     status = http.get(f"{authed.url}{API}/status", headers=_bearer(DEMO_ALICE)).json()
-    assert status["scope"] == {"user": "alice", "project": "local", "via": "langgraph"}
+    assert status["scope"] == {
+        "user": "alice",
+        "project": "local",
+        "via": "langgraph",
+        "admin": False,
+        "projects": [],
+    }
     assert status["authentication"] == "langgraph"
 
 

@@ -500,16 +500,16 @@ def test_snapshot_text(backend: RuntimeBackend, tmp_path: Path, clock: Clock) ->
         "Git branch: feature/x (2 branch-scoped entries hidden)\n"
         "\n"
         "Contents of USER.md (user profile; entries: 1; UTF-8 bytes: 12/4096)\n"
-        '<runtime-memory-file name="USER.md">\n'
-        "[importance=critical; created=16d; updated=16d]\n"
+        '<runtime-memory-file name="USER.md" boundary="1adcf823ca95">\n'
+        "[boundary=1adcf823ca95; importance=critical; created=16d; updated=16d]\n"
         "Prefers tea.\n"
-        "</runtime-memory-file>\n"
+        '</runtime-memory-file boundary="1adcf823ca95">\n'
         "\n"
         "Contents of MEMORY.md (working reference; entries: 1; UTF-8 bytes: 42/10240)\n"
-        '<runtime-memory-file name="MEMORY.md">\n'
-        "[importance=normal; created=16d; updated=2d]\n"
+        '<runtime-memory-file name="MEMORY.md" boundary="af5a55e3803f">\n'
+        "[boundary=af5a55e3803f; importance=normal; created=16d; updated=2d]\n"
         "Global rule v2.\n"
-        "</runtime-memory-file>"
+        '</runtime-memory-file boundary="af5a55e3803f">'
     )
     main = rm.snapshot(branch="main")
     assert "Git branch: main\n" in main.text

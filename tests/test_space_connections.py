@@ -658,7 +658,8 @@ def _cli(
         cli_app,
         ["--root", str(root), *args],
         input=stdin,
-        env={"COLUMNS": "200", **(env or {})},
+        # The reference service listens on loopback, which a host reaches only when allowed.
+        env={"COLUMNS": "200", "MNEMON_HTTP__ALLOWED_HOSTS": "127.0.0.1", **(env or {})},
     )
     # A library error stays on the result (``mnemon`` prints it as one line and exits 1).
     if result.exception and not isinstance(result.exception, (SystemExit, MnemonError)):

@@ -11,7 +11,7 @@ import pytest
 
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.errors import ConflictError, InvalidInputError, NotFoundError, ProviderError
-from langgraph_mnemon.memory_layers.runtime import RUNTIME_MEMORY_PROTOCOL
+from langgraph_mnemon.memory_layers.runtime import RUNTIME_MEMORY_PROTOCOL, parse_snapshot_files
 from langgraph_mnemon.memory_layers.turns import (
     AVAILABILITY_HEADER,
     MAX_COMPOSE_ATTEMPTS,
@@ -124,7 +124,9 @@ def test_runtime_snapshot_is_truncated_to_its_allowance(open_mem: Opener) -> Non
     assert runtime.truncated
     assert len(runtime.text) == 14745
     assert runtime.text.startswith(RUNTIME_PREFIX + "\nMNEMON RUNTIME MEMORY SNAPSHOT\n")
-    assert runtime.text.endswith("…")
+    # The cut ends inside the last entry's text, and its file block is still closed.
+    boundary = parse_snapshot_files(runtime.text)[-1].boundary
+    assert runtime.text.endswith(f'…\n</runtime-memory-file boundary="{boundary}">')
     assert [(d.source, d.status) for d in view.diagnostics] == [("runtime", "truncated")]
     assert sum(len(f.text) for f in view.fragments) <= 16384
     last = view.wake_text.split("\n\n")[-1]
@@ -142,12 +144,17 @@ def test_small_projection_budget_truncates_covers(open_mem: Opener) -> None:
     mem = open_mem(view_budget={"max_projection_characters": 500})
     _populate(mem)
     view = _view(mem)
-    assert [(f.source, len(f.text), f.truncated) for f in view.fragments] == [
-        ("runtime", 450, True),
+    assert [(f.source, len(f.text), f.truncated) for f in view.fragments[1:]] == [
         ("documents", 25, True),
         ("memory-spaces", 25, True),
     ]
     assert view.fragments[1].text == "1 active project Documen…"
+    # The 450-character cut falls in USER.md's first entry header: the block is left out
+    # whole rather than left open.
+    runtime = view.fragments[0]
+    assert runtime.truncated
+    assert len(runtime.text) <= 450
+    assert runtime.text.endswith("(user profile; entries: 1; UTF-8 bytes: 22/4096)\n…")
 
 
 @pytest.mark.parametrize(
@@ -200,15 +207,15 @@ MNEMON RUNTIME MEMORY SNAPSHOT
 Revision: {revision}
 
 Contents of USER.md (user profile; entries: 1; UTF-8 bytes: 22/4096)
-<runtime-memory-file name="USER.md">
-[importance=normal; created=0d; updated=0d]
+<runtime-memory-file name="USER.md" boundary="639d6c27046f">
+[boundary=639d6c27046f; importance=normal; created=0d; updated=0d]
 Prefers short answers.
-</runtime-memory-file>
+</runtime-memory-file boundary="639d6c27046f">
 
 Contents of MEMORY.md (working reference; entries: 0; UTF-8 bytes: 0/10240)
-<runtime-memory-file name="MEMORY.md">
+<runtime-memory-file name="MEMORY.md" boundary="d92e0c6119b3">
 (empty)
-</runtime-memory-file>
+</runtime-memory-file boundary="d92e0c6119b3">
 
 1 active project Document(s) available through the documents/search route.
 

@@ -68,7 +68,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     workspace = base / "workspace"
     workspace.mkdir()
     root = base / "m"
-    host = Mnemon.open(root, workspace=workspace, chroma={"enabled": False}, http={"retries": 0})
+    # The reference service listens on loopback: an internal address the host must be told of.
+    http = {"retries": 0, "allowed_hosts": ["127.0.0.1"]}
+    host = Mnemon.open(root, workspace=workspace, chroma={"enabled": False}, http=http)
     try:
         with (
             serve(base / "service.db", token=TOKEN) as service,

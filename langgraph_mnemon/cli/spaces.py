@@ -36,6 +36,13 @@ spaces_app = group("Memory Spaces: long-term memory behind providers (mnemos, ch
 app.add_typer(spaces_app, name="spaces")
 
 
+def _operators(ctx: typer.Context) -> Any:
+    """The Memory Spaces of this invocation's scope, as the operator's (an admin's): the
+    command line runs on the host, so it may name locations and set up spaces that connect
+    out, also with ``--user`` / ``--project``."""
+    return open_host(ctx).spaces.as_admin()
+
+
 @spaces_app.command("list")
 def spaces_list(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """List Memory Spaces (secret values are never shown)."""
@@ -72,7 +79,7 @@ def spaces_create(
     as_json: JsonOption = False,
 ) -> None:
     """Create a Memory Space (inactive until its first write unless --active)."""
-    receipt = open_host(ctx).spaces.create_space(
+    receipt = _operators(ctx).create_space(
         name, description, provider_id=provider, space_id=space_id, active=active or None
     )
     _show_created(receipt, as_json)
@@ -299,7 +306,7 @@ def spaces_add(
     as_json: JsonOption = False,
 ) -> None:
     """Add a Memory Space on a provider, with its settings and (host-side) secrets."""
-    receipt = open_host(ctx).spaces.create_space(
+    receipt = _operators(ctx).create_space(
         name,
         description,
         provider_id=provider,
@@ -329,7 +336,7 @@ def spaces_test(
     """Test a connection: a stored space, or settings on a provider (exit 1 when not ok)."""
     if (space_id is None) == (provider is None):
         raise typer.BadParameter("give a SPACE_ID or --provider ID (one of them)")
-    spaces = open_host(ctx).spaces
+    spaces = _operators(ctx)
     if space_id is not None:
         if config or secret or secret_env or secret_stdin:
             raise typer.BadParameter("a stored space is tested with its own settings")
@@ -365,7 +372,7 @@ def spaces_configure(
     changes.update(dict.fromkeys(unset or []))
     secrets = _secrets(secret, secret_env, secret_stdin) or {}
     secrets.update(dict.fromkeys(clear_secret or [], ""))
-    receipt = open_host(ctx).spaces.update_space(
+    receipt = _operators(ctx).update_space(
         space_id,
         name=name,
         description=description,

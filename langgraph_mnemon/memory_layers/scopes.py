@@ -11,10 +11,15 @@ Other scopes live beside them::
     <root>/scopes/users/<user>/runtime/            USER.md of a user
     <root>/scopes/projects/<project>/runtime/      MEMORY.md of a project
     <root>/scopes/projects/<project>/documents/    Documents of a project
-    <root>/scopes/projects/<project>/users/<user>/ ... with project_memory = user_project
+    <root>/scopes/projects/<project>/users/<user>/ ... with project_memory = user_project,
+                                                   and always a user's default (local) project
 
 Folder names are a readable slug plus a hash of the id, so any id (an e-mail, ``auth0|42``,
 ``../x``) maps to one safe folder and two ids never share one.
+
+Reads create nothing: a scope's folders are made by its first write (below the root, one folder
+at a time, never through a link), and a read of a scope with no data answers empty, so disk use
+grows only with writes. Only the local scope creates its base layout when the host opens.
 
 Example:
     >>> resolve_scope({"user_id": "alice", "mnemon_project": "billing"}, ScopesConfig())
@@ -37,8 +42,9 @@ from pydantic import ValidationError
 
 from langgraph_mnemon.config import MnemonConfig, ScopesConfig
 from langgraph_mnemon.contracts import LOCAL, Scope
-from langgraph_mnemon.errors import InvalidInputError, ScopeMismatchError
+from langgraph_mnemon.errors import InvalidInputError, ProjectNotGrantedError, ScopeMismatchError
 from langgraph_mnemon.memory_layers.documents import Documents
+from langgraph_mnemon.memory_layers.grants import PROJECT_PERMISSION, grants_of
 from langgraph_mnemon.memory_layers.kernel import Kernel
 from langgraph_mnemon.memory_layers.runtime import RuntimeMemory
 from langgraph_mnemon.storage.db import Database
@@ -102,17 +108,47 @@ def resolve_scope(configurable: Mapping[str, Any] | None, settings: ScopesConfig
     ``configurable["user_id"]``, else the local user. An authenticated run that also names a
     different ``user_id`` is refused: a client must not reach another user's memory by naming
     it. project: ``configurable["mnemon_project"]``, else (``project_from_graph``) the served
-    graph id of a user's graph, else the local project.
+    graph id of a user's graph, else the local project (for a user other than the local one,
+    that is their own memory: ``Scope.held_per_user``).
 
-    Ids are compared exactly as given, never trimmed.
+    Under auth a named project needs a grant (:mod:`.grants`); a graph's project without one
+    falls back to the user's own. Ids are compared exactly as given, never trimmed.
 
     Raises:
         ScopeMismatchError: ``user_id`` names someone other than the authenticated user, or the
             authenticated identity is ``local`` (the operator's own scope).
+        ProjectNotGrantedError: an authenticated run names a project its user is not granted.
         InvalidInputError: an id is empty, too long, starts or ends with whitespace, or holds a
             control character or a lone surrogate.
     """
     conf = configurable or {}
+    user = _run_user(conf)
+    project = conf.get("mnemon_project")
+    named = project not in (None, "")
+    if not named and settings.project_from_graph:
+        graph = conf.get("graph_id")
+        if isinstance(graph, str) and graph and not graph.startswith(PRODUCT_GRAPH_PREFIX):
+            project = graph
+    scope = scope_of(user, project if project not in (None, "") else None)
+    if authenticated_user(conf) is None:
+        return scope  # no auth: every project, as before
+    grants = grants_of(
+        conf.get("langgraph_auth_permissions"),
+        conf.get("langgraph_auth_user"),
+        settings.project_grants.get(scope.user),
+    )
+    if grants.allows(scope.project):
+        return scope
+    if not named:  # a graph's own project the user is not granted: their own memory instead
+        return scope_of(scope.user)
+    raise ProjectNotGrantedError(
+        f"user {scope.user!r} is not granted the project {scope.project!r}; an admin grants it "
+        f"with the auth permission '{PROJECT_PERMISSION}<id>' (or scopes.project_grants), or drop "
+        "mnemon_project to use this user's own memory"
+    )
+
+
+def _run_user(conf: Mapping[str, Any]) -> str | None:
     named = conf.get("user_id")
     named = named if named not in (None, "") else None
     user = authenticated_user(conf)
@@ -127,13 +163,7 @@ def resolve_scope(configurable: Mapping[str, Any] | None, settings: ScopesConfig
             f"the authenticated identity {LOCAL!r} is the operator's local scope and cannot be "
             "claimed by a login; issue that user another identity"
         )
-    user = user if user is not None else named
-    project = conf.get("mnemon_project")
-    if project in (None, "") and settings.project_from_graph:
-        graph = conf.get("graph_id")
-        if isinstance(graph, str) and graph and not graph.startswith(PRODUCT_GRAPH_PREFIX):
-            project = graph
-    return scope_of(user, project if project not in (None, "") else None)
+    return user if user is not None else named
 
 
 def scope_folder(value: str) -> str:
@@ -156,10 +186,10 @@ def user_root(root: Path, scope: Scope, local_user_root: Path) -> Path:
 
 def project_root(root: Path, scope: Scope, per_user: bool) -> Path:
     """The root whose ``runtime/`` and ``documents/`` hold the project memory of ``scope``."""
-    if scope.project == LOCAL and (not per_user or scope.user == LOCAL):
+    if scope.is_local:
         return root
     base = root / "scopes" / "projects" / scope_folder(scope.project)
-    return base / "users" / scope_folder(scope.user) if per_user else base
+    return base / "users" / scope_folder(scope.user) if scope.held_per_user(per_user) else base
 
 
 _L = TypeVar("_L")
@@ -210,7 +240,7 @@ class ScopedLayers(Generic[_L]):
 
 def memory_key(scope: Scope, per_user: bool) -> str:
     """The owner key of ``scope``'s MEMORY.md and Documents (``project_memory`` applied)."""
-    return scope.project_key(per_user and scope.user != LOCAL)
+    return scope.project_key(scope.held_per_user(per_user))
 
 
 def _refuse_linked_parents(root: Path, path: Path) -> None:
@@ -221,6 +251,12 @@ def _refuse_linked_parents(root: Path, path: Path) -> None:
     for part in path.relative_to(root).parts:
         current = current / part
         refuse_symlink(current, "scope folder")
+
+
+def _created_below(root: Path, scope: Scope) -> Path | None:
+    """Below which root the first write of ``scope`` creates its folders (``None``: the local
+    scope, whose base layout is made when the host opens)."""
+    return None if scope.is_local else root
 
 
 def build_runtime(
@@ -256,7 +292,12 @@ def build_runtime(
     for folder in (users, projects):
         if folder.is_relative_to(root):
             _refuse_linked_parents(root, folder)
-    return RuntimeMemory(projects, user_root=users if users != projects else None, **common)
+    return RuntimeMemory(
+        projects,
+        user_root=users if users != projects else None,
+        create_below=_created_below(root, scope),
+        **common,
+    )
 
 
 def build_documents(
@@ -279,4 +320,4 @@ def build_documents(
         return Documents(root, database=database(), owner_key=memory_key(scope, per_user), **common)
     folder = project_root(root, scope, per_user)
     _refuse_linked_parents(root, folder)
-    return Documents(folder, **common)
+    return Documents(folder, create_below=_created_below(root, scope), **common)

@@ -32,6 +32,7 @@ from langgraph_mnemon.memory_layers.spaces import (
     ConnectionTest,
     GraphProjection,
     MemoryReceipt,
+    MemorySpaces,
     RecallResult,
     SpaceReceipt,
 )
@@ -87,14 +88,26 @@ class Endpoint:
 
 
 def get_status(host: Mnemon, caller: Caller) -> m.StatusView:
-    """Where data lives, how full each tier is, the caller's scope and the switches."""
+    """How full each tier is, the caller's scope, grants and the switches; where data lives
+    (root, database, Chroma target, failure messages) for an admin only."""
     data = host.status().model_dump()
+    if not caller.admin:  # a user learns their own scope, never the host's paths or addresses
+        data.update(root=None, database_url=None, chroma=None)
+        problems = data["health"]["problems"]
+        data["health"]["problems"] = [{**p, "message": "(shown to an admin)"} for p in problems]
     mode = authentication(host.config)
+    scope = m.ScopeView(
+        user=caller.scope.user,
+        project=caller.scope.project,
+        via=caller.via,
+        admin=caller.admin,
+        projects=caller.grants.shown(),
+    )
     return m.StatusView(
         **data,
         remote_access=host.config.remote_access,
         version=__version__,
-        scope=m.ScopeView(user=caller.scope.user, project=caller.scope.project, via=caller.via),
+        scope=scope,
         authentication=mode,
         scope_pick=mode == "none" and caller.via in ("local", "picked"),
     )
@@ -233,16 +246,29 @@ def list_providers(host: Mnemon) -> m.ProviderList:
     return m.ProviderList(providers=host.spaces.list_providers())
 
 
+def _spaces(host: Mnemon, caller: Caller) -> MemorySpaces:
+    """The caller's Memory Spaces; an admin's view may name storage locations and set up
+    spaces that connect out (``memory_layers/spaces/_locations.py``)."""
+    return host.spaces.as_admin() if caller.admin else host.spaces
+
+
 def provider_connection_test(
-    host: Mnemon, provider_id: str, body: m.ConnectionTestRequest
+    host: Mnemon, provider_id: str, body: m.ConnectionTestRequest, caller: Caller
 ) -> ConnectionTest:
-    """Test a configuration on a provider (its check, then its status); nothing is stored."""
-    return host.spaces.test_connection(provider_id, config=body.config, secrets=body.secrets)
+    """Test a configuration on a provider (its check, then its status); nothing is stored.
+
+    A provider that connects out (``http``) is tested by an admin only, never against an
+    internal address that ``http.allowed_hosts`` does not list (403)."""
+    spaces = _spaces(host, caller)
+    return spaces.test_connection(provider_id, config=body.config, secrets=body.secrets)
 
 
-def create_space(host: Mnemon, body: m.SpaceCreate) -> SpaceReceipt:
-    """Create a Memory Space on a provider (default: the native one), with its settings."""
-    return host.spaces.create_space(
+def create_space(host: Mnemon, body: m.SpaceCreate, caller: Caller) -> SpaceReceipt:
+    """Create a Memory Space on a provider (default: the native one), with its settings.
+
+    The server derives where its data lives; only an admin names a location (inside the root
+    or ``providers.allowed_paths``) or adds a space that connects out (403 otherwise)."""
+    return _spaces(host, caller).create_space(
         body.name,
         body.description,
         provider_id=body.provider_id,
@@ -251,9 +277,9 @@ def create_space(host: Mnemon, body: m.SpaceCreate) -> SpaceReceipt:
     )
 
 
-def update_space(host: Mnemon, space_id: str, body: m.SpaceChange) -> SpaceReceipt:
+def update_space(host: Mnemon, space_id: str, body: m.SpaceChange, caller: Caller) -> SpaceReceipt:
     """Change a space's name, description, active flag, settings or (write-only) secrets."""
-    return host.spaces.update_space(
+    return _spaces(host, caller).update_space(
         space_id,
         name=body.name,
         description=body.description,
@@ -263,9 +289,11 @@ def update_space(host: Mnemon, space_id: str, body: m.SpaceChange) -> SpaceRecei
     )
 
 
-def space_connection_test(host: Mnemon, space_id: str, body: m.Empty) -> ConnectionTest:
+def space_connection_test(
+    host: Mnemon, space_id: str, body: m.Empty, caller: Caller
+) -> ConnectionTest:
     """Test a stored space's connection (its settings checked, then its status)."""
-    return host.spaces.test_space(space_id)
+    return _spaces(host, caller).test_space(space_id)
 
 
 def disconnect_space(host: Mnemon, space_id: str, body: m.Confirmation) -> SpaceReceipt:
@@ -430,6 +458,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         provider_connection_test,
         body=m.ConnectionTestRequest,
         returns=ConnectionTest,
+        caller=True,
     ),
     Endpoint("GET", f"{API}/spaces", list_spaces, returns=m.SpaceList),
     Endpoint(
@@ -438,6 +467,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         create_space,
         body=m.SpaceCreate,
         returns=SpaceReceipt,
+        caller=True,
         refusals=(PROVIDER_CONFIG, "data-boundary"),
     ),
     Endpoint(
@@ -446,6 +476,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         update_space,
         body=m.SpaceChange,
         returns=SpaceReceipt,
+        caller=True,
         refusals=(PROVIDER_CONFIG,),
     ),
     Endpoint(
@@ -465,6 +496,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         body=m.Empty,
         returns=ConnectionTest,
         mutates=False,
+        caller=True,
     ),
     Endpoint(
         "POST",

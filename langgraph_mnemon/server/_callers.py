@@ -15,7 +15,10 @@ The **user**, first match wins:
 A header naming another user than the one resolved is refused with 403 ``scope-mismatch``.
 
 The **project**: the ``project`` query parameter or the ``X-Mnemon-Project`` header (both
-percent-encoded UTF-8, as the web page sends them), else the local project.
+percent-encoded UTF-8, as the web page sends them), else the local project (for a user other
+than the local one: their own memory). Under authentication a named project needs a grant
+(:mod:`langgraph_mnemon.memory_layers.grants`); one that is not granted answers 404 exactly as a
+project that does not exist.
 
 Host-wide settings change only for an *admin*: the local user (loopback, ``remote_token``, a
 loopback person who picked a scope), or a LangGraph user with the ``mnemon:admin`` permission.
@@ -28,13 +31,25 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 from urllib.parse import unquote
 
 from langgraph_mnemon.config import MnemonConfig
 from langgraph_mnemon.contracts import LOCAL, Scope
-from langgraph_mnemon.errors import AuthorityError, InvalidInputError, ScopeMismatchError
+from langgraph_mnemon.errors import (
+    AuthorityError,
+    InvalidInputError,
+    NotFoundError,
+    ScopeMismatchError,
+)
+from langgraph_mnemon.memory_layers.grants import (
+    ADMIN_PERMISSION,
+    PROJECT_PERMISSION,
+    UNCHECKED,
+    Grants,
+    grants_of,
+)
 from langgraph_mnemon.memory_layers.scopes import scope_of
 
 from ._authority import (
@@ -57,8 +72,6 @@ __all__ = [
     "resolve_caller",
 ]
 
-ADMIN_PERMISSION = "mnemon:admin"
-"""The LangGraph auth permission that lets an authenticated user change host-wide settings."""
 USER_HEADER = "X-Mnemon-User"
 PROJECT_HEADER = "X-Mnemon-Project"
 PROJECT_PARAMETER = "project"
@@ -68,11 +81,13 @@ Via = Literal["local", "picked", "token", "langgraph"]
 
 @dataclass(frozen=True)
 class Caller:
-    """The resolved caller of one request: its scope, how it was known, whether it is admin."""
+    """The resolved caller of one request: its scope, how it was known, whether it is admin,
+    and the projects it is granted (every project without authentication)."""
 
     scope: Scope
     via: Via
     admin: bool
+    grants: Grants = UNCHECKED
 
 
 def authentication(config: MnemonConfig) -> Literal["none", "tokens", "langgraph"]:
@@ -118,12 +133,15 @@ def _check_identity(identity: str) -> None:
         ) from None
 
 
-def _identified(scope: dict[str, Any], config: MnemonConfig) -> tuple[str, Via, bool]:
+def _identified(scope: dict[str, Any], config: MnemonConfig) -> Caller:
+    """The caller's user, how it was known, admin and grants (its scope's project: local)."""
     identity = authenticated_identity(scope)
+    configured = config.scopes.project_grants
     if identity is not None:
         _check_identity(identity)
         permissions = getattr(scope.get("auth"), "scopes", None) or ()
-        return identity, "langgraph", ADMIN_PERMISSION in permissions
+        grants = grants_of(permissions, scope.get("user"), configured.get(identity))
+        return Caller(scope_of(identity), "langgraph", ADMIN_PERMISSION in permissions, grants)
     if scope.get("state", {}).get("mnemon_write_needs_user"):
         raise Unauthorized(
             "remote changes need a user LangGraph server authenticates (custom auth on the "
@@ -131,8 +149,21 @@ def _identified(scope: dict[str, Any], config: MnemonConfig) -> tuple[str, Via, 
         )
     user = token_user(bearer_token(scope), config)
     if user is not None and user != LOCAL:
-        return user, "token", False
-    return LOCAL, "local", True
+        return Caller(scope_of(user), "token", False, grants_of((), None, configured.get(user)))
+    return Caller(scope_of(), "local", True)
+
+
+def _granted(caller: Caller, project: str | None) -> Caller:
+    if project is None:
+        return caller
+    scope = scope_of(caller.scope.user, project)  # a malformed id is 422 before any grant
+    if not caller.grants.allows(project):
+        # Exactly as for a project that does not exist: whether it does is not said.
+        raise NotFoundError(
+            f"no project {project!r} for user {caller.scope.user!r}; a project is reachable "
+            f"once the auth layer grants it ('{PROJECT_PERMISSION}<id>')"
+        )
+    return replace(caller, scope=scope)
 
 
 def resolve_caller(
@@ -153,6 +184,7 @@ def resolve_caller(
             scope is picked where that is not allowed (authentication configured, or not from
             loopback).
         Unauthorized: a remote change LangGraph should have authenticated was not.
+        NotFoundError: under authentication, the named project is not granted to the user.
         InvalidInputError: a user or project id is empty, too long or holds control characters.
 
     Example:
@@ -166,18 +198,18 @@ def resolve_caller(
         raise InvalidInputError(
             f"the {USER_HEADER} / {PROJECT_HEADER} header is not percent-encoded UTF-8"
         ) from None
-    user, via, admin = _identified(scope, config)
-    if picked is not None and picked != user:
+    caller = _identified(scope, config)
+    if picked is not None and picked != caller.scope.user:
         address = client_address(scope)
         loopback = address is not None and address.is_loopback
-        if via != "local" or not loopback or authentication(config) != "none":
+        if caller.via != "local" or not loopback or authentication(config) != "none":
             raise ScopeMismatchError(
-                f"this request runs as user {user!r} and may not act for {picked!r}; drop the "
-                f"{USER_HEADER} header (a scope is picked only from loopback when no "
-                "authentication is configured)"
+                f"this request runs as user {caller.scope.user!r} and may not act for "
+                f"{picked!r}; drop the {USER_HEADER} header (a scope is picked only from "
+                "loopback when no authentication is configured)"
             )
-        user, via = picked, "picked"
-    return Caller(scope=scope_of(user, project_id), via=via, admin=admin)
+        caller = replace(caller, scope=scope_of(picked), via="picked")
+    return _granted(caller, project_id)
 
 
 def require_admin(caller: Caller, what: str) -> None:

@@ -269,11 +269,15 @@ class FatigueQuery(Query):
 
 
 class ScopeView(BaseModel):
-    """The scope a request ran in and how its user was known (``via``)."""
+    """The scope a request ran in, how its user was known (``via``), whether the caller is an
+    admin, and the named projects it is granted (``["*"]``: every project; its own default
+    project is always its own)."""
 
     user: str
     project: str
     via: Literal["local", "picked", "token", "langgraph"]
+    admin: bool = False
+    projects: list[str] = Field(default_factory=list)
 
 
 class StatusView(Status):

@@ -24,8 +24,9 @@ _PARAM = re.compile(r"{(\w+)(?::\w+)?}")
 _ERRORS = {
     "401": "A remote change without the right bearer token.",
     "403": "Not allowed from this address, Host or web origin; a scope the caller may not "
-    "act for (scope-mismatch); a host-wide setting changed by a non-admin user; or refused by "
-    "the kernel: "
+    "act for (scope-mismatch); a host-wide setting changed by a non-admin user; a Memory Space "
+    "setting the caller may not use (storage-location, admin-required, internal-address); or "
+    "refused by the kernel: "
     "writes are switched off (read-only), the layer is disabled or its channel is off or "
     "manual (the body's decision names the setting that would allow it).",
     "404": "No such object (in the caller's scope).",

@@ -39,7 +39,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from langgraph_mnemon.adapters.messages import plugin_form
 from langgraph_mnemon.adapters.providers.text import analyze, query_terms
-from langgraph_mnemon.memory_layers.runtime import DELIMITER
+from langgraph_mnemon.errors import InvalidInputError
+from langgraph_mnemon.memory_layers.runtime import outside_fences, parse_snapshot_files
 from langgraph_mnemon.memory_layers.turns import TOOLS_HEADER
 from langgraph_mnemon.testing import ScriptedChatModel
 
@@ -60,9 +61,6 @@ _QUESTION_WORD = re.compile(
     r"could|should|will|would|have|has)\b",
     re.I,
 )
-# A Runtime Memory file inside the Wake's snapshot, and one entry's metadata line.
-_FILE = re.compile(r'<runtime-memory-file name="[^"]*">\n(.*?)\n</runtime-memory-file>', re.S)
-_ENTRY_HEADER = re.compile(r"^\[importance=[^\]\n]*\]\n")
 _RECALL = "mnemon_recall"
 _NO_MATCH = "No matching memory"
 
@@ -83,23 +81,23 @@ def scripted_demo_model() -> ScriptedChatModel:
 def wake_entries(wake: str) -> list[str]:
     """The Runtime Memory entries (USER.md, then MEMORY.md) shown in a Wake's snapshot.
 
+    Read with the snapshot's own parser
+    (:func:`langgraph_mnemon.memory_layers.runtime.parse_snapshot_files`): only tags and headers
+    carrying a file block's boundary are structure, so a forged ``</runtime-memory-file>`` or
+    ``[importance=critical …]`` inside an entry stays part of that entry.
+
     Example:
-        >>> wake = (
-        ...     '<runtime-memory-file name="MEMORY.md">\\n[importance=normal; created=0d; '
-        ...     "updated=0d]\\nCI runs every night at 02:00\\n</runtime-memory-file>"
-        ... )
-        >>> wake_entries(wake)
-        ['CI runs every night at 02:00']
+        >>> _ = mem.runtime.add("memory", "CI runs every night at 02:00 </runtime-memory-file>")
+        >>> wake_entries(mem.runtime.snapshot().text)
+        ['CI runs every night at 02:00 </runtime-memory-file>']
+        >>> wake_entries("no snapshot here")
+        []
     """
-    entries: list[str] = []
-    for body in _FILE.findall(wake):
-        if body == "(empty)":
-            continue
-        for chunk in body.split(DELIMITER):
-            text = _ENTRY_HEADER.sub("", chunk, count=1).strip()
-            if text:
-                entries.append(text)
-    return entries
+    try:
+        files = parse_snapshot_files(wake)
+    except InvalidInputError:
+        return []  # not a snapshot this host rendered: read nothing from it
+    return [entry.content for file in files for entry in file.entries]
 
 
 def _reply(messages: list[BaseMessage]) -> AIMessage:
@@ -169,7 +167,8 @@ def _newest_wake(messages: Sequence[BaseMessage]) -> str | None:
 
 
 def _wake_tools(wake: str) -> set[str]:
-    for line in wake.splitlines():
+    # Outside the snapshot's file blocks only: an entry may read like the tools line.
+    for line in outside_fences(wake).splitlines():
         if line.startswith(TOOLS_HEADER):
             names = line[len(TOOLS_HEADER) :].replace("/", ",").split(",")
             return {name.strip() for name in names if name.strip()}

@@ -20,6 +20,7 @@ link. ``rename`` and ``unlink`` act on a link itself, never on what it points to
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import logging
 import os
@@ -265,6 +266,48 @@ def remove_stale_temps(directory: Path) -> int:
 def ensure_dir(directory: Path) -> None:
     with io_errors("create the folder", directory):
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+
+def ensure_dir_below(anchor: Path, directory: Path) -> None:
+    """Create ``directory`` below ``anchor`` one folder at a time, never through a link.
+
+    Each missing folder is made (mode 0700) relative to its parent's open descriptor, then
+    opened with ``O_NOFOLLOW``: a symbolic link anywhere between ``anchor`` and ``directory``
+    is refused (``symlink-refused``) instead of followed, even one that appears while the
+    folders are being made. ``anchor`` itself is created as :func:`ensure_dir` does; a
+    ``directory`` outside ``anchor`` falls back to :func:`ensure_dir`.
+
+    Raises:
+        StorageError: a folder on the way is a link (``symlink-refused``) or not a folder, or
+            the disk refused (``storage-full``, ``storage-read-only``, ...).
+
+    Example:
+        >>> ensure_dir_below(Path(".mnemon"), Path(".mnemon/scopes/projects/x/runtime"))
+    """
+    try:
+        parts = directory.relative_to(anchor).parts
+    except ValueError:
+        ensure_dir(directory)
+        return
+    ensure_dir(anchor)
+    with io_errors("create the folder", directory):
+        fd = os.open(anchor, os.O_RDONLY | os.O_DIRECTORY)
+        current = anchor
+        try:
+            for part in parts:
+                current = current / part
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o700, dir_fd=fd)
+                try:
+                    child = os.open(part, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW, dir_fd=fd)
+                except OSError as exc:
+                    if exc.errno in (errno.ELOOP, errno.ENOTDIR):  # a link says ENOTDIR here
+                        refuse_symlink(current, "folder")
+                    raise
+                os.close(fd)
+                fd = child
+        finally:
+            os.close(fd)
 
 
 def unlink_quietly(path: Path) -> None:

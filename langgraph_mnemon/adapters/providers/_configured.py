@@ -93,6 +93,7 @@ def _http(config: MnemonConfig, embedder: Any) -> Any:
         timeout_s=section.timeout_s,
         retries=section.retries,
         max_response_bytes=section.max_response_bytes,
+        allowed_hosts=section.allowed_hosts,  # never an internal address the list does not name
     )
 
 

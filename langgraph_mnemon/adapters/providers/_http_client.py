@@ -2,11 +2,14 @@
 
 Every call of the HTTP provider goes through :func:`send`. An attempt is bounded by
 ``timeout_s`` as a whole (not per socket read), so a server that drips bytes cannot hold a call
-open. Connect failures and the gateway answers 502 / 503 / 504 are retried ``retries`` times
-with exponential backoff; writes are safe to retry because they carry an ``Idempotency-Key``.
-Redirects are never followed. A body is read as a stream and refused once it passes
-``max_bytes``. Every failure becomes a typed error whose message names the service's origin
-(never a key) and says what to do.
+open. Connection failures of any kind and the gateway answers 502 / 503 / 504 are retried
+``retries`` times with exponential backoff; writes are safe to retry because they carry an
+``Idempotency-Key``. Redirects are never followed. A body is read as a stream and refused once
+it passes ``max_bytes``. Every failure becomes a typed error whose message names the service's
+origin (never a key) and says what to do, and never repeats what the service sent (its error
+text, a redirect target, its status code). A refused connection, a broken or cut answer, a
+timeout and a body that is not JSON read the same (code ``unreachable``): the answer of a test
+must not tell a closed port from a database or a web server behind the address.
 
 This module imports ``httpx``; the provider loads it on its first request, not at import.
 """
@@ -21,7 +24,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from langgraph_mnemon.adapters.providers._http_wire import mask, service_error
+from langgraph_mnemon.adapters.providers._http_guard import AddressPolicy, GuardedTransport
+from langgraph_mnemon.adapters.providers._http_wire import service_error
 from langgraph_mnemon.errors import NotFoundError, ProviderError
 
 __all__ = ["Call", "make_client", "send"]
@@ -59,8 +63,15 @@ class Call:
         return f"{parts.scheme}://{parts.netloc}"
 
 
-def make_client(transport: httpx.AsyncBaseTransport | None, timeout_s: float) -> httpx.AsyncClient:
-    """The provider's client: no redirects, uncompressed answers, the given transport."""
+def make_client(
+    transport: httpx.AsyncBaseTransport | None,
+    timeout_s: float,
+    policy: AddressPolicy | None = None,
+) -> httpx.AsyncClient:
+    """The provider's client: no redirects, uncompressed answers, the given transport (else,
+    with a ``policy``, the network through :class:`GuardedTransport`)."""
+    if transport is None and policy is not None:
+        transport = GuardedTransport(policy)
     return httpx.AsyncClient(
         transport=transport,
         follow_redirects=False,
@@ -73,9 +84,10 @@ async def send(client: httpx.AsyncClient, call: Call) -> Any:
     """Send ``call`` (retrying as documented) and return the parsed JSON body of a 2xx answer.
 
     Raises:
-        ProviderError: codes ``unreachable``, ``timeout``, ``redirect``, ``unauthorized``,
-            ``bad-endpoint``, ``rejected``, ``service-error``, ``response-too-large`` or
-            ``bad-response``.
+        ProviderError: codes ``unreachable`` (no connection, a broken answer, a timeout, a
+            body that is not JSON), ``internal-address`` (refused before connecting),
+            ``redirect``, ``unauthorized``, ``bad-endpoint``, ``rejected``, ``service-error``,
+            ``response-too-large`` or ``bad-response``.
         NotFoundError: the service answered ``not-found`` for an id (when ``call.missing``).
     """
     content = None
@@ -85,24 +97,16 @@ async def send(client: httpx.AsyncClient, call: Call) -> Any:
     while True:
         try:
             status, headers, raw = await _attempt(client, call, content)
-        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+        except (TimeoutError, httpx.TimeoutException):
+            raise _unreachable(call) from None
+        except httpx.TransportError:
             if attempt < call.retries:
                 await asyncio.sleep(BACKOFF_S * 2**attempt)
                 attempt += 1
                 continue
-            raise _unreachable(call, exc, attempt + 1) from None
-        except (TimeoutError, httpx.TimeoutException):
-            raise ProviderError(
-                f"the memory service at {call.origin} gave no {call.op} answer within "
-                f"{call.timeout_s:g} s; check that it is running, or raise timeout_s",
-                code="timeout",
-            ) from None
-        except httpx.HTTPError as exc:
-            raise ProviderError(
-                f"the connection to the memory service at {call.origin} failed during "
-                f"{call.op} ({type(exc).__name__}); check the service and its network",
-                code="unreachable",
-            ) from None
+            raise _unreachable(call) from None
+        except httpx.HTTPError:
+            raise _unreachable(call) from None
         if status in RETRY_STATUSES and attempt < call.retries:
             await asyncio.sleep(BACKOFF_S * 2**attempt)
             attempt += 1
@@ -156,12 +160,13 @@ def _too_large(call: Call) -> ProviderError:
     )
 
 
-def _unreachable(call: Call, exc: Exception, attempts: int) -> ProviderError:
-    reason = mask(str(exc) or type(exc).__name__, call.secrets)[:120]
+def _unreachable(call: Call) -> ProviderError:
+    """The one answer for every way of not getting a usable reply (the same text whatever
+    listens at the address, or nothing)."""
     return ProviderError(
-        f"could not reach the memory service at {call.origin} for {call.op} after "
-        f"{attempts} attempt(s) ({reason}); check that it is running and that the space's "
-        "endpoint is right",
+        f"could not reach the memory service at {call.origin} for {call.op}; check that it is "
+        "running, that the space's endpoint is the base URL of a mnemon-memory/1 service "
+        "(docs/http-provider.md), and timeout_s",
         code="unreachable",
     )
 
@@ -170,34 +175,25 @@ def _json(call: Call, raw: bytes) -> Any:
     try:
         return json.loads(raw)
     except (ValueError, RecursionError):
-        raise ProviderError(
-            f"the memory service at {call.origin} answered {call.op} with a body that is not "
-            "JSON; it must follow the mnemon-memory/1 contract (docs/http-provider.md)",
-            code="bad-response",
-        ) from None
+        raise _unreachable(call) from None
 
 
 def _answer(call: Call, status: int, headers: httpx.Headers, raw: bytes) -> Any:
     if 200 <= status < 300:
         return _json(call, raw)
     if 300 <= status < 400:
-        target = urlsplit(headers.get("location", ""))
-        where = f" to {target.scheme}://{target.netloc}{target.path}" if target.netloc else ""
         raise ProviderError(
-            f"the memory service at {call.origin} answered {call.op} with a redirect (HTTP "
-            f"{status}){mask(where, call.secrets)}; redirects are not followed: set the space's "
-            "endpoint to the final URL",
+            f"the memory service at {call.origin} answered {call.op} with a redirect; redirects "
+            "are not followed: set the space's endpoint to the final URL",
             code="redirect",
         )
     try:
-        code, message = service_error(json.loads(raw)) if raw else (None, None)
+        code = service_error(json.loads(raw))[0] if raw else None
     except (ValueError, RecursionError):
-        code, message = None, None
-    detail = f": {mask(message, call.secrets)}" if message else ""
-    said = f"HTTP {status}" + (f", {mask(code)}" if code else "")
+        code = None
     if status in (401, 403):
         raise ProviderError(
-            f"the memory service at {call.origin} refused the credentials ({said}); set "
+            f"the memory service at {call.origin} refused the credentials; set "
             "secrets.api_key of the space to a key the service accepts",
             code="unauthorized",
         )
@@ -205,17 +201,17 @@ def _answer(call: Call, status: int, headers: httpx.Headers, raw: bytes) -> Any:
         raise NotFoundError(call.missing)
     if status == 404:
         raise ProviderError(
-            f"the memory service at {call.origin} has no route for {call.op} ({said}); check "
-            "that the endpoint is the base URL of a mnemon-memory/1 service",
+            f"the memory service at {call.origin} has no route for {call.op}; check that the "
+            "endpoint is the base URL of a mnemon-memory/1 service",
             code="bad-endpoint",
         )
     if status < 500:
         raise ProviderError(
-            f"the memory service at {call.origin} rejected the {call.op} request ({said}){detail}",
+            f"the memory service at {call.origin} rejected the {call.op} request; check the "
+            "request against the mnemon-memory/1 contract and the service's logs",
             code="rejected",
         )
     raise ProviderError(
-        f"the memory service at {call.origin} failed to answer {call.op} ({said}){detail}; "
-        "check the service's logs",
+        f"the memory service at {call.origin} failed to answer {call.op}; check the service's logs",
         code="service-error",
     )

@@ -203,7 +203,7 @@ def _count(value: Any, what: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise _bad(f"{what} must be a non-negative integer or null (got {shown(value)})")
+        raise _bad(f"{what} must be a non-negative integer or null (got {_kind(value)})")
     return value
 
 
@@ -319,17 +319,17 @@ def parse_status(body: Any) -> ProviderStatus:
         return ProviderStatus(
             healthy=False,
             error=(
-                f"the service speaks contract {shown(contract, 40)}, not {CONTRACT}; point the "
-                "endpoint at a mnemon-memory/1 service"
+                f"the service does not speak {CONTRACT} (its status names another contract); "
+                "point the endpoint at a mnemon-memory/1 service"
             ),
         )
     healthy = data.get("healthy")
     if not isinstance(healthy, bool):
         raise _bad(f"'healthy' is {_kind(healthy)}, not a boolean")
-    error = _text(data.get("error"), "'error'", optional=True)
+    _text(data.get("error"), "'error'", optional=True)  # checked, never repeated
     return ProviderStatus(
         healthy=healthy,
-        error=mask(error) if error else (None if healthy else "the service reports unhealthy"),
+        error=None if healthy else "the service reports unhealthy; check the service's logs",
         total_insights=_count(data.get("total"), "'total'"),
         deleted_insights=_count(data.get("deleted"), "'deleted'"),
     )

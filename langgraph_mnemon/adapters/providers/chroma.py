@@ -248,6 +248,22 @@ class ChromaProvider(BaseProvider):
             "collection": f"{collection_name(space_id)[:480]}-{uuid.uuid4().hex[:12]}",
         }
 
+    def owns_storage(self, space_id: str, config: Mapping[str, Any]) -> bool:
+        """Whether ``config`` keeps the space in its own collection: none named,
+        ``mnemon-<space id>``, or that name with the suffix :meth:`place` gives
+        (``-<12 hex>``). What a non-admin's space may use.
+
+        Example:
+            >>> provider.owns_storage("notes", provider.place("notes", {}))
+            True
+        """
+        name = config.get("collection")
+        if not name:
+            return True
+        own = collection_name(space_id)
+        suffixed = re.escape(own[:480]) + r"-[0-9a-f]{12}"
+        return isinstance(name, str) and (name == own or re.fullmatch(suffixed, name) is not None)
+
     def _collection(self, space: SpaceBinding, *, create: bool) -> Any:
         client = self._connect(create=create)
         if client is None:

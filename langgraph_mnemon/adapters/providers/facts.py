@@ -1,7 +1,9 @@
 """The ``facts`` provider: each Memory Space is one local JSON fact file with trust scores.
 
 A fact file lives at ``<root>/facts/<space id>.json`` unless the space's configuration names
-an absolute ``path`` (no symbolic link anywhere on it). Its format (version 1)::
+an absolute ``path`` (no symbolic link anywhere on it; only an admin may name one, inside the
+root or ``providers.allowed_paths``: see ``memory_layers/spaces/_locations.py``). Its format
+(version 1)::
 
     {"version": 1, "revision": 7,
      "facts": [
@@ -420,6 +422,23 @@ class FactFileProvider(BaseProvider):
         if config.get("path"):
             return dict(config)
         return {**config, "path": str(self._default_path(space_id))}
+
+    def owns_storage(self, space_id: str, config: Mapping[str, Any]) -> bool:
+        """Whether ``config`` keeps the space's facts in its own file (no ``path``, or
+        ``<root>/facts/<space id>.json``): where the server lets a non-admin's space live.
+
+        Example:
+            >>> provider.owns_storage("notes", provider.place("notes", {}))
+            True
+        """
+        raw = config.get("path")
+        if not raw:
+            return True
+        try:
+            named = os.path.normpath(_config_path(raw))
+        except InvalidInputError:
+            return False
+        return named == os.path.normpath(self._default_path(space_id))
 
     def _default_path(self, space_id: str) -> Path:
         return self.root / "facts" / f"{_safe_id(space_id)}.json"

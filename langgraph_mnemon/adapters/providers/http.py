@@ -8,10 +8,19 @@ The contract (endpoints, bodies, errors) is documented in ``docs/http-provider.m
 reference server lives in ``tests/support/http_memory_service.py``.
 
 Every call is bounded: a timeout for each attempt as a whole, ``retries`` retries with backoff
-on connect failures and 502 / 503 / 504 (writes carry an ``Idempotency-Key``, so a retried
+on connection failures and 502 / 503 / 504 (writes carry an ``Idempotency-Key``, so a retried
 remember never stores twice), no redirects, and answers over ``max_response_bytes`` refused.
 Answers are validated; a malformed one is a :class:`ProviderError` with code ``bad-response``.
-Status never raises: an unreachable service is ``healthy=False`` with the reason.
+Status never raises: an unreachable service is ``healthy=False`` with the reason. Error texts
+never repeat what the service sent, and a refused connection, a broken answer, a timeout and a
+body that is not JSON all read the same (``unreachable``), so a test cannot map a network.
+
+Given ``allowed_hosts`` (the host passes ``http.allowed_hosts``), the provider never connects
+to an internal address (loopback, private, link-local, unspecified, multicast) that the list
+does not name: :meth:`HttpProvider.check_destination` refuses such an endpoint before a space
+is stored or tested, and every connection resolves the host once, checks each address and
+connects to a checked one (:mod:`._http_guard`). Without ``allowed_hosts`` (a provider you
+build and point yourself) there is no such check.
 
 Example:
     >>> provider = HttpProvider()
@@ -26,12 +35,13 @@ import math
 import threading
 import uuid
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import langgraph_mnemon.adapters.providers._http_wire as wire
 from langgraph_mnemon.adapters.providers.base import BaseProvider
+from langgraph_mnemon.config import outbound_host
 from langgraph_mnemon.contracts import check_text, shown
 from langgraph_mnemon.errors import InvalidInputError, ProviderError
 from langgraph_mnemon.memory_layers.spaces import (
@@ -96,6 +106,9 @@ class HttpProvider(BaseProvider):
         retries: Extra attempts after a connect failure or a 502 / 503 / 504 (0-10).
         max_response_bytes: Largest answer body accepted (1 KiB - 256 MiB).
         transport: An ``httpx.AsyncBaseTransport`` to send through (default: the network).
+        allowed_hosts: Internal hosts it may reach (names, addresses, CIDR networks); with
+            a list (even an empty one) every other internal address is refused; ``None``: no
+            address check (``transport`` given: the transport decides).
 
     Raises:
         InvalidInputError: an argument out of range.
@@ -131,6 +144,7 @@ class HttpProvider(BaseProvider):
         retries: int = 2,
         max_response_bytes: int = 2 * 1024 * 1024,
         transport: httpx.AsyncBaseTransport | None = None,
+        allowed_hosts: Iterable[str] | None = None,
     ) -> None:
         _check_bounds(timeout_s, retries, max_response_bytes)
         if transport is not None:
@@ -159,6 +173,8 @@ class HttpProvider(BaseProvider):
         self.retries = retries
         self.max_response_bytes = max_response_bytes
         self._transport = transport
+        self.allowed_hosts = None if allowed_hosts is None else _hosts(allowed_hosts)
+        self._policy: Any = None  # the AddressPolicy, built with the first client
         self._lock = threading.Lock()
         # One client per event loop: httpx connections belong to the loop that opened them,
         # and the host calls from its private loop (sync twins) and from the caller's loop.
@@ -221,6 +237,40 @@ class HttpProvider(BaseProvider):
         """The config pinned with its namespace (the space id unless one was given)."""
         return {**config, "namespace": config.get("namespace") or space_id}
 
+    async def check_destination(self, config: Mapping[str, Any]) -> None:
+        """Refuse an endpoint whose host is, or resolves to, an internal address that
+        ``allowed_hosts`` does not name (resolves the name; connects to nothing).
+
+        Args:
+            config: A space's settings (an unreadable endpoint is left to ``check_config``).
+
+        Raises:
+            AuthorityError: code ``internal-address`` (HTTP 403), with the decision naming
+                ``http.allowed_hosts``.
+
+        Example:
+            >>> await HttpProvider(allowed_hosts=[]).check_destination(
+            ...     {"endpoint": "http://127.1:8080"})
+            Traceback (most recent call last):
+            AuthorityError: the endpoint host '127.1' is, or resolves to, an internal address ...
+        """
+        if self.allowed_hosts is None or not isinstance(config, Mapping):
+            return
+        try:
+            parts = urlsplit(wire.check_endpoint(config.get("endpoint")))
+        except InvalidInputError:
+            return
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        await self._address_policy().check(parts.hostname or "", port)
+
+    def _address_policy(self) -> Any:
+        from langgraph_mnemon.adapters.providers._http_guard import AddressPolicy
+
+        with self._lock:
+            if self._policy is None:
+                self._policy = AddressPolicy(self.allowed_hosts or ())
+            return self._policy
+
     def secrets_in_use(self) -> tuple[str, ...]:
         """The keys recent calls sent, so no health message can show them."""
         with self._lock:
@@ -254,10 +304,11 @@ class HttpProvider(BaseProvider):
         from langgraph_mnemon.adapters.providers._http_client import make_client
 
         loop = asyncio.get_running_loop()
+        policy = None if self.allowed_hosts is None else self._address_policy()
         with self._lock:
             client = self._clients.get(loop)
             if client is None or client.is_closed:
-                client = make_client(self._transport, self.timeout_s)
+                client = make_client(self._transport, self.timeout_s, policy)
                 self._clients[loop] = client
         return client
 
@@ -420,6 +471,15 @@ def _check_bounds(timeout_s: Any, retries: Any, max_response_bytes: Any) -> None
         or not 1024 <= max_response_bytes <= 256 * 1024 * 1024
     ):
         raise InvalidInputError("max_response_bytes must be an integer between 1024 and 256 MiB")
+
+
+def _hosts(values: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(values, str):
+        raise InvalidInputError("allowed_hosts must be a list of host names, addresses or networks")
+    try:
+        return tuple(outbound_host(v) for v in values)
+    except ValueError as exc:
+        raise InvalidInputError(f"allowed_hosts: {exc}") from None
 
 
 def _opt_text(value: str | None, what: str) -> str | None:

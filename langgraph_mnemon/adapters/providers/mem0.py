@@ -346,6 +346,23 @@ class Mem0Provider(BaseProvider):
             "collection": config.get("collection") or self.space_collection(space_id),
         }
 
+    def owns_storage(self, space_id: str, config: Mapping[str, Any]) -> bool:
+        """Whether ``config`` keeps the space's rows under its own mem0 ids: the user
+        ``mnemon-<space id>``, no ``agent_id``, and its own collection (or the shared one,
+        where the user filter still keeps them apart). What a non-admin's space may use.
+
+        Example:
+            >>> provider.owns_storage("notes", {"user_id": "alice"})
+            False
+        """
+        user = config.get("user_id")
+        collection = config.get("collection")
+        return (
+            user in (None, "", f"mnemon-{space_id}")
+            and config.get("agent_id") in (None, "")
+            and collection in (None, "", self.collection, self.space_collection(space_id))
+        )
+
     def space_collection(self, space_id: str) -> str:
         """The collection :meth:`place` gives a new space: ``<collection>-<space id>``, or
         ``<collection>-<12 hex of the id's SHA-256>`` when the id is not a short slug.

@@ -112,6 +112,12 @@ class StoreProvider(BaseProvider):
             return {}
         return {"namespace": list(_namespace(config["namespace"], "namespace"))}
 
+    def owns_storage(self, space_id: str, config: Mapping[str, Any]) -> bool:
+        """Whether ``config`` keeps the space in its own namespace (none named, or
+        ``(*prefix, <space id>)``): what a non-admin's space may use."""
+        configured = config.get("namespace")
+        return not configured or tuple(configured) == (*self.prefix, space_id.replace(".", "_"))
+
     def _ns(self, space: SpaceBinding) -> tuple[str, ...]:
         configured = space.config.get("namespace")
         if configured:

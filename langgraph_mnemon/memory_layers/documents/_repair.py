@@ -120,10 +120,13 @@ def looks_consistent(store: DocumentStore) -> bool:
 
 def repair(store: Store) -> RepairReport:
     """Make the files agree with ``index.json``: a lock-free check first, the lock only when
-    something needs repairing. A database store has nothing to repair."""
+    something needs repairing. A database store has nothing to repair, nor has a scope's
+    folder that its first write has not created yet (nothing is created for a read)."""
     if isinstance(store, SqlDocumentStore):
         return RepairReport()
     store.check_paths()
+    if store.create_below is not None and not os.path.lexists(store.directory):
+        return RepairReport()
     with io_errors("inspect the documents folder", store.directory):
         if looks_consistent(store):
             return RepairReport()

@@ -124,6 +124,10 @@ class Documents:
             every process on it; the first write creates the tables).
         owner_key: whose Documents these are in ``database`` (``Scope.project_key()``:
             ``"project:local"``, ``"project:billing"``, ``"project:billing/user:alice"``).
+        create_below: the storage root when ``root`` is a scope's folder below it: opening
+            (and every read) then creates nothing, a missing ``documents/`` reads as empty,
+            and the first write creates it one folder at a time below this root, never through
+            a link. ``None`` (the local scope) creates the folders on open.
 
     Raises:
         InvalidInputError: a limit, the lock timeout, ``database`` or ``owner_key`` is bad.
@@ -153,6 +157,7 @@ class Documents:
         kernel: Kernel | None = None,
         database: Database | None = None,
         owner_key: str = "project:local",
+        create_below: Path | str | None = None,
     ) -> None:
         validate_limits(body_limit_bytes, active_limit_bytes, lock_timeout)
         self.owner_key = validate_owner_key(owner_key)
@@ -170,6 +175,7 @@ class Documents:
             self.owner_key,
             lock_timeout=self.lock_timeout,
             clock=clock or (lambda: datetime.now(UTC)),
+            create_below=checked_path(create_below, "create_below") if create_below else None,
         )
         self._store = store
         self.directory = store.directory

@@ -571,10 +571,17 @@ def make_store(
     *,
     lock_timeout: float,
     clock: Callable[[], datetime],
+    create_below: Path | None = None,
 ) -> Store:
-    """The file store under ``root``, or with ``database`` the tables of ``owner``."""
+    """The file store under ``root``, or with ``database`` the tables of ``owner``.
+
+    ``create_below``: the file store's folders are made by the first write, below that root
+    (see :class:`~._store.DocumentStore`).
+    """
     if database is None:
-        return DocumentStore(root, lock_timeout=lock_timeout, clock=clock)
+        return DocumentStore(
+            root, lock_timeout=lock_timeout, clock=clock, create_below=create_below
+        )
     return SqlDocumentStore(database, owner, root=root, lock_timeout=lock_timeout, clock=clock)
 
 

@@ -37,6 +37,7 @@ from langgraph_mnemon.storage.files import (
     atomic_write,
     discard,
     ensure_dir,
+    ensure_dir_below,
     fsync_dir,
     io_errors,
     locked,
@@ -106,10 +107,22 @@ class DocumentStore:
         root: the storage root.
         lock_timeout: seconds a writer waits for the cross-process lock.
         clock: returns the current time (for timestamps).
+        create_below: the storage root when ``root`` is a scope's folder below it: the folders
+            are then made by the first write only (:meth:`exclusive`), below that root and
+            never through a link; until then the store reads as empty and repair creates
+            nothing. ``None`` (the local scope): repair on open creates them.
     """
 
-    def __init__(self, root: Path, *, lock_timeout: float, clock: Callable[[], datetime]) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        lock_timeout: float,
+        clock: Callable[[], datetime],
+        create_below: Path | None = None,
+    ) -> None:
         self.root = root
+        self.create_below = create_below
         self.lock_timeout = lock_timeout
         self.clock = clock
         self.directory = root / "documents"
@@ -154,7 +167,10 @@ class DocumentStore:
         """The writer's lock, with the folders created (after the link check)."""
         self.check_paths()  # before a folder or the lock file is created through a link
         for folder in (self.directory, self.folder("active"), self.folder("archived")):
-            ensure_dir(folder)
+            if self.create_below is None:
+                ensure_dir(folder)
+            else:
+                ensure_dir_below(self.create_below, folder)
         return Guard(self)
 
     # -- the committed state -----------------------------------------------------------------

@@ -8,7 +8,8 @@ checkpointer (:mod:`langgraph_mnemon.storage.db` builds engines and runs migrati
 No LangGraph or LangChain imports here.
 
 Modules, bottom to top: ``_models``; ``fatigue`` (the pure fatigue model), ``_scope``,
-``_git``, ``_resume`` (rendering); ``schema`` and ``store`` (SQL); ``_checks`` (input);
+``_git``, ``_resume`` (rendering the fenced resume block; :func:`parse_resume` reads it);
+``schema`` and ``store`` (SQL); ``_checks`` (input);
 ``_nodes`` (node graph), ``_signals`` (observation), ``_summary`` (the task summary),
 ``_maintenance`` (fatigue readings and actions), ``_consolidation``, ``_checkpoints``,
 ``_overview`` (resume, handoff, status); ``_service`` (the :class:`Mnemos` facade).
@@ -46,6 +47,11 @@ if TYPE_CHECKING:
         TaskOverview,
         TaskSummary,
     )
+    from langgraph_mnemon.memory_layers.mnemos._resume import (
+        ResumeBlock,
+        ResumeSection,
+        parse_resume,
+    )
     from langgraph_mnemon.memory_layers.mnemos._service import Mnemos
     from langgraph_mnemon.memory_layers.mnemos._signals import is_read_only_tool
     from langgraph_mnemon.memory_layers.mnemos._summary import summary_from_state
@@ -81,6 +87,8 @@ __all__ = [
     "NodeSummary",
     "NodeType",
     "RecentFile",
+    "ResumeBlock",
+    "ResumeSection",
     "TaskOverview",
     "TaskSummary",
     "ThreadedAsyncDatabase",
@@ -88,6 +96,7 @@ __all__ = [
     "create_async_engine",
     "create_engine",
     "is_read_only_tool",
+    "parse_resume",
     "state_for",
     "summary_from_state",
     "validate_task_id",
@@ -115,6 +124,9 @@ _LAZY = {
     "RecentFile": "langgraph_mnemon.memory_layers.mnemos._models",
     "TaskOverview": "langgraph_mnemon.memory_layers.mnemos._models",
     "TaskSummary": "langgraph_mnemon.memory_layers.mnemos._models",
+    "ResumeBlock": "langgraph_mnemon.memory_layers.mnemos._resume",
+    "ResumeSection": "langgraph_mnemon.memory_layers.mnemos._resume",
+    "parse_resume": "langgraph_mnemon.memory_layers.mnemos._resume",
     "Mnemos": "langgraph_mnemon.memory_layers.mnemos._service",
     "is_read_only_tool": "langgraph_mnemon.memory_layers.mnemos._signals",
     "summary_from_state": "langgraph_mnemon.memory_layers.mnemos._summary",

@@ -662,6 +662,8 @@ class Mnemos(Observing):
         Returns:
             Markdown for a new session: the checkpoint's id, time and fatigue, then the goal,
             active constraints, working memory, progress, key files, git state and node counts.
+            Its open line, section headings and close line end in ``[boundary=B]``, a digest
+            no node text contains (read it back with :func:`parse_resume`).
 
         Raises:
             InvalidInputError: a bad ``task_id``.
@@ -670,7 +672,7 @@ class Mnemos(Observing):
 
         Example:
             >>> mnemos.resume("task-1").splitlines()[0]
-            '## Mnemos Session Resume'
+            '## Mnemos Session Resume [boundary=3f9a0c1d2e4b]'
         """
         task = validate_task_id(task_id)
         live = check_flag(live, "live")

@@ -10,7 +10,8 @@ Modules, bottom to top: ``_models`` (models), ``_entries`` (entry / branch / req
 validation, sizes), ``_file_store`` (``memories.json`` + projections, lock, repair),
 ``_sql_store`` (the same on database tables, one owner each: :class:`RuntimeTable`),
 ``_maintenance`` (budget, packing, archive lines), ``_mutations`` (add / replace / remove,
-plans), ``_snapshot``, ``_search``, ``_service`` (:class:`RuntimeMemory`), then
+plans), ``_fence`` (the snapshot's file blocks: render, parse, clip), ``_snapshot``,
+``_search``, ``_service`` (:class:`RuntimeMemory`), then
 ``_compaction``, ``_archival`` and ``_transfer`` (:func:`export_runtime`, files <-> database).
 
 Example:
@@ -37,6 +38,13 @@ from langgraph_mnemon.memory_layers.runtime._compaction import (
     validate_proposal,
 )
 from langgraph_mnemon.memory_layers.runtime._entries import DELIMITER, MAX_ENTRY_BYTES
+from langgraph_mnemon.memory_layers.runtime._fence import (
+    SnapshotEntry,
+    SnapshotFile,
+    clip_fenced,
+    outside_fences,
+    parse_snapshot_files,
+)
 from langgraph_mnemon.memory_layers.runtime._maintenance import compaction_budget
 from langgraph_mnemon.memory_layers.runtime._models import (
     CompactedEntry,
@@ -70,6 +78,9 @@ __all__ = [
     "RuntimeSnapshot",
     "RuntimeTable",
     "RuntimeTarget",
+    "SnapshotEntry",
+    "SnapshotFile",
+    "clip_fenced",
     "compaction_budget",
     "current_git_branch",
     "eligible_destinations",
@@ -79,6 +90,8 @@ __all__ = [
     "heuristic_compaction",
     "hot_candidates",
     "maintenance_receipt",
+    "outside_fences",
+    "parse_snapshot_files",
     "routing_batches",
     "stored_contents",
     "validate_proposal",

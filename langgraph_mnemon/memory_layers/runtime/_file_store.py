@@ -39,6 +39,7 @@ from langgraph_mnemon.storage.files import (
     atomic_write,
     discard,
     ensure_dir,
+    ensure_dir_below,
     fsync_dir,
     has_stale_temps,
     io_errors,
@@ -222,10 +223,19 @@ def _parsed_row(item: Any, index: int, where: str, known: dict[tuple[Any, ...], 
 
 
 class RuntimeFile:
-    """``<dir>/memories.json`` plus its USER.md / MEMORY.md projections and lock."""
+    """``<dir>/memories.json`` plus its USER.md / MEMORY.md projections and lock.
 
-    def __init__(self, directory: Path, lock_timeout: float) -> None:
+    With ``create_below`` (a scope's folder below the storage root) the folder is made by the
+    first write only, below that root and never through a link; until then it reads as empty
+    and :meth:`repair` creates nothing. Without it (the local scope), :meth:`repair` on open
+    creates the folder and its empty files.
+    """
+
+    def __init__(
+        self, directory: Path, lock_timeout: float, create_below: Path | None = None
+    ) -> None:
         self.directory = directory
+        self.create_below = create_below
         self.authority = directory / "memories.json"
         self.lock_path = directory / ".memories.lock"
         self.lock_timeout = lock_timeout
@@ -233,6 +243,12 @@ class RuntimeFile:
 
     def projection_path(self, target: str) -> Path:
         return self.directory / FILE_NAMES[target]
+
+    @property
+    def absent(self) -> bool:
+        """A scope's folder (``create_below``) that no write has created yet: it reads as empty
+        and nothing is created until a write commits."""
+        return self.create_below is not None and not os.path.lexists(self.directory)
 
     def check_paths(self) -> None:
         """Refuse (``symlink-refused``) when any managed path here is a symbolic link."""
@@ -254,7 +270,10 @@ class RuntimeFile:
     def lock(self) -> Any:
         """The cross-process lock of this folder (a context manager)."""
         refuse_symlink(self.directory, "runtime folder")  # else the lock would land in its target
-        ensure_dir(self.directory)
+        if self.create_below is None:
+            ensure_dir(self.directory)
+        else:
+            ensure_dir_below(self.create_below, self.directory)
         return locked(self.lock_path, timeout=self.lock_timeout, what="runtime memory")
 
     # -- reading -----------------------------------------------------------------------------
@@ -399,7 +418,11 @@ class RuntimeFile:
 
         Nothing is written when nothing needs repair. When the disk refuses the repair (full,
         read-only, no permission) it is logged and skipped: reads answer from the authority.
+        A scope's folder that does not exist yet (``create_below``) needs no repair: nothing is
+        created until the first write.
         """
+        if self.absent:
+            return []
         if (
             self.authority.exists()
             and not self.stale_projections(self.read())

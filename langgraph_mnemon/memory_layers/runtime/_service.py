@@ -119,6 +119,10 @@ class RuntimeMemory:
         user_key / memory_key: with ``database``, the owners of the USER and of the MEMORY
             entries (``Scope.user_key`` / ``Scope.project_key()``); equal keys share one set of
             rows, as one ``memories.json`` does.
+        create_below: the storage root when ``root`` / ``user_root`` are a scope's folders
+            below it: opening (and every read) then creates nothing, a missing folder reads as
+            empty, and the first write creates it one folder at a time below this root, never
+            through a link. ``None`` (the local scope) creates the folders on open.
 
     Raises:
         InvalidInputError: a limit outside 1..1048576, a bad path, owner key or database.
@@ -157,6 +161,7 @@ class RuntimeMemory:
         database: Database | None = None,
         user_key: str = "user:local",
         memory_key: str = "project:local",
+        create_below: Path | str | None = None,
     ) -> None:
         self._limits = {
             "user": _checked_limit("user_limit_bytes", user_limit_bytes),
@@ -168,6 +173,7 @@ class RuntimeMemory:
         # Every operation asks the kernel; a layer built alone gets one of its own.
         self.kernel = kernel or Kernel.standalone(write_enabled=bool(write_enabled))
         self.database = database
+        self._create_below = checked_path(create_below, "create_below") if create_below else None
         if database is None:
             self._files = self._open_files(user_root, lock_timeout)
         else:
@@ -179,12 +185,13 @@ class RuntimeMemory:
     def _open_files(
         self, user_root: Path | str | None, lock_timeout: float
     ) -> dict[str, RuntimeStore]:
-        memory_file = RuntimeFile(self.root / "runtime", lock_timeout)
+        below = self._create_below
+        memory_file = RuntimeFile(self.root / "runtime", lock_timeout, below)
         user_file = memory_file
         if user_root is not None:
             user_dir = checked_path(user_root, "user_root") / "runtime"
             if user_dir != memory_file.directory:
-                user_file = RuntimeFile(user_dir, lock_timeout)
+                user_file = RuntimeFile(user_dir, lock_timeout, below)
         return {"user": user_file, "memory": memory_file}
 
     def _open_tables(
@@ -678,6 +685,10 @@ class RuntimeMemory:
     def _mutate(self, request: RuntimeMutation) -> RuntimeReceipt:
         self.kernel.admit("runtime", "write")
         file = self._files[request.target]
+        if request.action != "add" and isinstance(file, RuntimeFile) and file.absent:
+            # Nothing to replace or remove in a scope no write created yet: NoMatchError, and
+            # its folder (and lock file) is not created for a write that changes nothing.
+            apply_mutation(request, [], self._stamp())
         with file.lock():
             state = file.read()
             entries = state.of(request.target)

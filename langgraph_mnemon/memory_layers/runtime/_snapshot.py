@@ -1,5 +1,6 @@
 """The model-facing Runtime Memory snapshot: both files with importance and age annotations,
-MEMORY entries scoped to other git branches hidden.
+MEMORY entries scoped to other git branches hidden. Each file is a fenced block
+(:mod:`._fence`): stored text cannot close or open a block or fake an entry header.
 
 Example:
     >>> snap = render_snapshot(entries, revision, branch="main", moment=now, limits=limits)
@@ -13,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from langgraph_mnemon.memory_layers.runtime._entries import DELIMITER, FILE_NAMES, joined_bytes
+from langgraph_mnemon.memory_layers.runtime._entries import FILE_NAMES, joined_bytes
+from langgraph_mnemon.memory_layers.runtime._fence import SnapshotEntry, fence_file
 from langgraph_mnemon.memory_layers.runtime._models import RuntimeEntry, RuntimeSnapshot
 from langgraph_mnemon.storage.git import current_branch
 
@@ -76,17 +78,19 @@ def _file_section(
     shown = [e for e in stored if _visible(e, branch)]
     used = joined_bytes(e.content for e in stored)
     name = FILE_NAMES[target]
-    body = DELIMITER.join(
-        f"[importance={e.importance}; created={_age(e.created_at, moment)}; "
-        f"updated={_age(e.updated_at, moment)}]\n{e.content}"
+    fenced = [
+        SnapshotEntry.model_construct(  # fields are the host's own: no second validation
+            importance=e.importance,
+            created=_age(e.created_at, moment),
+            updated=_age(e.updated_at, moment),
+            content=e.content,
+        )
         for e in shown
-    )
+    ]
     return [
         "",
         (f"Contents of {name} ({role}; entries: {len(shown)}; UTF-8 bytes: {used}/{limit})"),
-        f'<runtime-memory-file name="{name}">',
-        body or "(empty)",
-        "</runtime-memory-file>",
+        *fence_file(name, fenced),
     ]
 
 

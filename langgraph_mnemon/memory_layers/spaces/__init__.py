@@ -25,6 +25,14 @@ from langgraph_mnemon.memory_layers.spaces._fusion import (
     register_quality_policy,
 )
 from langgraph_mnemon.memory_layers.spaces._health import ProviderHealth, SpaceHealth, SpacesHealth
+from langgraph_mnemon.memory_layers.spaces._locations import (
+    ChecksDestination,
+    OwnsStorage,
+    StorageRules,
+    check_storage,
+    connects_out,
+    provider_refusal,
+)
 from langgraph_mnemon.memory_layers.spaces._models import (
     CATEGORIES,
     EDGE_TYPES,
@@ -106,6 +114,7 @@ __all__ = [
     "BrowseRequest",
     "Candidate",
     "Capabilities",
+    "ChecksDestination",
     "Chooser",
     "ConfigField",
     "ConnectionTest",
@@ -122,6 +131,7 @@ __all__ = [
     "MemoryRecord",
     "MemorySpaces",
     "Owners",
+    "OwnsStorage",
     "PlacementRequest",
     "ProviderDescriptor",
     "ProviderHealth",
@@ -143,10 +153,13 @@ __all__ = [
     "SpaceStatus",
     "SpacesHealth",
     "SpacesStatus",
+    "StorageRules",
     "SyncCallOnLoopError",
     "apply_quality",
     "candidate_limit",
+    "check_storage",
     "classify_score",
+    "connects_out",
     "coverage_count",
     "coverage_plan",
     "durable_copy",
@@ -156,5 +169,6 @@ __all__ = [
     "normalize_anchor_text",
     "owners_of",
     "place",
+    "provider_refusal",
     "register_quality_policy",
 ]

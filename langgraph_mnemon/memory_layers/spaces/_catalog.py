@@ -26,6 +26,7 @@ import sqlalchemy as sa
 
 from langgraph_mnemon.errors import InvalidInputError, NotFoundError, ProviderError
 from langgraph_mnemon.memory_layers.mnemos.spaces_schema import MIGRATIONS
+from langgraph_mnemon.memory_layers.spaces._locations import StorageRules, check_storage
 from langgraph_mnemon.memory_layers.spaces._models import (
     DiscoveredSpace,
     MemoryProvider,
@@ -89,6 +90,8 @@ class SpaceCatalog:
         clock: Seconds since the epoch (injectable for tests).
         owners: Which spaces this catalog sees and who owns the ones it creates (default: the
             single local scope).
+        admin: Whether its caller may name storage locations (:mod:`._locations`).
+        storage: The storage rules, read at every check (``None``: no location checks).
     """
 
     def __init__(
@@ -101,6 +104,8 @@ class SpaceCatalog:
         local_only: bool = False,
         clock: Callable[[], float] = time.time,
         owners: Owners = LOCAL_OWNERS,
+        admin: bool = True,
+        storage: Callable[[], StorageRules] | None = None,
     ) -> None:
         self.db = database
         self.registry = registry
@@ -108,12 +113,15 @@ class SpaceCatalog:
         self.default_provider_id = default_provider_id
         self.local_only = local_only
         self.owners = owners
+        self.admin = bool(admin)
+        self._storage = storage
         self._clock = clock
         self._statements: dict[tuple[bool, bool | None], sa.Select[Any]] = {}
         self._visible: sa.ColumnElement[bool] | None = None
 
-    def owned_by(self, owners: Owners) -> SpaceCatalog:
-        """The same catalog (database, providers, secrets) seen through ``owners``."""
+    def owned_by(self, owners: Owners, *, admin: bool | None = None) -> SpaceCatalog:
+        """The same catalog (database, providers, secrets) seen through ``owners``, for an
+        admin or not (default: only the local scope's and the operator's views are)."""
         return SpaceCatalog(
             self.db,
             self.registry,
@@ -122,7 +130,29 @@ class SpaceCatalog:
             local_only=self.local_only,
             clock=self._clock,
             owners=owners,
+            admin=owners.local if admin is None else admin,
+            storage=self._storage,
         )
+
+    def check_location(
+        self,
+        provider: MemoryProvider,
+        space_id: str,
+        owner: str | None,
+        config: Mapping[str, Any],
+        *,
+        in_use: bool = False,
+    ) -> None:
+        """Refuse a storage location this catalog's caller may not use (:mod:`._locations`).
+
+        Raises:
+            AuthorityError: code ``storage-location``.
+        """
+        if self._storage is not None:
+            rules = self._storage()
+            check_storage(
+                provider, space_id, owner, config, admin=self.admin, rules=rules, in_use=in_use
+            )
 
     # ------------------------------------------------------------------ tables and reads
 
@@ -219,7 +249,13 @@ class SpaceCatalog:
         return self._record(row, self.secrets.keys())
 
     def binding(self, record: SpaceRecord) -> SpaceBinding:
-        """What the provider of ``record`` receives about it (secrets included, never shown)."""
+        """What the provider of ``record`` receives about it (secrets included, never shown).
+
+        Raises:
+            AuthorityError: code ``storage-location``: the stored settings keep the data of a
+                user's or project's space somewhere not its own (nothing is read there).
+        """
+        self.check_use(record)
         secrets = self.secrets.get(record.id) if record.secrets_configured else {}
         return SpaceBinding(
             id=record.id,
@@ -228,6 +264,16 @@ class SpaceCatalog:
             config=record.config,
             secrets=secrets,
         )
+
+    def check_use(self, record: SpaceRecord) -> None:
+        """Refuse using ``record`` when its stored location is not one it may use (no I/O).
+
+        Raises:
+            AuthorityError: code ``storage-location``.
+        """
+        provider = self.registry.get(record.provider_id)
+        if provider is not None and record.owner is not None:
+            self.check_location(provider, record.id, record.owner, record.config, in_use=True)
 
     async def abinding(self, record: SpaceRecord) -> SpaceBinding:
         """:meth:`binding` without blocking the event loop (secrets live in a file)."""
@@ -382,6 +428,8 @@ class SpaceCatalog:
                 raise InvalidInputError(
                     f"a Memory Space with id {space_id!r} already exists; choose another id"
                 )
+            placed = new.provider.place(space_id, new.config)
+            self.check_location(new.provider, space_id, owner, placed)  # before any write
             conn.execute(
                 CATALOG.insert().values(
                     id=space_id,
@@ -389,7 +437,7 @@ class SpaceCatalog:
                     description=new.description,
                     provider_id=new.provider_id,
                     active=bool(new.active),
-                    config=new.provider.place(space_id, new.config),
+                    config=placed,
                     external_id=external_id,
                     created_at=now,
                     updated_at=now,
@@ -477,7 +525,9 @@ class SpaceCatalog:
         stored = self.secrets.get(record.id) if record.secrets_configured else {}
         merged = merge_secrets(stored, secrets)
         checked, merged = split_config(provider, merged_config, merged)
-        return provider.place(record.id, checked), merged, stored
+        placed = provider.place(record.id, checked)
+        self.check_location(provider, record.id, record.owner, placed)
+        return placed, merged, stored
 
     def _write_update(
         self, record: SpaceRecord, changes: dict[str, Any], new_secrets: dict[str, str] | None

@@ -42,6 +42,7 @@ from langgraph_mnemon.memory_layers.spaces._health import (
     _provider_secrets,
     redact,
 )
+from langgraph_mnemon.memory_layers.spaces._locations import admit_outbound
 from langgraph_mnemon.memory_layers.spaces._models import (
     ConfigField,
     MemoryProvider,
@@ -245,6 +246,9 @@ class SpaceConnections:
 
         Raises:
             NotFoundError: ``provider_id`` is not registered.
+            AuthorityError: a caller who is not an admin tests a provider that connects out,
+                its endpoint is an internal address, or the configuration names a storage
+                location the caller may not use (:mod:`._locations`); nothing is contacted.
 
         Example:
             >>> result = await mem.spaces.atest_connection("http", config={"endpoint": url},
@@ -253,6 +257,8 @@ class SpaceConnections:
             (True, 12.5)
         """
         provider = self._registry.require(provider_id)
+        settings = config if isinstance(config, Mapping) else None
+        await admit_outbound(provider, settings, admin=self._catalog.admin, what="testing")
         places = [str(self.root)]
         masked = _raw_secret_values(secrets)
         if self._catalog.local_only and not provider.descriptor.local:
@@ -267,6 +273,9 @@ class SpaceConnections:
             placed = provider.place(PROBE_BINDING.id, checked)
         except MnemonError as exc:
             return _answer(provider_id, provider, None, error=redact(exc.message, masked, places))
+        # The probe reads where its settings point: the same locations as a new space's.
+        owner = self._catalog.owners.owner_of_new(False)
+        self._catalog.check_location(provider, PROBE_BINDING.id, owner, placed)
         binding = SpaceBinding(
             id=PROBE_BINDING.id, name=PROBE_BINDING.name, config=placed, secrets=values
         )
@@ -290,6 +299,8 @@ class SpaceConnections:
         Raises:
             InvalidInputError: ``space_id`` is not a valid id.
             NotFoundError: there is no space ``space_id`` (in this scope).
+            AuthorityError: a caller who is not an admin tests a space that connects out, or
+                the space's stored location is refused on use (:mod:`._locations`).
             StorageError: the catalog or the secrets file cannot be read.
 
         Example:
@@ -301,6 +312,7 @@ class SpaceConnections:
         if provider is None:
             message = f"provider {record.provider_id!r} is not registered in this process"
             return _answer(record.provider_id, None, record.id, error=message)
+        await admit_outbound(provider, record.config, admin=self._catalog.admin, what="testing")
         binding = await self._catalog.abinding(record)
         try:
             split_config(provider, binding.config, binding.secrets)

@@ -49,6 +49,7 @@ __all__ = [
     "SpacesHealth",
     "assess",
     "redact",
+    "refused_spaces",
     "status_report",
 ]
 
@@ -265,6 +266,20 @@ def space_states(
             )
         )
     return out
+
+
+def refused_spaces(report: SpacesHealth, refused: Mapping[str, str]) -> SpacesHealth:
+    """``report`` with each space of ``refused`` unreachable, for the reason it maps to (a
+    space whose stored location is refused on use: its provider is never asked for it)."""
+    if not refused:
+        return report
+    spaces = [
+        s.model_copy(update={"reachable": False, "reason": refused[s.space_id]})
+        if s.space_id in refused
+        else s
+        for s in report.spaces
+    ]
+    return report.model_copy(update={"spaces": spaces})
 
 
 def _provider_secrets(provider: MemoryProvider) -> tuple[str, ...]:

@@ -119,7 +119,7 @@ def owners_of(scope: Scope, per_user: bool = False) -> Owners:
         >>> owners_of(Scope(user="alice")).owner_of_new(shared=False)
         'user:alice'
     """
-    project = scope.project_key(per_user and scope.user != LOCAL)
+    project = scope.project_key(scope.held_per_user(per_user))
     local_user = scope.user == LOCAL
     return Owners(
         keys=frozenset({scope.user_key, project}),

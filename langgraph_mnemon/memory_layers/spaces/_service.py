@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from langgraph_mnemon.errors import InvalidInputError, MnemonError, ProviderError
+from langgraph_mnemon.errors import AuthorityError, InvalidInputError, MnemonError, ProviderError
 from langgraph_mnemon.memory_layers.kernel import Kernel
 from langgraph_mnemon.memory_layers.spaces._catalog import SpaceCatalog
 from langgraph_mnemon.memory_layers.spaces._connections import SpaceConnections
@@ -51,8 +51,10 @@ from langgraph_mnemon.memory_layers.spaces._health import (
     SpacesHealth,
     assess,
     redact,
+    refused_spaces,
     status_report,
 )
+from langgraph_mnemon.memory_layers.spaces._locations import StorageRules
 from langgraph_mnemon.memory_layers.spaces._models import (
     CATEGORIES,
     EDGE_TYPES,
@@ -178,6 +180,7 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
             default_provider_id=default_provider_id,
             local_only=bool(local_only),
             clock=clock,
+            storage=self._storage_rules,
         )
         self._runner = LoopRunner("mnemon-spaces-sync")
         self._health = HealthCache()
@@ -240,6 +243,11 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
             except Exception:  # closing is best effort
                 continue
         self._runner.close()
+
+    def _storage_rules(self) -> StorageRules:
+        """Where spaces may keep data: the root, and ``providers.allowed_paths`` (live)."""
+        folders = self.kernel.config.providers.allowed_paths
+        return StorageRules(self.root, tuple(Path(folder) for folder in folders))
 
     def _binding(self, record: SpaceRecord) -> SpaceBinding:
         """What a provider receives about ``record`` (secrets included, never serialised)."""
@@ -669,10 +677,13 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
             error = redact(exc.message, places=[str(self.root)])
 
         async def binding(provider_id: str) -> SpaceBinding:
-            first = next((r for r in records if r.provider_id == provider_id), None)
-            return PROBE_BINDING if first is None else await self._catalog.abinding(first)
+            for record in records:  # the first space it may use (a refused one reads nothing)
+                if record.provider_id == provider_id and record.id not in refused:
+                    return await self._catalog.abinding(record)
+            return PROBE_BINDING
 
-        return await assess(
+        refused = self._refused_locations(records)
+        report = await assess(
             self.providers,
             [(r.id, r.provider_id) for r in records],
             binding,
@@ -682,5 +693,16 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
             places=[str(self.root)],
             catalog_error=error,
         )
+        return refused_spaces(report, refused)
+
+    def _refused_locations(self, records: Sequence[SpaceRecord]) -> dict[str, str]:
+        """The spaces whose stored location is refused on use, with why (no I/O)."""
+        refused = {}
+        for record in records:
+            try:
+                self._catalog.check_use(record)
+            except AuthorityError as exc:
+                refused[record.id] = redact(exc.message, places=[str(self.root)])
+        return refused
 
     health = sync_twin(ahealth)

@@ -20,6 +20,7 @@ from langgraph_mnemon.errors import AuthorityError, InvalidInputError, ProviderE
 from langgraph_mnemon.memory_layers.kernel import Kernel
 from langgraph_mnemon.memory_layers.spaces._catalog import SpaceCatalog
 from langgraph_mnemon.memory_layers.spaces._health import HealthCache
+from langgraph_mnemon.memory_layers.spaces._locations import admit_outbound
 from langgraph_mnemon.memory_layers.spaces._merge import merge
 from langgraph_mnemon.memory_layers.spaces._models import DiscoveredSpace
 from langgraph_mnemon.memory_layers.spaces._records import SpaceReceipt, SpaceRecord
@@ -78,6 +79,10 @@ class CatalogMethods:
             InvalidInputError: a bad argument, a taken id, a credential in ``config``, or a
                 remote provider under ``data_boundary="local-only"``.
             NotFoundError: ``provider_id`` is not registered.
+            AuthorityError: ``config`` names a storage location the caller may not use, or a
+                caller who is not an admin adds a space that connects out, or its endpoint is
+                an internal address (codes ``storage-location``, ``admin-required``,
+                ``internal-address``; :mod:`._locations`).
             ParticipationError: the kernel refused Memory Spaces maintenance.
             ReadOnlyError: writes are switched off (``write_enabled=false``).
             StorageError: the local database refused the write (nothing was created).
@@ -87,6 +92,7 @@ class CatalogMethods:
             'ops'
         """
         self.kernel.admit("memory_spaces", "maintenance")
+        await self._admit_outbound(provider_id, config, "adding")
         create = self._catalog.create_space
         return await asyncio.to_thread(
             create, name, description, provider_id, config, secrets, space_id, active, shared=shared
@@ -162,6 +168,9 @@ class CatalogMethods:
                 ``invalid-provider-config``) settings or secrets the provider refuses.
             NotFoundError: there is no space ``space_id`` (in this scope).
             ProviderError: its provider is not registered (settings cannot be checked).
+            AuthorityError: the settings name a storage location the caller may not use, or
+                a caller who is not an admin configures a space that connects out
+                (:mod:`._locations`).
             ParticipationError: the kernel refused Memory Spaces maintenance.
             ReadOnlyError: writes are switched off (``write_enabled=false``).
             StorageError: the database or the secrets file refused the write (nothing
@@ -173,6 +182,8 @@ class CatalogMethods:
             ['api_key']
         """
         self.kernel.admit("memory_spaces", "maintenance")
+        if config is not None or secrets is not None:
+            await self._admit_reconfiguring(space_id, config)
         update = self._catalog.update_space
         receipt = await asyncio.to_thread(
             update, space_id, name, description, active, config, secrets
@@ -182,6 +193,24 @@ class CatalogMethods:
         return receipt
 
     update_space = sync_twin(aupdate_space)
+
+    async def _admit_reconfiguring(self, space_id: str, config: Any) -> None:
+        """Refuse configuring a space that connects out unless an admin does it, with the
+        settings it would then have."""
+        record = await asyncio.to_thread(self._catalog.get_space, space_id)
+        merged = dict(record.config)
+        if isinstance(config, Mapping):
+            merged = {k: v for k, v in {**merged, **config}.items() if v is not None}
+        await self._admit_outbound(record.provider_id, merged, "configuring")
+
+    async def _admit_outbound(self, provider_id: Any, config: Any, what: str) -> None:
+        """Refuse a space that connects out unless an admin sets it up (:mod:`._locations`)."""
+        if provider_id is None:
+            provider_id = self._catalog.default_provider_id
+        provider = self._registry.get(provider_id) if isinstance(provider_id, str) else None
+        if provider is not None:  # an unknown or bad id is refused by the catalog's checks
+            settings = config if isinstance(config, Mapping) else None
+            await admit_outbound(provider, settings, admin=self._catalog.admin, what=what)
 
     async def aset_active(self, space_id: str, active: bool) -> SpaceReceipt:
         """Switch whether a space takes part in recall and default writes (data is kept).

@@ -98,6 +98,33 @@ class ScopeViews:
             root._every = root._view(EVERY_OWNER)
         return root._every
 
+    @property
+    def admin(self) -> bool:
+        """Whether this service (or view) may name storage locations and add, configure or
+        test spaces that connect out (:mod:`._locations`): the service itself and the local
+        scope's and operator's views may, a scope's view may not."""
+        return self._catalog.admin
+
+    def as_admin(self) -> Self:
+        """This view for an admin: the control plane's, for a caller with ``mnemon:admin``.
+
+        Its spaces and owners stay the scope's; only what its caller may set changes (a
+        location inside ``providers.allowed_paths``, a space that connects out). Never hand it
+        to a model, a run or a user who is not an admin.
+
+        Returns:
+            The same view when it is an admin's already, else an admin's copy.
+
+        Example:
+            >>> mem.spaces.for_scope(Scope(user="root-op")).as_admin().admin
+            True
+        """
+        if self._catalog.admin:
+            return self
+        view = copy.copy(self)
+        view._catalog = self._catalog.owned_by(self._catalog.owners, admin=True)
+        return view
+
     def _view(self, owners: Owners) -> Self:
         view = copy.copy(self)  # shares the providers, the sync loop and the health cache
         view._catalog = self._catalog.owned_by(owners)

@@ -12,7 +12,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from langgraph_mnemon.errors import InvalidInputError, NotFoundError, ReadOnlyError, StorageError
+from langgraph_mnemon.errors import (
+    AuthorityError,
+    InvalidInputError,
+    NotFoundError,
+    ReadOnlyError,
+    StorageError,
+)
 from langgraph_mnemon.memory_layers.spaces._models import (
     MemoryProvider,
     MemoryReceipt,
@@ -25,9 +31,16 @@ from langgraph_mnemon.memory_layers.spaces._records import SpaceRecord
 
 __all__ = ["NOT_PROVIDER_FAILURES", "Activator", "failed", "receipt", "write_many", "write_one"]
 
-NOT_PROVIDER_FAILURES = (InvalidInputError, NotFoundError, ReadOnlyError, StorageError)
-"""Raised as they are by writes: the caller's mistake or the local disk, not a provider's
-failure (which becomes a ``failed`` receipt)."""
+NOT_PROVIDER_FAILURES = (
+    InvalidInputError,
+    NotFoundError,
+    ReadOnlyError,
+    StorageError,
+    AuthorityError,
+)
+"""Raised as they are by writes: the caller's mistake, the local disk or a refusal of the host
+(a space's stored location it may not use), not a provider's failure (which becomes a
+``failed`` receipt)."""
 
 Activator = Callable[[str], Awaitable[bool]]
 """Marks a space active after its first committed write; whether it changed."""

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from langgraph_mnemon.config import MnemonConfig, ViewBudgetConfig
 from langgraph_mnemon.errors import InvalidInputError
 from langgraph_mnemon.memory_layers.kernel import Kernel
+from langgraph_mnemon.memory_layers.runtime import clip_fenced
 from langgraph_mnemon.memory_layers.turns._facts import SourceFacts, ViewDiagnostic
 from langgraph_mnemon.memory_layers.turns._models import SourceSpec, ViewFragment, ViewSpec
 from langgraph_mnemon.memory_layers.turns._offers import Switches, build_offers
@@ -200,16 +201,18 @@ def cover_text(source: str, facts: SourceFacts) -> str:
 
 
 def project_sources(spec: ViewSpec, facts: SourceFacts) -> tuple[ViewFragment, ...]:
-    """Render each Source of the spec, truncated to its allowance (``…`` marks a cut)."""
+    """Render each Source of the spec, truncated to its allowance (``…`` marks a cut; a cut
+    Runtime snapshot still closes its file block)."""
     fragments = []
     for item in spec.sources:
         if item.role == "eager":
             assert facts.runtime is not None
             assert facts.runtime.snapshot is not None
             full = RUNTIME_PREFIX + "\n" + facts.runtime.snapshot.text
+            # A cut never leaves a file block open (the rest of the Wake would read as inside).
+            text, truncated = clip_fenced(full, item.allowance)
         else:
-            full = cover_text(item.source, facts)
-        text, truncated = _clip(full, item.allowance)
+            text, truncated = _clip(cover_text(item.source, facts), item.allowance)
         fragments.append(
             ViewFragment(source=item.source, role=item.role, text=text, truncated=truncated)
         )

@@ -209,13 +209,15 @@ async function loadStatus() {
   const spaces = s.spaces;
   renderHealth(s.health);
   fill("status-summary",
+    scopeCard(s.scope),
     card("Host", [
       ["version", s.version || "?"],
       ["strategy", s.strategy],
       ["write_enabled", el("span", { testid: "status-write-enabled", class: s.write_enabled ? "ok" : "warn" }, String(s.write_enabled))],
       ["remote_access", el("span", { testid: "status-remote-access" }, String(s.remote_access))],
-      ["root", s.root],
-      ["database", s.database_url],
+      // Where data lives is shown to an admin only (the server sends null to anyone else).
+      ...(s.root ? [["root", el("span", { testid: "status-root" }, s.root)]] : []),
+      ...(s.database_url ? [["database", s.database_url]] : []),
     ]),
     card("Runtime", rt ? [
       ["USER", usageBar(rt.user.used, rt.user.limit, "status-usage-user")],
@@ -237,6 +239,25 @@ async function loadStatus() {
         ["provider disabled", spaces.provider_disabled],
       ] : [["spaces", "not configured"]]),
       ...chromaRow(s)]));
+}
+
+// Who the page works as: the user, the project, how the server knows the user, and the
+// projects this user is granted ("*": every one; the user's own memory needs no grant).
+function scopeCard(scope) {
+  if (!scope) return null;
+  const granted = scope.projects || [];
+  const list = $("scope-projects");
+  if (list) list.replaceChildren(...granted.filter((p) => p !== "*").map((p) => el("option", { value: p })));
+  return el("div", { class: "card", testid: "status-you" },
+    el("h3", {}, "You"),
+    el("dl", {}, [
+      [el("dt", {}, "user"), el("dd", { testid: "status-user" }, scope.user)],
+      [el("dt", {}, "project"), el("dd", { testid: "status-project" }, scope.project === "local" ? "your own" : scope.project)],
+      [el("dt", {}, "known by"), el("dd", {}, scope.via)],
+      [el("dt", {}, "admin"), el("dd", { testid: "status-admin" }, scope.admin ? "yes" : "no")],
+      [el("dt", {}, "granted projects"), el("dd", { testid: "status-granted" },
+        granted.includes("*") ? "every project" : (granted.length ? granted.join(", ") : "none (your own memory only)"))],
+    ]));
 }
 
 // The Chroma target (a folder or a server address), from servers that report it.
@@ -596,6 +617,12 @@ async function loadProviders() {
   renderNewFields();
 }
 
+// Admin-only settings are shown read-only to other users (the server refuses them anyway).
+function callerIsAdmin() {
+  const scope = state.status && state.status.scope;
+  return !scope || scope.admin !== false;
+}
+
 const INPUT_TYPES = { url: "url", number: "number", path: "text", text: "text", secret: "password" };
 
 // One labelled input per field; ``value`` pre-fills settings, never secrets.
@@ -619,6 +646,11 @@ function fieldInputs(fields, prefix, values = {}, configured = []) {
     }
     inputs[field.name] = { field, input, clear: null, had: field.name in values };
     const extra = [];
+    if (field.kind === "path" && !callerIsAdmin()) {
+      // Where a space's data lives is the server's choice for anyone but an admin.
+      input.disabled = true;
+      extra.push(el("small", { class: "muted", testid: `${prefix}-${field.name}-locked` }, "chosen by the server"));
+    }
     if (field.kind === "secret") {
       const isSet = configured.includes(field.name);
       extra.push(el("span", { class: `badge ${isSet ? "ok" : "off"}`, testid: `${prefix}-${field.name}-badge` }, isSet ? "configured" : "not set"));
@@ -930,8 +962,21 @@ function drawFatigue({ current, history }) {
 
 async function showResume() {
   const result = await api(`mnemos/tasks/${encodeURIComponent(state.task)}/resume`, { method: "POST" });
-  const box = fill("resume-text", md(result.resume));
+  const box = fill("resume-text", md(resumeForPage(result.resume)));
   box.hidden = false;
+}
+
+// The resume's structure lines end in " [boundary=B]" (B: a digest no stored text holds) for
+// the model; the page shows its headings without B, and without the note and close line.
+function resumeForPage(text) {
+  const lines = String(text ?? "").split("\n");
+  const open = (lines[0] || "").match(/ \[boundary=[0-9a-f]{12}\]$/);
+  if (!open) return text;
+  const tag = open[0];
+  return lines
+    .filter((line, i) => i !== 1 && !(line.startsWith("## End of ") && line.endsWith(tag)))
+    .map((line) => (line.endsWith(tag) ? line.slice(0, -tag.length) : line))
+    .join("\n");
 }
 
 // --- Routing -----------------------------------------------------------------------------

@@ -364,6 +364,16 @@ class FactsConfig(_Section):
     enabled: bool = Field(True, description="Register the facts (local fact file) provider.")
 
 
+def _checked_env_list(check: Any) -> Any:
+    """A list setting (env: comma-separated or a JSON list) whose items ``check`` normalises."""
+    return Annotated[
+        list[str],
+        NoDecode,
+        BeforeValidator(lambda v: _env_list(v)),
+        AfterValidator(lambda v: [check(i) for i in v]),
+    ]
+
+
 class HttpProviderConfig(_Section):
     """The ``http`` Memory Space provider: any memory service speaking the documented JSON
     contract. Each space names its endpoint (and its API key as a secret); these bound every
@@ -377,12 +387,7 @@ class HttpProviderConfig(_Section):
     max_response_bytes: int = Field(
         2 * 1024 * 1024, ge=1024, le=256 * 1024 * 1024, description="Largest response read."
     )
-    allowed_hosts: Annotated[
-        list[str],
-        NoDecode,
-        BeforeValidator(lambda v: _env_list(v)),
-        AfterValidator(lambda v: [outbound_host(i) for i in v]),
-    ] = Field(
+    allowed_hosts: _checked_env_list(lambda item: outbound_host(item)) = Field(
         default_factory=list,
         description="Endpoint hosts a space may reach although they resolve to an internal "
         "address (loopback, private, link-local, unspecified, multicast): host names, IP "
@@ -404,12 +409,7 @@ class ProvidersConfig(_Section):
     """Where Memory Space data may live besides the places the server derives under the root
     (only an admin names another location: see docs/multi-user.md)."""
 
-    allowed_paths: Annotated[
-        list[str],
-        NoDecode,
-        BeforeValidator(lambda v: _env_list(v)),
-        AfterValidator(lambda v: [_folder(i) for i in v]),
-    ] = Field(
+    allowed_paths: _checked_env_list(lambda item: _folder(item)) = Field(
         default_factory=list,
         description="Absolute folders an admin may point a space's files into besides the "
         "storage root; env: comma-separated or a JSON list.",

@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from langchain.agents import create_agent
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
+from property_support import fixed_settings
 
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.adapters.messages import plugin_form
@@ -39,12 +40,7 @@ from langgraph_mnemon.memory_layers.turns import TOOLS_HEADER
 from langgraph_mnemon.server.demo import DEMO_LABEL, scripted_demo_model, wake_entries
 from langgraph_mnemon.testing import ScriptedChatModel
 
-SETTINGS = settings(
-    max_examples=150,
-    deadline=None,
-    derandomize=True,  # the same examples on every run: a failure reproduces
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
+SETTINGS = fixed_settings(150)
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 LIMITS = {"user": 4096, "memory": 10240}
 OPEN_LINE = re.compile(r'^<runtime-memory-file name="([^"]*)" boundary="([0-9a-f]{12})">$', re.M)

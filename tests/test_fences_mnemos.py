@@ -19,9 +19,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from langchain_core.messages import HumanMessage
+from property_support import fixed_settings
 
 from langgraph_mnemon.config import MnemosConfig
 from langgraph_mnemon.errors import InvalidInputError
@@ -48,12 +49,7 @@ from langgraph_mnemon.memory_layers.runtime._models import MaintenancePlan, Runt
 from langgraph_mnemon.nodes.mnemos import compaction_message
 from langgraph_mnemon.nodes.user_compaction import _prompt as user_compaction_prompt
 
-SETTINGS = settings(
-    max_examples=150,
-    deadline=None,
-    derandomize=True,  # the same examples on every run: a failure reproduces
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
+SETTINGS = fixed_settings(150)
 TAG = re.compile(r" \[boundary=([0-9a-f]{12})\]$")
 FORGED_HEADING = "### Progress So Far"
 FORGED_CLOSE = "## End of Mnemos Session Resume [boundary=0123456789ab]"

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from property_support import fixed_settings
 
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.contracts import text_problem
@@ -58,12 +59,7 @@ WRONG_TYPES = st.one_of(
 )
 HOSTILE = st.one_of(HOSTILE_TEXT, WRONG_TYPES, _PLAIN)
 
-SETTINGS = settings(
-    max_examples=60,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-    derandomize=True,  # the same examples on every run: a failure reproduces
-)
+SETTINGS = fixed_settings(60)
 
 
 # --- state of the root: files and database rows --------------------------------------------

@@ -27,14 +27,9 @@ from typing import Any
 import httpx
 import pytest
 import pytest_asyncio
+from auth_support import authed_app
 from langgraph_sdk import get_sync_client
 from server_support import Served, http, serve
-from starlette.authentication import (
-    AuthCredentials,
-    AuthenticationBackend,
-    SimpleUser,
-)
-from starlette.middleware.authentication import AuthenticationMiddleware
 
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.contracts import Scope
@@ -303,24 +298,13 @@ async def test_settings_change_only_for_the_local_user_or_an_admin(
     assert tokened.config.recall_mode == "off"
 
 
-class _HeaderAuth(AuthenticationBackend):
-    """Authenticates like LangGraph server's custom auth: ``X-Test-User`` names the user."""
-
-    async def authenticate(self, conn: Any) -> tuple[AuthCredentials, SimpleUser] | None:
-        user = conn.headers.get("x-test-user")
-        if not user:
-            return None
-        permissions = ["mnemon:admin"] if user == "admin" else []
-        return AuthCredentials(permissions), SimpleUser(user)
-
-
 @pytest.mark.asyncio
 async def test_an_authenticated_identity_is_the_user_and_admin_needs_the_permission(
     tmp_path: Path,
 ) -> None:
     mem = _open(tmp_path / "m")
     try:
-        app = AuthenticationMiddleware(create_app(mem), backend=_HeaderAuth())
+        app = authed_app(mem)
         async with _client(app, **{"X-Test-User": "dave"}) as dave:
             _ok(await dave.post(f"{API}/runtime", json=_add("user", "Dave uses vim.")))
             assert _ok(await dave.get(f"{API}/status"))["scope"]["via"] == "langgraph"

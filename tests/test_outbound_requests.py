@@ -26,6 +26,7 @@ import anyio
 import httpx
 import pytest
 import pytest_asyncio
+from auth_support import authed_app
 from outbound_support import (
     INTERNAL_TEXT,
     Listener,
@@ -33,8 +34,6 @@ from outbound_support import (
     listening,
     loopback_spellings,
 )
-from starlette.authentication import AuthCredentials, AuthenticationBackend, SimpleUser
-from starlette.middleware.authentication import AuthenticationMiddleware
 
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.adapters.providers import HttpProvider
@@ -42,20 +41,8 @@ from langgraph_mnemon.adapters.providers._http_guard import AddressPolicy, Guard
 from langgraph_mnemon.contracts import Scope
 from langgraph_mnemon.errors import AuthorityError, ProviderError
 from langgraph_mnemon.memory_layers.spaces import ProviderSearchRequest, SpaceBinding
-from langgraph_mnemon.server.http import create_app
 
 API = "/mnemon/api"
-
-
-class _HeaderAuth(AuthenticationBackend):
-    """Like LangGraph server's custom auth: ``X-Test-User`` names the user; ``admin`` has
-    ``mnemon:admin``."""
-
-    async def authenticate(self, conn: Any) -> tuple[AuthCredentials, SimpleUser] | None:
-        user = conn.headers.get("x-test-user")
-        if not user:
-            return None
-        return AuthCredentials(["mnemon:admin"] if user == "admin" else []), SimpleUser(user)
 
 
 def _open(root: Path, **http: Any) -> Mnemon:
@@ -63,7 +50,7 @@ def _open(root: Path, **http: Any) -> Mnemon:
 
 
 def _client(mem: Mnemon, user: str) -> httpx.AsyncClient:
-    app = AuthenticationMiddleware(create_app(mem), backend=_HeaderAuth())
+    app = authed_app(mem)
     return httpx.AsyncClient(
         transport=httpx.ASGITransport(app=app, client=("127.0.0.1", 5000)),
         base_url="http://127.0.0.1:8765",

@@ -25,29 +25,16 @@ from typing import Any
 import httpx
 import pytest
 import pytest_asyncio
-from starlette.authentication import AuthCredentials, AuthenticationBackend, SimpleUser
-from starlette.middleware.authentication import AuthenticationMiddleware
+from auth_support import authed_app
 
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.contracts import Scope
 from langgraph_mnemon.errors import AuthorityError
 from langgraph_mnemon.memory_layers.mnemos.spaces_schema import SPACES
 from langgraph_mnemon.memory_layers.scopes import scope_folder
-from langgraph_mnemon.server.http import create_app
 
 API = "/mnemon/api"
 ALICE_FACT = "Alice's salary review is on 3 March."
-
-
-class _HeaderAuth(AuthenticationBackend):
-    """Like LangGraph server's custom auth: ``X-Test-User`` names the user; ``admin`` has
-    ``mnemon:admin``."""
-
-    async def authenticate(self, conn: Any) -> tuple[AuthCredentials, SimpleUser] | None:
-        user = conn.headers.get("x-test-user")
-        if not user:
-            return None
-        return AuthCredentials(["mnemon:admin"] if user == "admin" else []), SimpleUser(user)
 
 
 def _open(root: Path, **settings: Any) -> Mnemon:
@@ -55,7 +42,7 @@ def _open(root: Path, **settings: Any) -> Mnemon:
 
 
 def _client(mem: Mnemon, user: str) -> httpx.AsyncClient:
-    app = AuthenticationMiddleware(create_app(mem), backend=_HeaderAuth())
+    app = authed_app(mem)
     return httpx.AsyncClient(
         transport=httpx.ASGITransport(app=app, client=("127.0.0.1", 5000)),
         base_url="http://127.0.0.1:8765",

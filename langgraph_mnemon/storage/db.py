@@ -47,6 +47,7 @@ from langgraph_mnemon.errors import InvalidInputError, StorageError
 from langgraph_mnemon.storage._db_errors import database_errors, translate
 from langgraph_mnemon.storage._ddl import column_names, create_tables
 from langgraph_mnemon.storage._urls import redact_url
+from langgraph_mnemon.storage._write_gate import WriteGate, gate_for
 from langgraph_mnemon.storage.files import refuse_symlink
 
 if TYPE_CHECKING:
@@ -73,6 +74,7 @@ __all__ = [
     "redact_url",
     "refuse_linked_sqlite",
     "sqlite_file",
+    "sqlite_write_gate",
     "upsert",
 ]
 
@@ -238,9 +240,15 @@ def _pragma(cursor: Any, pragma: str, busy_timeout_ms: int) -> None:
         delay = min(delay * 2, 0.1)
 
 
+# The busy timeout each SQLite engine was built with: its write gate's timeout.
+_BUSY_TIMEOUT_MS: weakref.WeakKeyDictionary[Engine, int] = weakref.WeakKeyDictionary()
+_DEFAULT_BUSY_TIMEOUT_MS = 5000
+
+
 def _install_sqlite_hooks(
     engine: Engine, *, memory: bool, busy_timeout_ms: int, synchronous: str
 ) -> None:
+    _BUSY_TIMEOUT_MS[engine] = busy_timeout_ms
     pragmas = [f"PRAGMA busy_timeout = {busy_timeout_ms}", "PRAGMA foreign_keys = ON"]
     if not memory:
         pragmas.append("PRAGMA journal_mode = WAL")
@@ -530,6 +538,23 @@ def sqlite_file(url: URL) -> Path | None:
     return None if database.startswith("file:") else Path(database)
 
 
+def sqlite_write_gate(engine: Engine) -> WriteGate | None:
+    """The in-process write gate of a SQLite file engine (see :mod:`._write_gate`); None for
+    PostgreSQL, memory databases (their one shared connection is locked already) and URIs.
+
+    Args:
+        engine: a sync engine (an async engine's ``sync_engine``).
+
+    Returns:
+        The gate every write transaction on that file passes in this process, or None.
+    """
+    path = sqlite_file(engine.url)
+    if path is None:
+        return None
+    timeout_ms = _BUSY_TIMEOUT_MS.get(engine, _DEFAULT_BUSY_TIMEOUT_MS)
+    return gate_for(str(path), timeout_ms=timeout_ms)
+
+
 def _schema_state(conn: Connection, migrations: Sequence[Migration]) -> str:
     """``absent``, ``outdated`` or ``current``, read without creating anything."""
     by_component = _check_migrations(migrations)
@@ -592,6 +617,10 @@ class Database:
         self._lock: AbstractContextManager[Any] = (
             threading.RLock() if isinstance(engine.pool, StaticPool) else nullcontext()
         )
+        # A SQLite file: this process's writers queue on one gate per file, not in SQLite's
+        # busy handler (see storage._write_gate).
+        self.write_gate = sqlite_write_gate(engine)
+        self._gate: AbstractContextManager[Any] = self.write_gate or nullcontext()
 
     @property
     def url(self) -> str:
@@ -609,9 +638,17 @@ class Database:
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
-        """A connection inside a write transaction that commits on success."""
+        """A connection inside a write transaction that commits on success.
+
+        On a SQLite file the transaction first passes the file's in-process write gate, so
+        this process's writers take turns instead of racing in SQLite's busy handler.
+
+        Raises:
+            StorageError: ``database-locked`` when another process held SQLite's lock past
+                the busy timeout, or a writer of this process held the gate that long.
+        """
         try:
-            with self._lock, self._writer.begin() as conn:
+            with self._gate, self._lock, self._writer.begin() as conn:
                 yield conn
         except database_errors() as exc:
             raise translate(exc, self.engine.url) from exc
@@ -711,11 +748,32 @@ class AsyncDatabase:
         self._writer = engine.execution_options(**{_WRITE_OPTION: True})
         self._reader = _reader(engine)
         self._single = _autocommit(engine)
+        self.write_gate = sqlite_write_gate(engine.sync_engine)
 
     @property
     def url(self) -> str:
         """The database URL with the password masked."""
         return redact_url(self.engine.url)
+
+    @asynccontextmanager
+    async def _gated(self) -> AsyncIterator[None]:
+        """Hold the file's write gate (SQLite) without blocking the loop: the wait runs on a
+        worker thread, and a cancelled wait hands the gate back once it is granted."""
+        gate = self.write_gate
+        if gate is None:
+            yield
+            return
+        token = object()
+        waiting = asyncio.get_running_loop().run_in_executor(None, gate.acquire, token)
+        try:
+            await asyncio.shield(waiting)
+        except asyncio.CancelledError:
+            waiting.add_done_callback(lambda done: _release_granted(gate, token, done))
+            raise
+        try:
+            yield
+        finally:
+            gate.release(token)
 
     @asynccontextmanager
     async def _begin(self, engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
@@ -731,8 +789,9 @@ class AsyncDatabase:
             return await conn.run_sync(fn, *args)
 
     async def run_write(self, fn: Callable[..., _T], *args: Any) -> _T:
-        """Run ``fn(conn, *args)`` in a write transaction that commits on success."""
-        async with self._begin(self._writer) as conn:
+        """Run ``fn(conn, *args)`` in a write transaction that commits on success (on a
+        SQLite file after the file's in-process write gate, as :meth:`Database.write`)."""
+        async with self._gated(), self._begin(self._writer) as conn:
             return await conn.run_sync(fn, *args)
 
     async def run_single(self, fn: Callable[..., _T], *args: Any) -> _T:
@@ -760,6 +819,12 @@ class AsyncDatabase:
     async def dispose(self) -> None:
         """Close pooled connections."""
         await self.engine.dispose()
+
+
+def _release_granted(gate: WriteGate, token: object, done: asyncio.Future[None]) -> None:
+    """Give back a gate granted to a waiter that was cancelled meanwhile."""
+    if not done.cancelled() and done.exception() is None:
+        gate.release(token)
 
 
 class ThreadedAsyncDatabase:

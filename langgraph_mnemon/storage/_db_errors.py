@@ -13,8 +13,10 @@ read the row the other writer stored and go on.
 StorageError codes set here: ``storage-damaged`` (not a database, malformed pages, undecodable
 text), ``storage-full``, ``storage-read-only`` (read-only file, file system or transaction),
 ``storage-permission``, ``database-locked`` (the busy timeout ran out), ``database-unavailable``
-(the server refused or dropped the connection, or no pooled connection was free) and the
-generic ``storage-error``.
+(the server refused or dropped the connection, or no pooled connection was free),
+``storage-schema`` (a table or column this release needs is missing or is not ours: another
+application's table of the same name, or a schema that does not exist) and the generic
+``storage-error``.
 """
 
 from __future__ import annotations
@@ -87,6 +89,9 @@ _SQLITE_MESSAGES: tuple[tuple[str, str], ...] = (
     ("read-only", "storage-read-only"),
     ("database is locked", "database-locked"),
     ("database table is locked", "database-locked"),
+    ("no such table", "storage-schema"),
+    ("no such column", "storage-schema"),
+    ("has no column named", "storage-schema"),
 )
 _ADVICE: dict[str, str] = {
     "storage-damaged": (
@@ -105,6 +110,10 @@ _ADVICE: dict[str, str] = {
         "the database lock past the busy timeout (mnemos.sqlite_busy_timeout_ms); retry"
     ),
     "database-unavailable": "check that the database server is running and reachable, then retry",
+    "storage-schema": (
+        "the database file holds tables this langgraph-mnemon did not make, or made by another "
+        "version; point database_url at a file of its own"
+    ),
     "storage-error": "check that the database is reachable and writable",
 }
 # PostgreSQL SQLSTATE prefixes -> code, checked in order (single states before classes).
@@ -116,6 +125,9 @@ _PG_STATES: tuple[tuple[str, str], ...] = (
     ("57P02", "database-unavailable"),  # crash_shutdown
     ("57P03", "database-unavailable"),  # cannot_connect_now
     ("08", "database-unavailable"),  # connection exceptions
+    ("3F000", "storage-schema"),  # invalid_schema_name: no schema to create tables in
+    ("42P01", "storage-schema"),  # undefined_table
+    ("42703", "storage-schema"),  # undefined_column
     ("55P03", "database-locked"),  # lock_not_available
     ("40P01", "database-locked"),  # deadlock_detected
 )
@@ -243,6 +255,11 @@ def _postgres_code(exc: BaseException, original: BaseException) -> str:
 
 
 _SERVER_ADVICE: dict[str, str] = {
+    "storage-schema": (
+        "a table of this name is not langgraph-mnemon's (another application's?) or is of "
+        "another version, or the schema does not exist; give langgraph-mnemon a PostgreSQL "
+        "schema of its own with database_schema (MNEMON_DATABASE_SCHEMA)"
+    ),
     "database-locked": (
         "another transaction held a lock this one needed past the lock timeout, or the "
         "server broke a deadlock; retry"

@@ -30,7 +30,13 @@ import sqlalchemy as sa
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.errors import ConflictError, StorageError
 from langgraph_mnemon.storage import _write_gate
-from langgraph_mnemon.storage.db import Database, create_engine, sqlite_write_gate
+from langgraph_mnemon.storage.db import (
+    AsyncDatabase,
+    Database,
+    create_async_engine,
+    create_engine,
+    sqlite_write_gate,
+)
 
 ROUNDS = 10
 THREADS = 4
@@ -251,3 +257,36 @@ def test_every_database_on_one_file_shares_one_gate(tmp_path: Path) -> None:
     finally:
         one.dispose()
         two.dispose()
+
+
+def test_async_engine_writes_queue_on_the_gate_and_a_cancelled_wait_gives_it_back(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "a.db"
+
+    def create(conn: sa.Connection) -> None:
+        conn.exec_driver_sql("CREATE TABLE IF NOT EXISTS t (x)")
+
+    async def run() -> None:
+        db = AsyncDatabase(create_async_engine(path), owns_engine=True)
+        gate = db.write_gate
+        assert gate is not None
+        try:
+            gate.acquire()  # a writer of this process (this thread) holds the file
+            waiting = asyncio.create_task(db.run_write(create))
+            cancelled = asyncio.create_task(db.run_write(create))
+            await asyncio.sleep(0.3)
+            assert not waiting.done()  # queued, not failed
+            cancelled.cancel()
+            gate.release()
+            await waiting
+            with pytest.raises(asyncio.CancelledError):
+                await cancelled
+            await asyncio.sleep(0.1)  # the cancelled waiter's grant is handed back
+            assert gate.depth() == 0
+            assert not gate._waiting
+            assert gate._owner is None
+        finally:
+            await db.dispose()
+
+    asyncio.run(run())

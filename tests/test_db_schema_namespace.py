@@ -266,6 +266,25 @@ def test_a_missing_schema_is_not_created_by_a_read_only_host(
     assert found == []
 
 
+def test_a_role_that_may_not_create_the_schema_is_told_what_to_run(
+    own_schema: tuple[str, str], tmp_path: Path
+) -> None:
+    server, schema = own_schema
+    role = f"mnemon_r_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(_plain(server), autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'pw'")
+    try:
+        url = server.replace("mnemon:mnemon@", f"{role}:pw@", 1)
+        host = Mnemon.open(tmp_path / "root", database_url=url, database_schema=schema)
+        with host as mem, pytest.raises(StorageError) as refused:
+            mem.checkpointer()
+        assert refused.value.code == "storage-permission"
+        assert f"CREATE SCHEMA {schema} AUTHORIZATION" in str(refused.value)
+    finally:
+        with psycopg.connect(_plain(server), autocommit=True) as conn:
+            conn.execute(f"DROP ROLE IF EXISTS {role}")
+
+
 # --- a database made by the previous release ----------------------------------------------------
 
 

@@ -25,7 +25,7 @@ import re
 import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal
-from urllib.parse import unquote_plus, urlsplit
+from urllib.parse import quote, unquote_plus, urlsplit
 
 import annotated_types
 from pydantic import (
@@ -42,6 +42,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
+from .contracts import redact_url
 from .errors import InvalidInputError
 
 __all__ = [
@@ -69,6 +70,7 @@ __all__ = [
     "normalize_origin",
     "outbound_host",
     "redact_url",
+    "url_in_schema",
 ]
 
 Participation = Literal["off", "manual", "automatic"]
@@ -580,65 +582,6 @@ def normalize_origin(value: str) -> str:
     return f"{parts.scheme}://{host}{shown_port}"
 
 
-# --- URLs as shown: credentials masked -----------------------------------------------------
-
-_MASK = "***"
-_SECRET_WORDS = frozenset(
-    {
-        "password", "passwd", "pwd", "pass", "token", "key", "apikey", "secret", "auth",
-        "sig", "signature", "credential", "credentials", "authorization",
-    }
-)  # fmt: skip
-# Compound names written without separators: sslpassword, accessToken, clientSecret, xApiKey.
-_SECRET_SUFFIXES = ("password", "passwd", "token", "secret", "apikey", "signature", "credential")
-_WORD = re.compile(r"[a-z0-9]+")
-
-
-def _secret_name(name: str) -> bool:
-    words = _WORD.findall(unquote_plus(name).lower())
-    compact = "".join(words)
-    return any(w in _SECRET_WORDS for w in words) or compact.endswith(_SECRET_SUFFIXES)
-
-
-def _mask_pairs(text: str) -> str:
-    pairs = []
-    for pair in text.split("&"):
-        name, sep, value = pair.partition("=")
-        pairs.append(f"{name}={_MASK}" if sep and value and _secret_name(name) else pair)
-    return "&".join(pairs)
-
-
-def redact_url(url: str) -> str:
-    """``url`` with every credential masked as ``***``: the userinfo password and the values
-    of query (and fragment) parameters named like a secret (password, passwd, pwd, token, key,
-    api_key, apikey, secret, access_token, auth, sig, x-api-key, client_secret, ...).
-
-    A URL with nothing to hide (or text that is not a URL) comes back byte-identical.
-
-    Example:
-        >>> redact_url("postgresql://app:hunter2@db/mnemon?sslmode=require&password=x")
-        'postgresql://app:***@db/mnemon?sslmode=require&password=***'
-    """
-    start = url.find("://")
-    if start <= 0:
-        return url
-    head, rest = url[: start + 3], url[start + 3 :]
-    # The userinfo ends at the last "@" before any query or fragment, as SQLAlchemy reads it
-    # (an unescaped "/" in a password must not leave half of it shown).
-    end = next((i for i, ch in enumerate(rest) if ch in "?#"), len(rest))
-    userinfo, at, _ = rest[:end].rpartition("@")
-    user, colon, password = userinfo.partition(":")
-    if at and colon and password and "/" not in user:
-        rest = f"{user}:{_MASK}{rest[len(userinfo) :]}"
-    before, hash_, fragment = rest.partition("#")
-    location, question, query = before.partition("?")
-    if question:
-        query = _mask_pairs(query)
-    if hash_ and "=" in fragment:
-        fragment = _mask_pairs(fragment)
-    return f"{head}{location}{question}{query}{hash_}{fragment}"
-
-
 class MnemonConfig(BaseSettings):
     """Every switch and limit of langgraph-mnemon.
 
@@ -663,6 +606,12 @@ class MnemonConfig(BaseSettings):
     )
     database_url: str | None = Field(
         None, description="SQLAlchemy URL; default: a SQLite file mnemon.db under root."
+    )
+    database_schema: str | None = Field(
+        None,
+        description="PostgreSQL schema that holds every table of langgraph-mnemon (created on "
+        "first setup when missing), so it can share an application's database; none = the "
+        "connection's own search_path (public by default).",
     )
     runtime_user_scope: Literal["storage", "global"] = "storage"
     memory_storage: Literal["auto", "files", "database"] = Field(
@@ -797,6 +746,26 @@ class MnemonConfig(BaseSettings):
             )
         return self
 
+    @field_validator("database_schema")
+    @classmethod
+    def _check_schema(cls, value: str | None) -> str | None:
+        if value is not None and (not _SCHEMA_NAME.match(value) or value.startswith("pg_")):
+            raise ValueError(
+                "must be a lower-case PostgreSQL identifier (letters, digits, _; at most 63 "
+                'characters; not starting with a digit or "pg_"), e.g. mnemon'
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _schema_needs_postgres(self) -> MnemonConfig:
+        if self.database_schema is not None and not _is_postgres(self.database_url):
+            raise ValueError(
+                "database_schema names a PostgreSQL schema: set database_url to a PostgreSQL "
+                "URL (postgresql+psycopg://user:password@host/db), or remove database_schema "
+                "(a SQLite file holds one project's tables alone)"
+            )
+        return self
+
     @field_validator("worker_model", "model")
     @classmethod
     def _check_model_spec(cls, value: str | None) -> str | None:
@@ -819,15 +788,43 @@ class MnemonConfig(BaseSettings):
 
     @property
     def resolved_database_url(self) -> str:
-        """``database_url``, or the embedded SQLite file under the root."""
+        """``database_url`` (with ``database_schema`` as its search path), or the embedded
+        SQLite file under the root."""
+        if self.database_url and self.database_schema:
+            return url_in_schema(self.database_url, self.database_schema)
         return self.database_url or f"sqlite:///{self.root_path / 'mnemon.db'}"
 
     @property
     def layers_in_database(self) -> bool:
         """Whether Runtime Memory and Documents live in database tables (``memory_storage``)."""
         if self.memory_storage == "auto":
-            return (self.database_url or "").startswith(("postgresql", "postgres"))
+            return _is_postgres(self.database_url)
         return self.memory_storage == "database"
+
+
+_SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+
+
+def _is_postgres(url: str | None) -> bool:
+    return (url or "").startswith(("postgresql", "postgres"))
+
+
+def url_in_schema(url: str, schema: str) -> str:
+    """``url`` whose connections use ``schema`` as their search path (``options=-csearch_path``
+    appended to any ``options`` the URL has: the last setting wins).
+
+    Example:
+        >>> url_in_schema("postgresql+psycopg://app@db/app", "mnemon")
+        'postgresql+psycopg://app@db/app?options=-csearch_path%3Dmnemon'
+    """
+    base, _, fragment = url.partition("#")
+    location, _, query = base.partition("?")
+    pairs = [p for p in query.split("&") if p]
+    options = [unquote_plus(p.partition("=")[2]) for p in pairs if p.startswith("options=")]
+    kept = [p for p in pairs if not p.startswith("options=")]
+    value = " ".join([*options, f"-csearch_path={schema}"])
+    kept.append("options=" + quote(value, safe=""))
+    return f"{location}?{'&'.join(kept)}" + (f"#{fragment}" if fragment else "")
 
 
 def _explain(exc: ValidationError) -> str:

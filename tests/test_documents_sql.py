@@ -158,7 +158,7 @@ def test_read_only_on_postgres_creates_no_table(postgres_url: str) -> None:
         assert docs.revision == Documents("/nonexistent/other", database=database).revision
         with database.read() as conn:
             assert not sa.inspect(conn).has_table("mnemon_documents")
-            assert not sa.inspect(conn).has_table("schema_version")
+            assert not sa.inspect(conn).has_table("mnemon_schema_version")
         # A writer creates the tables; the read-only reader then sees its Documents.
         writer = Documents("/nonexistent/root", database=database)
         doc = writer.create("Doc", "x").document

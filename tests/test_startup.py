@@ -174,7 +174,7 @@ def _statements(engine: sa.Engine) -> list[str]:
 
 
 def _schema(conn: sa.Connection) -> list[tuple[Any, ...]]:
-    """Tables, columns and indexes as the database describes them (not schema_version)."""
+    """Tables, columns and indexes as the database describes them (not mnemon_schema_version)."""
     if conn.dialect.name == "sqlite":
         objects = (
             "SELECT type, name, sql FROM sqlite_master "
@@ -185,11 +185,11 @@ def _schema(conn: sa.Connection) -> list[tuple[Any, ...]]:
         columns = (
             "SELECT table_name, column_name, data_type, is_nullable, column_default, "
             "collation_name FROM information_schema.columns WHERE table_schema = "
-            "current_schema() AND table_name <> 'schema_version' ORDER BY 1, 2"
+            "current_schema() AND table_name <> 'mnemon_schema_version' ORDER BY 1, 2"
         )
         indexes = (
             "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() "
-            "AND tablename <> 'schema_version' ORDER BY 1"
+            "AND tablename <> 'mnemon_schema_version' ORDER BY 1"
         )
         queries = [columns, indexes]
     return [tuple(row) for query in queries for row in conn.exec_driver_sql(query)]
@@ -210,7 +210,7 @@ def test_item28_a_fresh_schema_is_one_transaction_and_one_ddl_batch(
             assert len(creates) == 1  # the nine tables and their indexes: one round trip
             assert creates[0].count("CREATE TABLE") == len(MNEMOS_METADATA.tables)
         assert not any("PRAGMA main.table_info" in s for s in sent)  # no per-table probes
-        assert sum(s.startswith("INSERT INTO schema_version") for s in sent) == 1
+        assert sum(s.startswith("INSERT INTO mnemon_schema_version") for s in sent) == 1
         # The same schema SQLAlchemy's own create_all makes (tables, columns, indexes).
         with db.write() as conn:
             made = _schema(conn)
@@ -260,7 +260,7 @@ def test_item28_create_tables_skips_existing_tables_and_a_failed_step_leaves_not
         with db.read() as conn:
             inspector = sa.inspect(conn)
             assert not inspector.has_table("startup_first")
-            assert not inspector.has_table("schema_version")
+            assert not inspector.has_table("mnemon_schema_version")
     finally:
         db.dispose()
 

@@ -350,7 +350,7 @@ def test_migration_upgrades_a_database_of_the_previous_schema(tmp_path: Path) ->
         assert [i.value for i in store.search(ns, query="newest")] == [{"v": "newest a"}]
     with Database(create_engine(url)).read() as conn:
         versions = conn.execute(
-            sa.text("SELECT version FROM schema_version WHERE component = 'spaces'")
+            sa.text("SELECT version FROM mnemon_schema_version WHERE component = 'spaces'")
         ).scalars()
         assert sorted(versions) == [1, 2]
         live = conn.execute(

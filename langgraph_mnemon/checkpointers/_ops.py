@@ -47,8 +47,8 @@ from langgraph_mnemon.memory_layers.mnemos.schema import (
     NODES,
 )
 
-# _lock_id: the same lock key as advisory_lock, sent inside put's pipeline.
-from langgraph_mnemon.storage.db import _lock_id, advisory_lock
+# advisory_lock_id: the same lock key as advisory_lock, sent inside put's pipeline.
+from langgraph_mnemon.storage.db import advisory_lock, advisory_lock_id
 
 __all__ = [
     "DeltaPruneError",
@@ -182,7 +182,7 @@ def put(conn: Connection, st: Statements, req: PutRequest) -> None:
         if st.dialect == "postgresql":
             # The shared lock of the thread (delete / prune take it exclusively), queued with
             # the statements after it rather than a round trip of its own.
-            cur.run(_PG_SHARED_LOCK, (_lock_id(_LOCK_SCOPE, req.thread_id),))
+            cur.run(_PG_SHARED_LOCK, (advisory_lock_id(_LOCK_SCOPE, req.thread_id),))
         ids: dict[bytes, int] = {}
         for value in req.blobs:
             if value.type == ITEMS_TYPE:

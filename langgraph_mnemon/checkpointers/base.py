@@ -11,6 +11,7 @@ import threading
 import time
 import weakref
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -40,6 +41,7 @@ from langgraph_mnemon.config import MnemosConfig
 from langgraph_mnemon.contracts import check_text, shown
 from langgraph_mnemon.errors import InvalidInputError
 from langgraph_mnemon.memory_layers.mnemos import store, summary_from_state
+from langgraph_mnemon.storage.db import sqlite_write_gate
 
 __all__ = ["LIST_PAGE_SIZE", "MnemosSaverBase", "sqlite_write_lock"]
 
@@ -51,14 +53,20 @@ _WRITE_LOCKS: weakref.WeakKeyDictionary[Any, threading.Lock] = weakref.WeakKeyDi
 _WRITE_LOCKS_GUARD = threading.Lock()
 
 
-def sqlite_write_lock(engine: Any) -> threading.Lock:
+def sqlite_write_lock(engine: Any) -> AbstractContextManager[Any]:
     """The in-process lock the savers of one SQLite engine take around a write transaction.
 
     LangGraph saves a step's writes and its checkpoint from background threads at the same
     time; two ``BEGIN IMMEDIATE`` on one file make the loser sleep in SQLite's busy handler
-    (1 ms, 2 ms, 5 ms...), while a Python lock hands over at once. Other processes still queue
-    on SQLite's lock.
+    (1 ms, 2 ms, 5 ms...), while a Python lock hands over at once. For a SQLite file this is
+    the file's write gate (:func:`langgraph_mnemon.storage.db.sqlite_write_gate`), which every
+    writer of the process on that file passes (re-entrant, so ``Database.write`` inside it
+    passes too); a memory database gets a lock of its engine. Other processes still queue on
+    SQLite's lock.
     """
+    gate = sqlite_write_gate(engine)
+    if gate is not None:
+        return gate
     with _WRITE_LOCKS_GUARD:
         lock = _WRITE_LOCKS.get(engine)
         if lock is None:

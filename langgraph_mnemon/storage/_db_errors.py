@@ -6,11 +6,17 @@ file, a full disk, a read-only file or role, a PostgreSQL server that went away 
 driver cannot bind all surface as :class:`StorageError` (with a code) or
 :class:`InvalidInputError`, never as a driver exception or a ``UnicodeError``.
 
+A unique key that a concurrent writer took first (PostgreSQL ``23505``, SQLite's UNIQUE /
+PRIMARY KEY constraint) is a :class:`ConflictError` with code ``duplicate-key``: the caller can
+read the row the other writer stored and go on.
+
 StorageError codes set here: ``storage-damaged`` (not a database, malformed pages, undecodable
 text), ``storage-full``, ``storage-read-only`` (read-only file, file system or transaction),
 ``storage-permission``, ``database-locked`` (the busy timeout ran out), ``database-unavailable``
-(the server refused or dropped the connection, or no pooled connection was free) and the
-generic ``storage-error``.
+(the server refused or dropped the connection, or no pooled connection was free),
+``storage-schema`` (a table or column this release needs is missing or is not ours: another
+application's table of the same name, or a schema that does not exist) and the generic
+``storage-error``.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import URL
 
 from langgraph_mnemon.contracts import safe_text
-from langgraph_mnemon.errors import InvalidInputError, MnemonError, StorageError
+from langgraph_mnemon.errors import ConflictError, InvalidInputError, MnemonError, StorageError
 from langgraph_mnemon.storage._urls import redact_url
 
 __all__ = ["DamagedValue", "database_errors", "translate"]
@@ -83,6 +89,9 @@ _SQLITE_MESSAGES: tuple[tuple[str, str], ...] = (
     ("read-only", "storage-read-only"),
     ("database is locked", "database-locked"),
     ("database table is locked", "database-locked"),
+    ("no such table", "storage-schema"),
+    ("no such column", "storage-schema"),
+    ("has no column named", "storage-schema"),
 )
 _ADVICE: dict[str, str] = {
     "storage-damaged": (
@@ -94,11 +103,17 @@ _ADVICE: dict[str, str] = {
         "the database is read-only; make it writable or set write_enabled=false to only read"
     ),
     "storage-permission": "check the owner and mode of the database and its folder",
+    # This process's own writers take turns on the file's write gate before SQLite's lock
+    # (storage._write_gate), so a SQLite busy error means a writer outside them.
     "database-locked": (
-        "another process held the database lock past the busy timeout "
-        "(mnemos.sqlite_busy_timeout_ms); retry"
+        "another process (or a connection this process opened outside langgraph-mnemon) held "
+        "the database lock past the busy timeout (mnemos.sqlite_busy_timeout_ms); retry"
     ),
     "database-unavailable": "check that the database server is running and reachable, then retry",
+    "storage-schema": (
+        "the database file holds tables this langgraph-mnemon did not make, or made by another "
+        "version; point database_url at a file of its own"
+    ),
     "storage-error": "check that the database is reachable and writable",
 }
 # PostgreSQL SQLSTATE prefixes -> code, checked in order (single states before classes).
@@ -110,6 +125,9 @@ _PG_STATES: tuple[tuple[str, str], ...] = (
     ("57P02", "database-unavailable"),  # crash_shutdown
     ("57P03", "database-unavailable"),  # cannot_connect_now
     ("08", "database-unavailable"),  # connection exceptions
+    ("3F000", "storage-schema"),  # invalid_schema_name: no schema to create tables in
+    ("42P01", "storage-schema"),  # undefined_table
+    ("42703", "storage-schema"),  # undefined_column
     ("55P03", "database-locked"),  # lock_not_available
     ("40P01", "database-locked"),  # deadlock_detected
 )
@@ -132,6 +150,12 @@ def translate(exc: BaseException, url: URL) -> MnemonError:
     invalid = _invalid_value(original)
     if invalid is not None:
         return InvalidInputError(f"{invalid}. Nothing was changed.")
+    if _duplicate_key(original):
+        return ConflictError(
+            f"{_where(url)} refused a row whose key another writer stored first "
+            f"({_detail(original)}); read it again and retry; nothing was changed.",
+            code="duplicate-key",
+        )
     if url.get_backend_name() == "sqlite":
         code = _sqlite_code(original, url)
     else:
@@ -169,6 +193,21 @@ def _invalid_value(exc: BaseException) -> str | None:
     if sqlstate.startswith("22"):  # PostgreSQL data exception: out of range, bad text, ...
         return f"the database refused a value ({_detail(exc)})"
     return None
+
+
+_SQLITE_DUPLICATE = (2067, 1555)  # SQLITE_CONSTRAINT_UNIQUE, SQLITE_CONSTRAINT_PRIMARYKEY
+
+
+def _duplicate_key(exc: BaseException) -> bool:
+    """Whether ``exc`` is a unique-key violation (another writer's row holds the key)."""
+    if getattr(exc, "sqlstate", None) == "23505":  # PostgreSQL unique_violation
+        return True
+    if isinstance(exc, sqlite3.IntegrityError):
+        code = getattr(exc, "sqlite_errorcode", None)
+        if isinstance(code, int):
+            return code in _SQLITE_DUPLICATE
+        return str(exc).startswith(("UNIQUE constraint failed", "PRIMARY KEY must be unique"))
+    return False
 
 
 def _sqlite_code(exc: BaseException, url: URL) -> str:
@@ -216,6 +255,15 @@ def _postgres_code(exc: BaseException, original: BaseException) -> str:
 
 
 _SERVER_ADVICE: dict[str, str] = {
+    "storage-schema": (
+        "a table of this name is not langgraph-mnemon's (another application's?) or is of "
+        "another version, or the schema does not exist; give langgraph-mnemon a PostgreSQL "
+        "schema of its own with database_schema (MNEMON_DATABASE_SCHEMA)"
+    ),
+    "database-locked": (
+        "another transaction held a lock this one needed past the lock timeout, or the "
+        "server broke a deadlock; retry"
+    ),
     "storage-damaged": "a stored value is damaged; restore the database from a backup",
     "storage-permission": (
         "the database role lacks the privilege; grant it, or set write_enabled=false for a "
@@ -228,11 +276,16 @@ _SERVER_ADVICE: dict[str, str] = {
 }
 
 
+def _where(url: URL) -> str:
+    if url.get_backend_name() == "sqlite":
+        return f"the SQLite database {url.database or ':memory:'}"
+    return f"the database {redact_url(url)}"
+
+
 def _storage(code: str, detail: str, url: URL) -> StorageError:
     advice = _ADVICE[code]
-    if url.get_backend_name() == "sqlite":
-        where = f"the SQLite database {url.database or ':memory:'}"
-    else:
-        where = f"the database {redact_url(url)}"
+    if url.get_backend_name() != "sqlite":
         advice = _SERVER_ADVICE.get(code, advice)
-    return StorageError(f"{where} failed: {detail}; {advice}; nothing was changed.", code=code)
+    return StorageError(
+        f"{_where(url)} failed: {detail}; {advice}; nothing was changed.", code=code
+    )

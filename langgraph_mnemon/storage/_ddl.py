@@ -19,19 +19,20 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.engine.mock import MockConnection
 
-__all__ = ["column_names", "create_tables"]
+__all__ = ["column_names", "create_tables", "existing_tables"]
 
 _TABLE_KINDS = ("r", "p", "f", "v", "m")  # what SQLAlchemy's has_table counts on PostgreSQL
-# As ``has_table`` / ``has_sequence`` (no schema given): visible on the search path.
+# In the current schema (the first existing one of the search path), where an unqualified
+# CREATE TABLE puts a table: a table of the same name further down the search path (another
+# application's, or another installation's in ``public``) is not ours and must not count.
 _PG_EXISTING = sa.text(
     "SELECT c.relname, c.relkind FROM pg_catalog.pg_class c "
     "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
-    "WHERE c.relname = ANY(:names) AND pg_catalog.pg_table_is_visible(c.oid) "
-    "AND n.nspname != 'pg_catalog'"
+    "WHERE c.relname = ANY(:names) AND n.nspname = current_schema()"
 )
-# ``to_regclass`` resolves the name on the search path, as the reflection does.
 _PG_COLUMNS = sa.text(
-    "SELECT attname FROM pg_catalog.pg_attribute WHERE attrelid = to_regclass(:table) "
+    "SELECT attname FROM pg_catalog.pg_attribute WHERE attrelid = "
+    "to_regclass(quote_ident(current_schema()) || '.' || quote_ident(:table)) "
     "AND attnum > 0 AND NOT attisdropped"
 )
 _SQLITE_EXISTING = sa.text(
@@ -40,7 +41,11 @@ _SQLITE_EXISTING = sa.text(
 
 
 def create_tables(
-    conn: Connection, items: Iterable[sa.Table | sa.Sequence], *, then: Sequence[str] = ()
+    conn: Connection,
+    items: Iterable[sa.Table | sa.Sequence],
+    *,
+    then: Sequence[str] = (),
+    existing: set[str] | None = None,
 ) -> list[str]:
     """Create those of ``items`` that do not exist yet (tables with their indexes, and
     sequences on PostgreSQL), then run the ``then`` statements, as one batch.
@@ -50,13 +55,17 @@ def create_tables(
         items: tables (and sequences) in creation order (a referenced table first).
         then: further DDL of the step (e.g. ``CREATE INDEX IF NOT EXISTS``), sent in the same
             batch after the tables whether or not they were created.
+        existing: the names of ``items`` known to exist (the caller asked already): no query.
 
     Returns:
         The statements sent.
     """
     wanted = [item for item in items if _applies(item, conn.dialect)]
-    existing = _existing(conn, [item.name for item in wanted])
-    missing = [item for item in wanted if (item.name, _kind(item)) not in existing]
+    if existing is None:
+        found = _existing(conn, [item.name for item in wanted])
+    else:
+        found = {(item.name, _kind(item)) for item in wanted if item.name in existing}
+    missing = [item for item in wanted if (item.name, _kind(item)) not in found]
     statements = [*_render(conn.dialect, missing), *then]
     if not statements:
         return []
@@ -81,6 +90,19 @@ def column_names(conn: Connection, table: str) -> set[str]:
         quoted = table.replace('"', '""')
         return {row[1] for row in conn.exec_driver_sql(f'PRAGMA table_info("{quoted}")').all()}
     return {column["name"] for column in sa.inspect(conn).get_columns(table)}
+
+
+def existing_tables(conn: Connection, names: Sequence[str]) -> set[str]:
+    """Those of ``names`` that are tables (or views) of the current schema, in one query.
+
+    Args:
+        conn: any connection.
+        names: table names.
+
+    Returns:
+        The names that exist (on PostgreSQL: in ``current_schema()``).
+    """
+    return {name for name, kind in _existing(conn, list(names)) if kind == "table"}
 
 
 def _applies(item: sa.Table | sa.Sequence, dialect: sa.Dialect) -> bool:

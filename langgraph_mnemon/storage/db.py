@@ -1,19 +1,23 @@
 """The SQL database shared by Mnemos, the ``MnemosSaver`` checkpointer and Memory Spaces.
 
 One code path builds engines for SQLite (the embedded default) and PostgreSQL (psycopg 3), sync
-and async, and one runner applies versioned migrations. Layers declare their tables in their own
-``MetaData`` and hand :func:`migrate` a tuple of :class:`Migration` steps tagged with a
-*component* name (``"mnemos"`` here; Memory Spaces adds its own component the same way). Applied
-steps are recorded in the ``schema_version`` table, so ``setup()`` is idempotent, and it is safe
+and async, and one runner applies versioned migrations (:mod:`._migrate`). Layers declare their
+tables in their own ``MetaData`` and hand :func:`migrate` a tuple of :class:`Migration` steps
+tagged with a *component* name (``"mnemos"`` here; Memory Spaces adds its own component the
+same way). Applied steps are recorded in the ``mnemon_schema_version`` table (an older
+release's ``schema_version`` is adopted on setup), so ``setup()`` is idempotent, and it is safe
 to run from several processes at once: SQLite serialises it with ``BEGIN IMMEDIATE`` and
-PostgreSQL with a transaction-scoped advisory lock.
+PostgreSQL with a transaction-scoped advisory lock. On PostgreSQL every table goes into the
+current schema of the connection (``database_schema`` sets it: see
+:func:`langgraph_mnemon.config.url_in_schema`), created on setup when missing.
 
 SQLite connections get ``journal_mode=WAL``, ``busy_timeout``, ``foreign_keys=ON`` and a
 configurable ``synchronous`` level (``NORMAL`` by default: with WAL the database cannot be
 corrupted by a crash, only the last commits before a power loss may be lost). SQLAlchemy, not the
 ``sqlite3`` module, emits ``BEGIN``: reads use a deferred transaction and writes
 ``BEGIN IMMEDIATE``, so two writers queue on the busy timeout instead of failing on a lock
-upgrade.
+upgrade; the writers of one process queue before that on the file's write gate
+(:mod:`._write_gate`), first come first served.
 
 Example:
     >>> db = Database(create_engine("sqlite:///./.mnemon/mnemon.db"))
@@ -25,7 +29,6 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 import select
 import threading
@@ -33,7 +36,6 @@ import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager, contextmanager, nullcontext
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -46,7 +48,22 @@ from sqlalchemy.pool import StaticPool
 from langgraph_mnemon.errors import InvalidInputError, StorageError
 from langgraph_mnemon.storage._db_errors import database_errors, translate
 from langgraph_mnemon.storage._ddl import column_names, create_tables
+from langgraph_mnemon.storage._dialect import (
+    advisory_lock,
+    advisory_lock_id,
+    insert_ignore,
+    upsert,
+)
+from langgraph_mnemon.storage._migrate import (
+    LEGACY_SCHEMA_VERSION,
+    SCHEMA_VERSION,
+    Migration,
+    check_migrations,
+    migrate,
+    schema_state,
+)
 from langgraph_mnemon.storage._urls import redact_url
+from langgraph_mnemon.storage._write_gate import WriteGate, gate_for
 from langgraph_mnemon.storage.files import refuse_symlink
 
 if TYPE_CHECKING:
@@ -54,6 +71,7 @@ if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 __all__ = [
+    "LEGACY_SCHEMA_VERSION",
     "SCHEMA_VERSION",
     "AsyncDatabase",
     "Database",
@@ -61,6 +79,8 @@ __all__ = [
     "SqliteSynchronous",
     "ThreadedAsyncDatabase",
     "advisory_lock",
+    "advisory_lock_id",
+    "check_migrations",
     "column_names",
     "create_async_engine",
     "create_engine",
@@ -72,7 +92,9 @@ __all__ = [
     "read_only_media_url",
     "redact_url",
     "refuse_linked_sqlite",
+    "schema_state",
     "sqlite_file",
+    "sqlite_write_gate",
     "upsert",
 ]
 
@@ -80,18 +102,6 @@ SqliteSynchronous = Literal["OFF", "NORMAL", "FULL", "EXTRA"]
 _SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 _WRITE_OPTION = "mnemon_write"
 _T = TypeVar("_T")
-
-_VERSION_METADATA = sa.MetaData()
-SCHEMA_VERSION = sa.Table(
-    "schema_version",
-    _VERSION_METADATA,
-    sa.Column("component", sa.String(64), primary_key=True),
-    sa.Column("version", sa.Integer, primary_key=True),
-    sa.Column("description", sa.Text, nullable=False, server_default=""),
-    sa.Column("applied_at", sa.Float, nullable=False),
-)
-"""One row per applied migration step: ``(component, version)``."""
-
 
 # --------------------------------------------------------------------------------------------
 # URLs and engines
@@ -238,9 +248,15 @@ def _pragma(cursor: Any, pragma: str, busy_timeout_ms: int) -> None:
         delay = min(delay * 2, 0.1)
 
 
+# The busy timeout each SQLite engine was built with: its write gate's timeout.
+_BUSY_TIMEOUT_MS: weakref.WeakKeyDictionary[Engine, int] = weakref.WeakKeyDictionary()
+_DEFAULT_BUSY_TIMEOUT_MS = 5000
+
+
 def _install_sqlite_hooks(
     engine: Engine, *, memory: bool, busy_timeout_ms: int, synchronous: str
 ) -> None:
+    _BUSY_TIMEOUT_MS[engine] = busy_timeout_ms
     pragmas = [f"PRAGMA busy_timeout = {busy_timeout_ms}", "PRAGMA foreign_keys = ON"]
     if not memory:
         pragmas.append("PRAGMA journal_mode = WAL")
@@ -378,123 +394,6 @@ def create_async_engine(
 
 
 # --------------------------------------------------------------------------------------------
-# Dialect helpers shared by the layers
-
-
-def _insert(dialect: str, table: sa.Table) -> Any:
-    if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert
-    return insert(table)
-
-
-def insert_ignore(dialect: str, table: sa.Table, keys: Sequence[str]) -> Any:
-    """``INSERT ... ON CONFLICT (keys) DO NOTHING`` for ``dialect`` (``sqlite``/``postgresql``)."""
-    return _insert(dialect, table).on_conflict_do_nothing(index_elements=list(keys))
-
-
-def upsert(dialect: str, table: sa.Table, keys: Sequence[str], update: Sequence[str]) -> Any:
-    """``INSERT ... ON CONFLICT (keys) DO UPDATE SET`` the ``update`` columns."""
-    stmt = _insert(dialect, table)
-    return stmt.on_conflict_do_update(
-        index_elements=list(keys), set_={name: stmt.excluded[name] for name in update}
-    )
-
-
-def _lock_id(scope: str, key: str) -> int:
-    digest = hashlib.blake2b(f"{scope}\x00{key}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
-
-
-def advisory_lock(conn: Connection, scope: str, key: str, *, shared: bool = False) -> None:
-    """Take a transaction-scoped lock on ``(scope, key)``.
-
-    PostgreSQL uses ``pg_advisory_xact_lock`` (``_shared`` for readers of the key); SQLite
-    needs nothing because its write transactions (``BEGIN IMMEDIATE``) are already exclusive.
-    """
-    if conn.dialect.name != "postgresql":
-        return
-    fn = sa.func.pg_advisory_xact_lock_shared if shared else sa.func.pg_advisory_xact_lock
-    conn.execute(sa.select(fn(_lock_id(scope, key))))
-
-
-# --------------------------------------------------------------------------------------------
-# Migrations
-
-
-@dataclass(frozen=True)
-class Migration:
-    """One schema step of one component. ``upgrade`` runs inside the migration transaction."""
-
-    component: str
-    version: int
-    description: str
-    upgrade: Callable[[Connection], None]
-
-
-def _check_migrations(migrations: Sequence[Migration]) -> dict[str, list[Migration]]:
-    by_component: dict[str, list[Migration]] = {}
-    for step in migrations:
-        by_component.setdefault(step.component, []).append(step)
-    for component, steps in by_component.items():
-        versions = [s.version for s in steps]
-        if versions != list(range(1, len(steps) + 1)):
-            raise InvalidInputError(
-                f"migrations of component {component!r} must be numbered 1..n in order "
-                f"(got {versions})"
-            )
-    return by_component
-
-
-def migrate(conn: Connection, migrations: Sequence[Migration]) -> list[Migration]:
-    """Apply the steps of ``migrations`` not yet recorded in ``schema_version``.
-
-    Runs inside the caller's write transaction (all steps commit together or not at all) and
-    returns the steps it applied. Raises :class:`StorageError` when the database was migrated
-    by a newer release (a component version above the newest step given).
-
-    The run costs few round trips: one query for the applied versions (none when
-    ``schema_version`` was only now created), each step's tables as one DDL batch
-    (:func:`create_tables`), and one insert recording every applied step.
-    """
-    by_component = _check_migrations(migrations)
-    advisory_lock(conn, "mnemon-schema", "migrate")
-    fresh = bool(create_tables(conn, [SCHEMA_VERSION]))
-    applied: dict[str, set[int]] = {}
-    if not fresh:
-        rows = conn.execute(sa.select(SCHEMA_VERSION.c.component, SCHEMA_VERSION.c.version))
-        for component, version in rows.all():
-            applied.setdefault(component, set()).add(int(version))
-    pending: list[Migration] = []
-    for component, steps in by_component.items():
-        have = applied.get(component, set())
-        if have and max(have) > len(steps):
-            raise StorageError(
-                f"the database schema of {component!r} is at version {max(have)} but this "
-                f"langgraph-mnemon knows versions up to {len(steps)}; upgrade langgraph-mnemon"
-            )
-        pending.extend(step for step in steps if step.version not in have)
-    for step in pending:
-        step.upgrade(conn)
-    if pending:
-        now = time.time()
-        conn.execute(
-            sa.insert(SCHEMA_VERSION),
-            [
-                {
-                    "component": step.component,
-                    "version": step.version,
-                    "description": step.description,
-                    "applied_at": now,
-                }
-                for step in pending
-            ],
-        )
-    return pending
-
-
-# --------------------------------------------------------------------------------------------
 # Database handles
 
 _SETUP_DONE: weakref.WeakKeyDictionary[Engine, set[tuple[str, int]]] = weakref.WeakKeyDictionary()
@@ -530,32 +429,21 @@ def sqlite_file(url: URL) -> Path | None:
     return None if database.startswith("file:") else Path(database)
 
 
-def _schema_state(conn: Connection, migrations: Sequence[Migration]) -> str:
-    """``absent``, ``outdated`` or ``current``, read without creating anything."""
-    by_component = _check_migrations(migrations)
-    if not sa.inspect(conn).has_table(SCHEMA_VERSION.name):
-        return "absent"
-    rows = conn.execute(
-        sa.select(SCHEMA_VERSION.c.component, SCHEMA_VERSION.c.version).where(
-            SCHEMA_VERSION.c.component.in_(list(by_component))
-        )
-    ).all()
-    applied: dict[str, set[int]] = {}
-    for component, version in rows:
-        applied.setdefault(component, set()).add(int(version))
-    state = "current"
-    for component, steps in by_component.items():
-        have = applied.get(component, set())
-        if not have:
-            return "absent"
-        if max(have) > len(steps):
-            raise StorageError(
-                f"the database schema of {component!r} is at version {max(have)} but this "
-                f"langgraph-mnemon knows versions up to {len(steps)}; upgrade langgraph-mnemon"
-            )
-        if len(have) < len(steps):
-            state = "outdated"
-    return state
+def sqlite_write_gate(engine: Engine) -> WriteGate | None:
+    """The in-process write gate of a SQLite file engine (see :mod:`._write_gate`); None for
+    PostgreSQL, memory databases (their one shared connection is locked already) and URIs.
+
+    Args:
+        engine: a sync engine (an async engine's ``sync_engine``).
+
+    Returns:
+        The gate every write transaction on that file passes in this process, or None.
+    """
+    path = sqlite_file(engine.url)
+    if path is None:
+        return None
+    timeout_ms = _BUSY_TIMEOUT_MS.get(engine, _DEFAULT_BUSY_TIMEOUT_MS)
+    return gate_for(str(path), timeout_ms=timeout_ms)
 
 
 class Database:
@@ -592,6 +480,10 @@ class Database:
         self._lock: AbstractContextManager[Any] = (
             threading.RLock() if isinstance(engine.pool, StaticPool) else nullcontext()
         )
+        # A SQLite file: this process's writers queue on one gate per file, not in SQLite's
+        # busy handler (see storage._write_gate).
+        self.write_gate = sqlite_write_gate(engine)
+        self._gate: AbstractContextManager[Any] = self.write_gate or nullcontext()
 
     @property
     def url(self) -> str:
@@ -609,9 +501,17 @@ class Database:
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
-        """A connection inside a write transaction that commits on success."""
+        """A connection inside a write transaction that commits on success.
+
+        On a SQLite file the transaction first passes the file's in-process write gate, so
+        this process's writers take turns instead of racing in SQLite's busy handler.
+
+        Raises:
+            StorageError: ``database-locked`` when another process held SQLite's lock past
+                the busy timeout, or a writer of this process held the gate that long.
+        """
         try:
-            with self._lock, self._writer.begin() as conn:
+            with self._gate, self._lock, self._writer.begin() as conn:
                 yield conn
         except database_errors() as exc:
             raise translate(exc, self.engine.url) from exc
@@ -668,7 +568,7 @@ class Database:
         if path is not None and not path.exists():
             return False
         with self.read() as conn:
-            state = _schema_state(conn, migrations)
+            state = schema_state(conn, migrations, legacy_is_current=self.read_only)
         if state == "absent":
             return False
         if state == "outdated":
@@ -711,11 +611,32 @@ class AsyncDatabase:
         self._writer = engine.execution_options(**{_WRITE_OPTION: True})
         self._reader = _reader(engine)
         self._single = _autocommit(engine)
+        self.write_gate = sqlite_write_gate(engine.sync_engine)
 
     @property
     def url(self) -> str:
         """The database URL with the password masked."""
         return redact_url(self.engine.url)
+
+    @asynccontextmanager
+    async def _gated(self) -> AsyncIterator[None]:
+        """Hold the file's write gate (SQLite) without blocking the loop: the wait runs on a
+        worker thread, and a cancelled wait hands the gate back once it is granted."""
+        gate = self.write_gate
+        if gate is None:
+            yield
+            return
+        token = object()
+        waiting = asyncio.get_running_loop().run_in_executor(None, gate.acquire, token)
+        try:
+            await asyncio.shield(waiting)
+        except asyncio.CancelledError:
+            waiting.add_done_callback(lambda done: _release_granted(gate, token, done))
+            raise
+        try:
+            yield
+        finally:
+            gate.release(token)
 
     @asynccontextmanager
     async def _begin(self, engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
@@ -731,8 +652,9 @@ class AsyncDatabase:
             return await conn.run_sync(fn, *args)
 
     async def run_write(self, fn: Callable[..., _T], *args: Any) -> _T:
-        """Run ``fn(conn, *args)`` in a write transaction that commits on success."""
-        async with self._begin(self._writer) as conn:
+        """Run ``fn(conn, *args)`` in a write transaction that commits on success (on a
+        SQLite file after the file's in-process write gate, as :meth:`Database.write`)."""
+        async with self._gated(), self._begin(self._writer) as conn:
             return await conn.run_sync(fn, *args)
 
     async def run_single(self, fn: Callable[..., _T], *args: Any) -> _T:
@@ -760,6 +682,12 @@ class AsyncDatabase:
     async def dispose(self) -> None:
         """Close pooled connections."""
         await self.engine.dispose()
+
+
+def _release_granted(gate: WriteGate, token: object, done: asyncio.Future[None]) -> None:
+    """Give back a gate granted to a waiter that was cancelled meanwhile."""
+    if not done.cancelled() and done.exception() is None:
+        gate.release(token)
 
 
 class ThreadedAsyncDatabase:

@@ -112,6 +112,7 @@ from langgraph.store.base import (
 
 from langgraph_mnemon.contracts import LOCAL, Scope, shown
 from langgraph_mnemon.errors import (
+    ConflictError,
     InvalidInputError,
     MnemonError,
     ProviderError,
@@ -490,6 +491,16 @@ class MnemonStore(CheckedArguments):
         return record
 
     def _create_space(self, batch: _Batch, namespace: tuple[str, ...], sid: str) -> SpaceRecord:
+        """Create the namespace's space, or read the one a concurrent writer created first.
+
+        Idempotent under a race: the catalog answers a taken id with ``InvalidInputError``
+        (its insert is ``ON CONFLICT DO NOTHING``), a unique-key violation of either driver
+        is a ``ConflictError`` (``duplicate-key``); both mean "re-read it".
+
+        Raises:
+            InvalidInputError: the space could not be created for another reason.
+            ProviderError: the create was not committed.
+        """
         try:
             receipt = batch.spaces.create_space(
                 _space_name(namespace),
@@ -497,7 +508,7 @@ class MnemonStore(CheckedArguments):
                 provider_id=_NATIVE,
                 space_id=sid,
             )
-        except InvalidInputError as exc:
+        except (InvalidInputError, ConflictError) as exc:
             found = batch.keyed.space(sid)  # created concurrently by another writer
             if found is None:
                 raise exc from None

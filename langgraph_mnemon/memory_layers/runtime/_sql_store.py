@@ -201,7 +201,7 @@ def _transaction(db: Database, owners: Sequence[str], timeout: float) -> Iterato
         # PostgreSQL: READ COMMITTED, so every read after the lock sees the latest commit.
         # SQLite: a deferred BEGIN whose first statement writes (see _wait_sqlite).
         begin = db.write if db.dialect == "postgresql" else db.read
-        with begin() as conn:
+        with _gate(db, owners, deadline, timeout), begin() as conn:
             if db.dialect == "postgresql":
                 _wait_postgres(conn, db, owners, deadline, timeout)
             else:
@@ -215,6 +215,24 @@ def _transaction(db: Database, owners: Sequence[str], timeout: float) -> Iterato
     finally:
         for queue in reversed(taken):
             queue.release()
+
+
+@contextmanager
+def _gate(db: Database, owners: Sequence[str], deadline: float, timeout: float) -> Iterator[None]:
+    """Pass the SQLite file's in-process write gate (the other writers of this process queue
+    there too; see ``storage._write_gate``) within ``timeout``; nothing on PostgreSQL."""
+    gate = db.write_gate
+    if gate is None:
+        yield
+        return
+    try:
+        gate.acquire(deadline=deadline)
+    except StorageError:
+        raise _timed_out(db, owners, timeout, "another thread of this process") from None
+    try:
+        yield
+    finally:
+        gate.release()
 
 
 def _remaining_ms(deadline: float) -> int:

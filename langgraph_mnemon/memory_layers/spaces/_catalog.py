@@ -56,7 +56,7 @@ from langgraph_mnemon.memory_layers.spaces._validation import (
     check_space_id,
     check_text_arg,
 )
-from langgraph_mnemon.storage.db import Database
+from langgraph_mnemon.storage.db import Database, insert_ignore
 
 __all__ = ["NewSpace", "SpaceCatalog"]
 
@@ -425,13 +425,13 @@ class SpaceCatalog:
             if space_id is None:
                 space_id = DEFAULT_SPACE_ID if self._first_gets_default(conn) else _generated_id()
             if conn.execute(sa.select(CATALOG.c.id).where(CATALOG.c.id == space_id)).first():
-                raise InvalidInputError(
-                    f"a Memory Space with id {space_id!r} already exists; choose another id"
-                )
+                raise _exists(space_id)
             placed = new.provider.place(space_id, new.config)
             self.check_location(new.provider, space_id, owner, placed)  # before any write
-            conn.execute(
-                CATALOG.insert().values(
+            # ON CONFLICT DO NOTHING: a writer that inserted the same id since the check above
+            # (PostgreSQL, READ COMMITTED) makes this a no-op, answered like the check.
+            inserted = conn.execute(
+                insert_ignore(conn.dialect.name, CATALOG, ["id"]).values(
                     id=space_id,
                     name=new.name,
                     description=new.description,
@@ -445,6 +445,8 @@ class SpaceCatalog:
                     owner=owner,
                 )
             )
+            if inserted.rowcount == 0:
+                raise _exists(space_id)
         return space_id
 
     def update_space(
@@ -683,3 +685,10 @@ def _unmap_vanished(conn: sa.Connection, rows: Sequence[Any], wanted: set[str]) 
             conn.execute(CATALOG.delete().where(CATALOG.c.id == space_id))
             removed.append(space_id)
     return removed
+
+
+def _exists(space_id: str) -> InvalidInputError:
+    """The error for an id that is taken."""
+    return InvalidInputError(
+        f"a Memory Space with id {space_id!r} already exists; choose another id"
+    )

@@ -30,7 +30,7 @@ from langgraph_mnemon.memory_layers.mnemos.spaces_schema import INSIGHTS, SPACES
 from langgraph_mnemon.memory_layers.spaces import Embedder, RememberItem, SpaceBinding
 from langgraph_mnemon.memory_layers.spaces._keyed import KeyedRow, StaleSpace
 from langgraph_mnemon.storage._db_errors import database_errors, translate
-from langgraph_mnemon.storage.db import Database, _lock_id
+from langgraph_mnemon.storage.db import Database, advisory_lock_id
 
 __all__ = [
     "CREATED_KEY",
@@ -349,7 +349,7 @@ def _lock_and_check(conn: Connection, space: SpaceBinding) -> None:
         StaleSpace: the space is gone or renamed (the caller re-reads it and writes again).
     """
     if conn.dialect.name == "postgresql":
-        lock = _lock_id("mnemon-store", space.id)
+        lock = advisory_lock_id("mnemon-store", space.id)
         row = conn.execute(_LOCKED_SPACE_NOW, {"lock": lock, "space": space.id}).one()[1:]
     elif conn.dialect.name == "sqlite":  # driver SQL on the transaction's connection
         driver = conn.connection.driver_connection

@@ -25,7 +25,7 @@ import re
 import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal
-from urllib.parse import unquote_plus, urlsplit
+from urllib.parse import urlsplit
 
 import annotated_types
 from pydantic import (
@@ -42,6 +42,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
+from ._redaction import redact_url
 from .errors import InvalidInputError
 
 __all__ = [
@@ -580,65 +581,6 @@ def normalize_origin(value: str) -> str:
     return f"{parts.scheme}://{host}{shown_port}"
 
 
-# --- URLs as shown: credentials masked -----------------------------------------------------
-
-_MASK = "***"
-_SECRET_WORDS = frozenset(
-    {
-        "password", "passwd", "pwd", "pass", "token", "key", "apikey", "secret", "auth",
-        "sig", "signature", "credential", "credentials", "authorization",
-    }
-)  # fmt: skip
-# Compound names written without separators: sslpassword, accessToken, clientSecret, xApiKey.
-_SECRET_SUFFIXES = ("password", "passwd", "token", "secret", "apikey", "signature", "credential")
-_WORD = re.compile(r"[a-z0-9]+")
-
-
-def _secret_name(name: str) -> bool:
-    words = _WORD.findall(unquote_plus(name).lower())
-    compact = "".join(words)
-    return any(w in _SECRET_WORDS for w in words) or compact.endswith(_SECRET_SUFFIXES)
-
-
-def _mask_pairs(text: str) -> str:
-    pairs = []
-    for pair in text.split("&"):
-        name, sep, value = pair.partition("=")
-        pairs.append(f"{name}={_MASK}" if sep and value and _secret_name(name) else pair)
-    return "&".join(pairs)
-
-
-def redact_url(url: str) -> str:
-    """``url`` with every credential masked as ``***``: the userinfo password and the values
-    of query (and fragment) parameters named like a secret (password, passwd, pwd, token, key,
-    api_key, apikey, secret, access_token, auth, sig, x-api-key, client_secret, ...).
-
-    A URL with nothing to hide (or text that is not a URL) comes back byte-identical.
-
-    Example:
-        >>> redact_url("postgresql://app:hunter2@db/mnemon?sslmode=require&password=x")
-        'postgresql://app:***@db/mnemon?sslmode=require&password=***'
-    """
-    start = url.find("://")
-    if start <= 0:
-        return url
-    head, rest = url[: start + 3], url[start + 3 :]
-    # The userinfo ends at the last "@" before any query or fragment, as SQLAlchemy reads it
-    # (an unescaped "/" in a password must not leave half of it shown).
-    end = next((i for i, ch in enumerate(rest) if ch in "?#"), len(rest))
-    userinfo, at, _ = rest[:end].rpartition("@")
-    user, colon, password = userinfo.partition(":")
-    if at and colon and password and "/" not in user:
-        rest = f"{user}:{_MASK}{rest[len(userinfo) :]}"
-    before, hash_, fragment = rest.partition("#")
-    location, question, query = before.partition("?")
-    if question:
-        query = _mask_pairs(query)
-    if hash_ and "=" in fragment:
-        fragment = _mask_pairs(fragment)
-    return f"{head}{location}{question}{query}{hash_}{fragment}"
-
-
 class MnemonConfig(BaseSettings):
     """Every switch and limit of langgraph-mnemon.
 
@@ -733,6 +675,17 @@ class MnemonConfig(BaseSettings):
     http: HttpProviderConfig = Field(default_factory=HttpProviderConfig)
     mem0: Mem0Config = Field(default_factory=Mem0Config)
     providers: ProvidersConfig = Field(default_factory=ProvidersConfig)
+    secret_key: SecretStr | None = Field(
+        None,
+        description="Encrypts Memory Space provider secrets in the database (any string, a long "
+        "random one is best; the key is derived from it). Unset: they are stored as plain "
+        "text, protected only by the database's own access control.",
+    )
+    secret_key_previous: SecretStr | None = Field(
+        None,
+        description="The key before a rotation: still read, never written; `mnemon secrets "
+        "rotate` re-encrypts every stored secret with secret_key.",
+    )
 
     def __init__(self, **values: Any) -> None:
         try:
@@ -786,6 +739,13 @@ class MnemonConfig(BaseSettings):
                 "bearer token remote clients must send"
             )
         return self
+
+    @field_validator("secret_key", "secret_key_previous")
+    @classmethod
+    def _check_secret_key(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().strip():
+            raise ValueError("is empty; give a long random string, or leave it unset")
+        return value
 
     @model_validator(mode="after")
     def _mem0_infer_needs_a_model(self) -> MnemonConfig:

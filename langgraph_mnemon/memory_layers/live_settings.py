@@ -9,11 +9,13 @@ that database (another replica, another process on the same SQLite file) applies
 next operation at most :data:`REFRESH_SECONDS` later, and so does a host opened later (the
 overlay survives restarts).
 
-Precedence, highest first: the stored overlay (for the keys it names); a direct assignment on
-``mem.config`` in one process (until that key is stored again); the start-up configuration
-(keyword arguments of ``Mnemon.open`` / ``MnemonConfig``, then ``MNEMON_*`` environment
-variables, then defaults). :meth:`LiveSettings.reset` drops stored keys, and the start-up
-values apply again. Every other setting (``write_enabled`` included) is start-up only.
+Precedence: the start-up configuration (keyword arguments of ``Mnemon.open`` /
+``MnemonConfig``, then ``MNEMON_*`` environment variables, then defaults) gives every key its
+value; the stored overlay overrides it for the keys it names, on every host, from the moment it
+is stored (or the host opens) until :meth:`LiveSettings.reset` drops the key and the start-up
+value applies again. A direct assignment on ``mem.config`` changes one process only, until that
+key is stored with another value. Every other setting (``write_enabled`` included) is start-up
+only.
 
 How a host notices a change: the kernel calls :meth:`LiveSettings.refresh` before it decides
 anything; at most every :data:`REFRESH_SECONDS` that reads one row (revision and overlay) in
@@ -100,6 +102,7 @@ LIVE_MIGRATIONS: tuple[Migration, ...] = (
     ),
 )
 _ROW = "live"
+_UNSET = object()
 _SELECT = sa.select(SETTINGS.c.revision, SETTINGS.c.overlay, SETTINGS.c.updated_at).where(
     SETTINGS.c.name == _ROW
 )
@@ -331,16 +334,18 @@ class LiveSettings:
     # ------------------------------------------------------------------ applying
 
     def _apply(self, overlay: dict[str, Any], revision: int, updated_at: float | None) -> bool:
-        """Put ``overlay`` in force; keys it no longer names get their start-up values back.
-        An older revision than the one applied is ignored (a slow read lost a race)."""
+        """Put ``overlay`` in force: the keys whose stored value changed get it, keys it no
+        longer names get their start-up values back, the others are left as they are (a
+        direct assignment on the config holds until its key is stored again). An older
+        revision than the one applied is ignored (a slow read lost a race)."""
         with self._lock:
             if revision and revision <= self._revision:
                 return False
             for key in self._overlay.keys() - overlay.keys():
                 _assign(self.config, key, self._base[key])
             for key, value in overlay.items():
-                if key not in LIVE_KEYS:
-                    continue  # written by a newer release: not a switch this one knows
+                if key not in LIVE_KEYS or self._overlay.get(key, _UNSET) == value:
+                    continue  # unknown (a newer release wrote it), or unchanged
                 try:
                     _assign(self.config, key, value)
                 except ValidationError:

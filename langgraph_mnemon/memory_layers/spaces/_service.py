@@ -2,7 +2,8 @@
 
 A *Memory Space* is a named store (id, name, description, provider id, active flag, provider
 configuration) kept in the ``mnemon_spaces`` table of the shared SQL database; its provider
-secrets (API keys, tokens) stay host-side and no read API returns them (:mod:`._catalog`,
+secrets (API keys, tokens) are kept beside it in ``mnemon_space_secrets``, encrypted when
+``secret_key`` is set, and no read API returns them (:mod:`._catalog`, :mod:`._secret_store`,
 :mod:`._secrets`). :meth:`MemorySpaces.search` is federated over every readable space
 (:mod:`._search`); writes go to one space and return receipts (:mod:`._writes`).
 

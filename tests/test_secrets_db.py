@@ -223,3 +223,8 @@ def test_the_secrets_commands(tmp_path: Path, service: str) -> None:
     assert json.loads(done.output)["rotated"] == 1
     assert TOKEN not in done.output
     assert _rows(f"sqlite:///{root}/mnemon.db")[0]["scheme"] == "aes-256-gcm"
+    as_alice = runner.invoke(
+        cli_app, ["--root", str(root), "--user", "alice", "secrets", "rotate"], env=env
+    )
+    assert as_alice.exit_code == 1  # every owner's rows: the host operator's command
+    assert "host's own spaces" in " ".join(str(as_alice.exception or as_alice.output).split())

@@ -103,6 +103,7 @@ LIVE_MIGRATIONS: tuple[Migration, ...] = (
 )
 _ROW = "live"
 _UNSET = object()
+_BACKOFF_SECONDS = 5.0  # after a failed read (a database that is down is not asked every second)
 _SELECT = sa.select(SETTINGS.c.revision, SETTINGS.c.overlay, SETTINGS.c.updated_at).where(
     SETTINGS.c.name == _ROW
 )
@@ -218,6 +219,7 @@ class LiveSettings:
         try:
             return self._check()
         except Exception as exc:  # memory never ends a run: keep the values, say why once
+            self._next = time.monotonic() + _BACKOFF_SECONDS  # a database that is down
             message = f"{type(exc).__name__}: {exc}"
             if message != self._last_error:
                 logger.warning("live settings not refreshed (values kept): %s", message)

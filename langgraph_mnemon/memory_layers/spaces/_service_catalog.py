@@ -351,6 +351,7 @@ class CatalogMethods:
             The report after the rotation (``rotated``: how many rows were re-encrypted).
 
         Raises:
+            AuthorityError: called on a scope's view (every owner's rows change).
             ReadOnlyError: writes are switched off.
             SecretKeyError: no ``secret_key`` is configured, or a row opens with neither key
                 (then nothing is changed).
@@ -359,6 +360,11 @@ class CatalogMethods:
             >>> mem.spaces.rotate_secrets().rotated
             3
         """
+        if not self._catalog.owners.local:
+            raise AuthorityError(
+                "rotating the secret key re-encrypts every owner's secrets: run it on the "
+                "host's own spaces (mem.spaces.rotate_secrets(), or `mnemon secrets rotate`)"
+            )
         self.kernel.require_writes("the provider secrets")
         return await asyncio.to_thread(self._catalog.secrets.rotate)
 

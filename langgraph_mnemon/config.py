@@ -25,7 +25,7 @@ import re
 import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal
-from urllib.parse import quote, unquote_plus, urlsplit
+from urllib.parse import urlsplit
 
 import annotated_types
 from pydantic import (
@@ -42,7 +42,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
-from .contracts import redact_url
+from ._redaction import redact_url, url_in_schema
 from .errors import InvalidInputError
 
 __all__ = [
@@ -682,6 +682,17 @@ class MnemonConfig(BaseSettings):
     http: HttpProviderConfig = Field(default_factory=HttpProviderConfig)
     mem0: Mem0Config = Field(default_factory=Mem0Config)
     providers: ProvidersConfig = Field(default_factory=ProvidersConfig)
+    secret_key: SecretStr | None = Field(
+        None,
+        description="Encrypts Memory Space provider secrets in the database (any string, a long "
+        "random one is best; the key is derived from it). Unset: they are stored as plain "
+        "text, protected only by the database's own access control.",
+    )
+    secret_key_previous: SecretStr | None = Field(
+        None,
+        description="The key before a rotation: still read, never written; `mnemon secrets "
+        "rotate` re-encrypts every stored secret with secret_key.",
+    )
 
     def __init__(self, **values: Any) -> None:
         try:
@@ -735,6 +746,13 @@ class MnemonConfig(BaseSettings):
                 "bearer token remote clients must send"
             )
         return self
+
+    @field_validator("secret_key", "secret_key_previous")
+    @classmethod
+    def _check_secret_key(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().strip():
+            raise ValueError("is empty; give a long random string, or leave it unset")
+        return value
 
     @model_validator(mode="after")
     def _mem0_infer_needs_a_model(self) -> MnemonConfig:
@@ -807,24 +825,6 @@ _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
 def _is_postgres(url: str | None) -> bool:
     return (url or "").startswith(("postgresql", "postgres"))
-
-
-def url_in_schema(url: str, schema: str) -> str:
-    """``url`` whose connections use ``schema`` as their search path (``options=-csearch_path``
-    appended to any ``options`` the URL has: the last setting wins).
-
-    Example:
-        >>> url_in_schema("postgresql+psycopg://app@db/app", "mnemon")
-        'postgresql+psycopg://app@db/app?options=-csearch_path%3Dmnemon'
-    """
-    base, _, fragment = url.partition("#")
-    location, _, query = base.partition("?")
-    pairs = [p for p in query.split("&") if p]
-    options = [unquote_plus(p.partition("=")[2]) for p in pairs if p.startswith("options=")]
-    kept = [p for p in pairs if not p.startswith("options=")]
-    value = " ".join([*options, f"-csearch_path={schema}"])
-    kept.append("options=" + quote(value, safe=""))
-    return f"{location}?{'&'.join(kept)}" + (f"#{fragment}" if fragment else "")
 
 
 def _explain(exc: ValidationError) -> str:

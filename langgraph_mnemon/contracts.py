@@ -1,16 +1,14 @@
 """Pydantic models shared across layers: receipts, usage, common enumerations, and the one
 rule for values that cross a public boundary (:func:`check_text`, :func:`safe_text`, and
-:func:`shown` for quoting them in an error message; :func:`redact_url` for showing a URL with
-its credentials masked, re-exported by :mod:`langgraph_mnemon.config`).
+:func:`shown` for quoting them in an error message).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
-from urllib.parse import quote, unquote_plus
+from urllib.parse import quote
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, field_validator
 
@@ -33,7 +31,6 @@ __all__ = [
     "importance_word",
     "iso_utc",
     "outcome_of",
-    "redact_url",
     "safe_text",
     "shown",
     "text_problem",
@@ -352,62 +349,3 @@ def _clean(value: str) -> str:
 
 CleanStr = Annotated[str, AfterValidator(_clean)]
 """A ``str`` field that refuses lone surrogates and NUL (pydantic reports the field name)."""
-
-
-# --- URLs as shown: credentials masked -----------------------------------------------------
-
-_MASK = "***"
-_SECRET_WORDS = frozenset(
-    {
-        "password", "passwd", "pwd", "pass", "token", "key", "apikey", "secret", "auth",
-        "sig", "signature", "credential", "credentials", "authorization",
-    }
-)  # fmt: skip
-# Compound names written without separators: sslpassword, accessToken, clientSecret, xApiKey.
-_SECRET_SUFFIXES = ("password", "passwd", "token", "secret", "apikey", "signature", "credential")
-_WORD = re.compile(r"[a-z0-9]+")
-
-
-def _secret_name(name: str) -> bool:
-    words = _WORD.findall(unquote_plus(name).lower())
-    compact = "".join(words)
-    return any(w in _SECRET_WORDS for w in words) or compact.endswith(_SECRET_SUFFIXES)
-
-
-def _mask_pairs(text: str) -> str:
-    pairs = []
-    for pair in text.split("&"):
-        name, sep, value = pair.partition("=")
-        pairs.append(f"{name}={_MASK}" if sep and value and _secret_name(name) else pair)
-    return "&".join(pairs)
-
-
-def redact_url(url: str) -> str:
-    """``url`` with every credential masked as ``***``: the userinfo password and the values
-    of query (and fragment) parameters named like a secret (password, passwd, pwd, token, key,
-    api_key, apikey, secret, access_token, auth, sig, x-api-key, client_secret, ...).
-
-    A URL with nothing to hide (or text that is not a URL) comes back byte-identical.
-
-    Example:
-        >>> redact_url("postgresql://app:hunter2@db/mnemon?sslmode=require&password=x")
-        'postgresql://app:***@db/mnemon?sslmode=require&password=***'
-    """
-    start = url.find("://")
-    if start <= 0:
-        return url
-    head, rest = url[: start + 3], url[start + 3 :]
-    # The userinfo ends at the last "@" before any query or fragment, as SQLAlchemy reads it
-    # (an unescaped "/" in a password must not leave half of it shown).
-    end = next((i for i, ch in enumerate(rest) if ch in "?#"), len(rest))
-    userinfo, at, _ = rest[:end].rpartition("@")
-    user, colon, password = userinfo.partition(":")
-    if at and colon and password and "/" not in user:
-        rest = f"{user}:{_MASK}{rest[len(userinfo) :]}"
-    before, hash_, fragment = rest.partition("#")
-    location, question, query = before.partition("?")
-    if question:
-        query = _mask_pairs(query)
-    if hash_ and "=" in fragment:
-        fragment = _mask_pairs(fragment)
-    return f"{head}{location}{question}{query}{hash_}{fragment}"

@@ -30,6 +30,7 @@ __all__ = [
     "ProviderError",
     "ReadOnlyError",
     "ScopeMismatchError",
+    "SecretKeyError",
     "StorageError",
     "SyncCallOnLoopError",
 ]
@@ -190,6 +191,23 @@ class StorageError(MnemonError):
         return cls(
             f"could not {action}{where}: {reason}; {advice}. Nothing was changed.", code=code
         )
+
+
+class SecretKeyError(StorageError):
+    """Stored provider secrets cannot be read with the configured key (``secret_key``).
+
+    ``code`` is ``secret-key``. The message says which setting to fix: ``MNEMON_SECRET_KEY``
+    missing while rows are encrypted, or a key other than the one they were written with (put
+    the old one in ``MNEMON_SECRET_KEY_PREVIOUS`` and run ``mnemon secrets rotate``). Nothing
+    was read or changed; the space is reported unavailable and the run goes on. The secret
+    values never appear in the message.
+
+    Example:
+        >>> mem.spaces.search("deploys").sources[0].hint
+        'unavailable: the provider secrets of Memory Space ... set MNEMON_SECRET_KEY ...'
+    """
+
+    code = "secret-key"
 
 
 # errno -> (code, what the user can do); codes are part of the public contract.

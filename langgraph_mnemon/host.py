@@ -7,6 +7,7 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
+from langgraph_mnemon._services import open_database, open_spaces
 from langgraph_mnemon._status import (
     DocumentsStatus,
     RuntimeStatus,
@@ -31,6 +32,7 @@ from langgraph_mnemon.memory_layers.documents import (
 )
 from langgraph_mnemon.memory_layers.health import HealthRecord
 from langgraph_mnemon.memory_layers.kernel import Kernel, Trigger
+from langgraph_mnemon.memory_layers.live_settings import LiveSettings
 from langgraph_mnemon.memory_layers.runtime import RuntimeMemory, RuntimeMutation, RuntimeReceipt
 from langgraph_mnemon.memory_layers.scopes import (
     LOCAL_SCOPE,
@@ -41,13 +43,7 @@ from langgraph_mnemon.memory_layers.scopes import (
     scope_of,
 )
 from langgraph_mnemon.memory_layers.spaces import MemorySpaces
-from langgraph_mnemon.storage.db import (
-    Database,
-    create_engine,
-    ensure_sqlite_directory,
-    read_only_media_url,
-    refuse_linked_sqlite,
-)
+from langgraph_mnemon.storage.db import Database, refuse_linked_sqlite
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -92,9 +88,16 @@ class Mnemon:
             )
         self.config = config or MnemonConfig()
         cfg = self.config
+        self._parent: Mnemon | None = None  # set on the views that scoped() returns
+        self._database: Database | None = None  # opened on first use
+        # The run-time switches stored in the database: a change through any host on it is in
+        # force here within a second or two (memory_layers/live_settings.py).
+        self.live_settings = LiveSettings(
+            cfg, lambda: self.database, on_change=self.settings_changed
+        )
         # Every operation of every layer asks this kernel first (participation, write_enabled,
-        # strategy rules); it reads the live config, so PATCH /settings applies at once.
-        self.kernel = Kernel(cfg)
+        # strategy rules); it reads the live config, refreshed from the database first.
+        self.kernel = Kernel(cfg, refresh=self.live_settings.refresh)
         self.root = cfg.root_path
         if cfg.write_enabled:  # read-only mode creates nothing, not even the root folder
             try:
@@ -104,8 +107,6 @@ class Mnemon:
             except ValueError as exc:  # a NUL or a lone surrogate in the path
                 raise InvalidInputError(f"root {str(self.root)!r} is not a valid path") from exc
         self.scope = LOCAL_SCOPE
-        self._parent: Mnemon | None = None  # set on the views that scoped() returns
-        self._database: Database | None = None  # opened on first use
         self._mnemos: Mnemos | None = None
         self._spaces: MemorySpaces | None = None  # built on first use
         self._graphs: dict[str, Any] = {}
@@ -257,20 +258,7 @@ class Mnemon:
         if self._parent is not None:
             return self._parent.database
         if self._database is None:
-            cfg = self.config
-            url = cfg.resolved_database_url
-            if cfg.database_url is None:
-                refuse_linked_sqlite(self.root / "mnemon.db")
-            if cfg.write_enabled:
-                ensure_sqlite_directory(url)
-            else:  # a file on read-only media is still readable
-                url = read_only_media_url(url)
-            engine = create_engine(
-                url,
-                busy_timeout_ms=cfg.mnemos.sqlite_busy_timeout_ms,
-                sqlite_synchronous=cfg.mnemos.sqlite_synchronous,
-            )
-            self._database = Database(engine, owns_engine=True, read_only=not cfg.write_enabled)
+            self._database = open_database(self.config, self.root)
         return self._database
 
     @property
@@ -408,30 +396,7 @@ class Mnemon:
                 )
             return self._spaces
         if self._spaces is None:
-            from langgraph_mnemon.adapters.providers import configured_providers
-            from langgraph_mnemon.memory_layers.spaces import QualitySettings
-
-            cfg = self.config
-            quality = cfg.recall_quality
-            self._spaces = MemorySpaces(
-                self.database,
-                root=self.root,
-                providers=configured_providers(self.config, self.database),
-                quality=QualitySettings(
-                    low_score_threshold=quality.low_score_threshold,
-                    high_score_threshold=quality.high_score_threshold,
-                    max_medium_results=quality.max_medium_results,
-                    max_unknown_results=quality.max_unknown_results,
-                ),
-                policy=quality.policy,
-                candidate_multiplier=quality.candidate_multiplier,
-                default_limit=cfg.default_recall_limit,
-                timeout_ms=cfg.timeout_ms,
-                kernel=self.kernel,
-                default_provider_id=cfg.persistence_strategy.provider_id,
-                local_only=cfg.persistence_strategy.rules.data_boundary == "local-only",
-                lock_timeout=cfg.runtime.lock_timeout_seconds,
-            )
+            self._spaces = open_spaces(self.config, self.database, self.kernel, self.root)
         return self._spaces
 
     # --- end Memory Spaces --------------------------------------------------------------------
@@ -510,6 +475,8 @@ class Mnemon:
     def settings_changed(self) -> None:
         """Apply live switches changed on ``config`` (idle review keeps a copy of its own;
         everything else, participation included, reads the live config at each operation).
+        :attr:`live_settings` calls it after applying a stored change; to change a switch on
+        every host that shares the database, use ``mem.live_settings.change({...})``.
 
         Example:
             >>> mem.config.idle_review.enabled = False

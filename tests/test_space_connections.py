@@ -17,7 +17,6 @@ import asyncio
 import importlib.util
 import json
 import os
-import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -329,9 +328,9 @@ def test_secrets_are_write_only_and_settings_are_checked_again(
     for shown in (fixed.model_dump_json(), repr(spaces.get_space("team")), repr(spaces)):
         assert TOKEN not in shown
         assert WRONG not in shown
-    secrets_file = tmp_path / "root" / "state" / "space-secrets.json"
-    assert json.loads(secrets_file.read_text())["team"] == {"api_key": TOKEN}
-    assert stat.S_IMODE(os.stat(secrets_file).st_mode) == 0o600
+    store = spaces._catalog.secrets  # in the database, beside the catalog (no file)
+    assert store.get("team") == {"api_key": TOKEN}
+    assert not (tmp_path / "root" / "state" / "space-secrets.json").exists()
 
     # Settings merge into the stored ones and are checked by the provider again.
     renamed = spaces.update_space("team", name="Team memory v2", config={"namespace": "team-v2"})
@@ -347,7 +346,7 @@ def test_secrets_are_write_only_and_settings_are_checked_again(
         spaces.update_space("team", secrets={"password": "x"})
     assert refused.value.code == "invalid-provider-config"
     assert spaces.get_space("team") == before  # nothing changed
-    assert json.loads(secrets_file.read_text())["team"] == {"api_key": TOKEN}
+    assert store.get("team") == {"api_key": TOKEN}
 
     same = spaces.update_space("team", secrets={"api_key": TOKEN})
     assert same.changed is False
@@ -355,7 +354,7 @@ def test_secrets_are_write_only_and_settings_are_checked_again(
     cleared = spaces.update_space("team", secrets={"api_key": ""})
     assert cleared.space is not None
     assert cleared.space.secrets_configured == []
-    assert "team" not in json.loads(secrets_file.read_text())
+    assert "team" not in store.names()
     assert not spaces.test_space("team").ok
 
 
@@ -398,8 +397,7 @@ def test_disconnect_drops_the_entry_and_secrets_and_keeps_the_provider_data(
     assert "not touched" in receipt.message
     assert spaces.disconnect_space("team", confirm="team").committed
     assert [s.id for s in spaces.list_spaces()] == []
-    secrets = root / "state" / "space-secrets.json"
-    assert "team" not in json.loads(secrets.read_text())
+    assert "team" not in spaces._catalog.secrets.names()
 
     # The data is still where the providers keep it: fresh provider objects find it.
     assert path.exists()

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import stat
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from spaces_support import SecretStoreProvider, hashing, make_spaces, unique_id
 
 from langgraph_mnemon import Mnemon
@@ -159,10 +158,12 @@ def test_secrets_stay_host_side(spaces: MemorySpaces, tmp_path: Path) -> None:
     for text in outputs:
         assert secret not in text
     assert spaces.get_space("vault").secrets_configured == ["api_key"]
-    path = tmp_path / "state" / "space-secrets.json"
-    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
-    assert json.loads(path.read_text()) == {"vault": {"api_key": secret}}
-    assert secret not in (tmp_path / "mnemon.db").read_bytes().decode("latin-1")
+    # Kept in the database beside the catalog (no file on this host's disk); without a
+    # secret_key as plain text (tests/test_secrets_db.py: encrypted with one).
+    assert not (tmp_path / "state" / "space-secrets.json").exists()
+    with spaces.db.read() as conn:
+        row = conn.execute(sa.text("SELECT names, scheme FROM mnemon_space_secrets")).one()
+    assert (json.loads(row.names), row.scheme) == (["api_key"], "plain")
 
 
 def test_credentials_in_config_or_missing_secrets_are_rejected(spaces: MemorySpaces) -> None:

@@ -1,11 +1,11 @@
 """The ``mnemon`` command line: inspect and edit a storage root, ingest, serve.
 
 One module per command group (``runtime``, ``docs``, ``spaces``, ``mnemos``, ``ingest``,
-``workers``, ``serve``, ``status``); the shared options, vocabulary and error handling are in
-``_common``. Every command is an explicit request: ``manual`` channels admit it, ``off`` and
-disabled ones refuse it. Library errors print one line on stderr and exit 1 (a kernel refusal
-names the setting and environment variable that would allow it); usage errors print one line
-and exit 2.
+``workers``, ``serve``, ``status``, ``settings`` with ``secrets``); the shared options,
+vocabulary and error handling are in ``_common``. Every command is an explicit request:
+``manual`` channels admit it, ``off`` and disabled ones refuse it. Library errors print one
+line on stderr and exit 1 (a kernel refusal names the setting and environment variable that
+would allow it); usage errors print one line and exit 2.
 
 Example:
     >>> from langgraph_mnemon.cli import main
@@ -49,5 +49,6 @@ for _group in (
     "mnemos",
     "spaces",
     "transfer",
+    "settings",
 ):
     importlib.import_module(f"{__name__}.{_group}")

@@ -24,7 +24,9 @@ the operation. Management reads (list, get, browse, status) never ask: switching
 never hides its data.
 
 The kernel reads the live configuration at every call, so a switch changed at run time (the
-control plane's ``PATCH /settings``) applies to the next operation.
+control plane's ``PATCH /settings``) applies to the next operation. A host's kernel first
+refreshes the live settings stored in the database (:mod:`.live_settings`: a throttled
+revision check), so a switch changed through another host applies too.
 
 Example:
     >>> kernel = Kernel(MnemonConfig())
@@ -37,7 +39,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -137,6 +139,8 @@ class Kernel:
     Args:
         config: The live configuration (read at every call). ``None`` = defaults.
         write_enabled: Overrides ``config.write_enabled`` (layers built on their own).
+        refresh: Called before the configuration is read (the host's live settings refresh:
+            cheap, throttled, never raising).
 
     Example:
         >>> manual = {"runtime": {"participation": {"write": "manual"}}}
@@ -148,10 +152,15 @@ class Kernel:
     """
 
     def __init__(
-        self, config: MnemonConfig | None = None, *, write_enabled: bool | None = None
+        self,
+        config: MnemonConfig | None = None,
+        *,
+        write_enabled: bool | None = None,
+        refresh: Callable[[], object] | None = None,
     ) -> None:
         self._config = config if config is not None else MnemonConfig()
         self._write_enabled = write_enabled
+        self._refresh = refresh
 
     @classmethod
     def standalone(cls, *, write_enabled: bool = True) -> Kernel:
@@ -160,7 +169,14 @@ class Kernel:
 
     @property
     def config(self) -> MnemonConfig:
+        """The live configuration, with the stored live settings applied."""
+        self.refresh()
         return self._config
+
+    def refresh(self) -> None:
+        """Bring the live settings up to date (a no-op for a kernel without a host)."""
+        if self._refresh is not None:
+            self._refresh()
 
     @property
     def write_enabled(self) -> bool:
@@ -172,6 +188,7 @@ class Kernel:
     def mode(self, layer: Layer, channel: Channel) -> str:
         """The configured mode: ``off``, ``manual``, ``automatic`` or ``disabled``."""
         _check(layer, channel)
+        self.refresh()
         if layer == "mnemos":
             return "automatic"
         section = getattr(self._config.layers, layer)

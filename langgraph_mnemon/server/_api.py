@@ -39,7 +39,7 @@ from langgraph_mnemon.memory_layers.spaces import (
 
 from . import _models as m
 from ._callers import Caller, authentication, require_admin
-from ._settings import SettingsPatch, apply_settings, public_settings
+from ._settings import SettingsPatch, public_settings, settings_changes
 
 if TYPE_CHECKING:
     from langgraph_mnemon.host import Mnemon
@@ -115,11 +115,13 @@ def get_status(host: Mnemon, caller: Caller) -> m.StatusView:
 
 def get_settings(host: Mnemon) -> dict[str, Any]:
     """The effective configuration; secrets show as "configured" or null."""
+    host.live_settings.refresh(force=True)  # what another replica stored a moment ago
     return public_settings(host.config)
 
 
 def patch_settings(host: Mnemon, body: SettingsPatch, caller: Caller) -> dict[str, Any]:
-    """Change live switches (modes, idle review, layer participation) for the next operation.
+    """Change live switches (modes, idle review, layer participation) for the next operation,
+    on every replica that shares the database, and across restarts.
 
     The switches: recall_mode, writeback_mode, routing_guidance, idle_review_enabled and
     layers.<layer>.enabled / layers.<layer>.participation.<channel>. They are host-wide: only
@@ -127,8 +129,7 @@ def patch_settings(host: Mnemon, body: SettingsPatch, caller: Caller) -> dict[st
     """
     require_admin(caller, "the settings")
     host.kernel.require_writes("the settings")  # not a layer operation: the kernel's own rule
-    apply_settings(host.config, body)
-    host.settings_changed()
+    host.live_settings.change(settings_changes(body))
     return public_settings(host.config)
 
 

@@ -1,14 +1,15 @@
 """Settings over HTTP: the effective configuration without secrets, and the live switches.
 
-Only the switches in :data:`LIVE_SETTINGS` change at run time (on the host's own config object,
-which the layers and the kernel read at every operation); every other key is fixed at startup
-and a PATCH naming it is refused with the key named. ``layers`` takes the participation
-switches of each layer, nested as in the configuration::
+Only the switches in :data:`LIVE_SETTINGS` change at run time; every other key is fixed at
+startup and a PATCH naming it is refused with the key named. ``layers`` takes the
+participation switches of each layer, nested as in the configuration::
 
     {"layers": {"runtime": {"participation": {"write": "off"}}, "documents": {"enabled": false}}}
 
-The next operation sees the change (a pinned turn keeps its view; its tools then refuse through
-the kernel). ``write_enabled`` stays startup-only.
+A PATCH is stored in the database (:mod:`langgraph_mnemon.memory_layers.live_settings`): the
+next operation on this host sees it, every other host on the database within a second or two,
+and it survives restarts. A pinned turn keeps its view; its tools then refuse through the
+kernel. ``write_enabled`` stays startup-only.
 """
 
 from __future__ import annotations
@@ -127,22 +128,26 @@ def public_settings(config: MnemonConfig) -> dict[str, Any]:
     return data
 
 
-def apply_settings(config: MnemonConfig, patch: SettingsPatch) -> None:
-    """Set the live switches named in ``patch`` on ``config`` (validated assignment).
+def settings_changes(patch: SettingsPatch) -> dict[str, Any]:
+    """The live switches ``patch`` names, as dotted configuration keys for
+    :meth:`~langgraph_mnemon.memory_layers.live_settings.LiveSettings.change`.
 
-    Every value was validated by the patch model, so no assignment fails half-way.
+    Example:
+        >>> settings_changes(SettingsPatch(idle_review_enabled=False, layers={"runtime": {
+        ...     "participation": {"write": "off"}}}))
+        {'idle_review.enabled': False, 'layers.runtime.participation.write': 'off'}
     """
     values = patch.model_dump(exclude_none=True)
+    changes: dict[str, Any] = {}
     if "idle_review_enabled" in values:
-        config.idle_review.enabled = values.pop("idle_review_enabled")
+        changes["idle_review.enabled"] = values.pop("idle_review_enabled")
     for layer, change in values.pop("layers", {}).items():
-        section = getattr(config.layers, layer)
         if "enabled" in change:
-            section.enabled = change["enabled"]
+            changes[f"layers.{layer}.enabled"] = change["enabled"]
         for channel, mode in change.get("participation", {}).items():
-            setattr(section.participation, channel, mode)
-    for key, value in values.items():
-        setattr(config, key, value)
+            changes[f"layers.{layer}.participation.{channel}"] = mode
+    changes.update(values)
+    return changes
 
 
 def _public(model: BaseModel, path: tuple[str, ...]) -> dict[str, Any]:

@@ -1,8 +1,9 @@
 """Tables of Memory Spaces (tier 3) in the shared SQL database: component ``"spaces"``.
 
 * ``mnemon_spaces`` — the Memory Space catalog: id, name, description, provider id, active flag
-  and the provider's non-secret configuration. Secrets never enter the database; they live in a
-  host-side file (see :mod:`langgraph_mnemon.memory_layers.spaces`).
+  and the provider's non-secret configuration. Secrets never enter this table; they live in
+  their own table, sealed with ``secret_key`` when one is set (see
+  :mod:`langgraph_mnemon.memory_layers.spaces._secret_store`).
 * ``mnemon_insights`` — insights of the native ``mnemos`` provider: content, category,
   importance, tags, entities, source, metadata and timestamps. ``terms`` holds the analysed
   search terms (stemmed words, Han bigrams) the keyword index was built from. Forgetting sets

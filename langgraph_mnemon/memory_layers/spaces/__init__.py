@@ -79,6 +79,7 @@ from langgraph_mnemon.memory_layers.spaces._records import (
     SpacesStatus,
     SpaceStatus,
 )
+from langgraph_mnemon.memory_layers.spaces._secret_store import SecretsReport
 from langgraph_mnemon.memory_layers.spaces._service import MemorySpaces
 from langgraph_mnemon.memory_layers.spaces._validation import (
     DEFAULT_SPACE_ID,
@@ -145,6 +146,7 @@ __all__ = [
     "RelatedRequest",
     "RelatedResult",
     "RememberItem",
+    "SecretsReport",
     "SourceReport",
     "SpaceBinding",
     "SpaceHealth",

@@ -6,11 +6,13 @@ generated. A new space is inactive until its first committed write activates it 
 spaces are not searched unless named explicitly). Reads never create the tables: before the
 first write every read answers empty. Every row has an owner (:mod:`._owners`); a catalog
 reads through one scope's :class:`Owners` filter, and a space it cannot see does not exist
-for it (the same :class:`NotFoundError` as an unknown id). Secrets live in the host-side
-:class:`SecretStore`; a record names only which secret keys are configured.
+for it (the same :class:`NotFoundError` as an unknown id). Secrets live beside the rows in
+the same database (:class:`SecretStore`), written in the same transaction as the row they
+belong to; a record names only which secret keys are configured (read in the same statement
+as the rows).
 
-Every method here is blocking local I/O (SQL, one JSON file). The service's coroutines call
-them through ``asyncio.to_thread``, so no event loop ever waits on the database.
+Every method here is blocking I/O (SQL). The service's coroutines call them through
+``asyncio.to_thread``, so no event loop ever waits on the database.
 """
 
 from __future__ import annotations
@@ -41,9 +43,13 @@ from langgraph_mnemon.memory_layers.spaces._owners import (
 )
 from langgraph_mnemon.memory_layers.spaces._records import SpaceReceipt, SpaceRecord
 from langgraph_mnemon.memory_layers.spaces._registry import ProviderRegistry
+from langgraph_mnemon.memory_layers.spaces._secret_store import (
+    SECRET_MIGRATIONS,
+    SECRETS,
+    SecretStore,
+)
 from langgraph_mnemon.memory_layers.spaces._secrets import (
     PROVIDER_CONFIG_CODE,
-    SecretStore,
     merge_secrets,
     split_config,
 )
@@ -62,6 +68,11 @@ __all__ = ["NewSpace", "SpaceCatalog"]
 
 # The columns of a catalog from before scopes (no owner column yet).
 _BEFORE_OWNERS = [c for c in CATALOG.c if c.name != "owner"]
+# Everything the catalog needs: the space tables, the owner column, the secrets table.
+_STEPS = (*CATALOG_MIGRATIONS, *SECRET_MIGRATIONS)
+# The secret names of each row, read in the catalog's own statement (never a value).
+_NAMES = SECRETS.c.names.label("secret_names")
+_JOINED = CATALOG.outerjoin(SECRETS, SECRETS.c.space_id == CATALOG.c.id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +127,7 @@ class SpaceCatalog:
         self.admin = bool(admin)
         self._storage = storage
         self._clock = clock
-        self._statements: dict[tuple[bool, bool | None], sa.Select[Any]] = {}
+        self._statements: dict[tuple[bool, bool, bool | None], sa.Select[Any]] = {}
         self._visible: sa.ColumnElement[bool] | None = None
 
     def owned_by(self, owners: Owners, *, admin: bool | None = None) -> SpaceCatalog:
@@ -157,33 +168,53 @@ class SpaceCatalog:
     # ------------------------------------------------------------------ tables and reads
 
     def setup(self) -> None:
-        """Create or migrate the tables (idempotent)."""
-        self.db.setup(CATALOG_MIGRATIONS)
+        """Create or migrate the tables (idempotent), and adopt an old secrets file."""
+        self.db.setup(_STEPS)
+        self.secrets.adopt_file(self._setup_once)
 
     def ready(self) -> None:
-        """Create the tables before the first write."""
-        if not self.db.is_setup(CATALOG_MIGRATIONS):
-            self.db.setup(CATALOG_MIGRATIONS)
+        """Create the tables before the first write (and adopt an old secrets file)."""
+        self._setup_once()
+        self.secrets.adopt_file(self._setup_once)
+
+    def _setup_once(self) -> None:
+        if not self.db.is_setup(_STEPS):
+            self.db.setup(_STEPS)
 
     def _readable(self) -> tuple[Any, sa.ColumnElement[bool]] | None:
         """The columns to select and the owner condition, or None when no row is visible.
 
         Nothing is visible before the first write (a read creates no tables). A catalog from
-        before scopes gets its owner column on first read, unless the host is read-only: then
-        every row is the local user's, as it was.
+        before scopes gets its owner column (and one from before the secrets table that
+        table) on first read, unless the host is read-only: then every row is the local
+        user's, as it was, and secret names come from the old secrets file. An old secrets
+        file is adopted into the table here (:meth:`SecretStore.adopt_file`).
         """
         if not self.db.ready_for_read(MIGRATIONS):
             return None
-        if not self.db.ready_for_read(OWNER_MIGRATIONS):
-            if self.db.read_only:
-                return (_BEFORE_OWNERS, sa.true()) if self.owners.legacy else None
-            self.db.setup(CATALOG_MIGRATIONS)
+        if not self.db.read_only:
+            if not (self.db.ready_for_read(OWNER_MIGRATIONS) and self.secrets.ready()):
+                self.db.setup(_STEPS)
+            self.secrets.adopt_file(self._setup_once)
+        elif not self.db.ready_for_read(OWNER_MIGRATIONS):
+            return (_BEFORE_OWNERS, sa.true()) if self.owners.legacy else None
         if self._visible is None:
             self._visible = self.owners.clause()
         return CATALOG.c, self._visible
 
-    def _record(self, row: Mapping[str, Any], secret_keys: Mapping[str, list[str]]) -> SpaceRecord:
+    def _columns(self, columns: Any) -> tuple[list[Any], Any]:
+        """The columns and FROM of a catalog read: with the secret names when the secrets
+        table is there (one statement), else the rows alone."""
+        if self.secrets.ready():
+            return [*columns, _NAMES], _JOINED
+        return list(columns), CATALOG
+
+    def _record(self, row: Mapping[str, Any], fallback: Mapping[str, list[str]]) -> SpaceRecord:
         provider_id = row["provider_id"]
+        if "secret_names" in row:
+            names = list(row["secret_names"] or [])
+        else:
+            names = list(fallback.get(row["id"], []))
         return SpaceRecord(
             id=row["id"],
             name=row["name"],
@@ -191,7 +222,7 @@ class SpaceCatalog:
             provider_id=provider_id,
             active=bool(row["active"]),
             config=dict(row["config"] or {}),
-            secrets_configured=list(secret_keys.get(row["id"], [])),
+            secrets_configured=names,
             external_id=row["external_id"],
             created_at=float(row["created_at"]),
             updated_at=float(row["updated_at"]),
@@ -210,7 +241,7 @@ class SpaceCatalog:
         # One statement is one snapshot: on PostgreSQL it runs in autocommit (no BEGIN and
         # COMMIT round trips on every search's catalog read).
         rows = self.db.run_single(lambda conn: conn.execute(stmt).mappings().all())
-        keys = self.secrets.keys() if rows else {}
+        keys = self.secrets.names() if rows and "secret_names" not in rows[0] else {}
         return [self._record(r, keys) for r in rows]
 
     def _list_statement(
@@ -219,10 +250,11 @@ class SpaceCatalog:
         """The listing SELECT, built once per column set and filter (building it and its
         owner condition cost more than running it on a small catalog)."""
         columns, _ = readable
-        key = (columns is _BEFORE_OWNERS, active)
+        selected, source = self._columns(columns)
+        key = (columns is _BEFORE_OWNERS, source is _JOINED, active)
         stmt = self._statements.get(key)
         if stmt is None:
-            stmt = sa.select(*columns).where(readable[1])
+            stmt = sa.select(*selected).select_from(source).where(readable[1])
             stmt = stmt.order_by(CATALOG.c.created_at, CATALOG.c.id)
             if active is not None:
                 stmt = stmt.where(CATALOG.c.active == active)
@@ -239,14 +271,17 @@ class SpaceCatalog:
         readable = self._readable()
         if readable is not None:
             columns, visible = readable
-            query = sa.select(*columns).where(CATALOG.c.id == space_id, visible)
+            selected, source = self._columns(columns)
+            query = sa.select(*selected).select_from(source)
+            query = query.where(CATALOG.c.id == space_id, visible)
             row = self.db.run_single(lambda conn: conn.execute(query).mappings().first())
         if row is None:
             raise NotFoundError(
                 f"no Memory Space {space_id!r}; list them with spaces.list_spaces() "
                 "(CLI: mnemon spaces list)"
             )
-        return self._record(row, self.secrets.keys())
+        keys = {} if "secret_names" in row else self.secrets.names()
+        return self._record(row, keys)
 
     def binding(self, record: SpaceRecord) -> SpaceBinding:
         """What the provider of ``record`` receives about it (secrets included, never shown).
@@ -276,7 +311,8 @@ class SpaceCatalog:
             self.check_location(provider, record.id, record.owner, record.config, in_use=True)
 
     async def abinding(self, record: SpaceRecord) -> SpaceBinding:
-        """:meth:`binding` without blocking the event loop (secrets live in a file)."""
+        """:meth:`binding` without blocking the event loop (secrets are read from the
+        database and opened with the configured key)."""
         if record.secrets_configured:
             return await asyncio.to_thread(self.binding, record)
         return self.binding(record)
@@ -382,7 +418,7 @@ class SpaceCatalog:
         external_id: str | None = None,
         shared: bool = False,
     ) -> SpaceReceipt:
-        """Create a space (checked first); its secrets are stored after the row, or neither.
+        """Create a space (checked first); the row and its secrets commit together.
 
         The new space is owned by the catalog's user, or by its project with ``shared``.
         """
@@ -391,13 +427,6 @@ class SpaceCatalog:
         new = self.check_new(name, description, provider_id, config, secrets, space_id, active)
         self.ready()
         created = self._insert(new, external_id, self.owners.owner_of_new(shared))
-        if new.secrets:
-            try:
-                self.secrets.put(created, new.secrets)
-            except BaseException:
-                with self.db.write() as conn:
-                    conn.execute(CATALOG.delete().where(CATALOG.c.id == created))
-                raise
         record = self.get_space(created)
         return SpaceReceipt(
             status="committed",
@@ -447,6 +476,8 @@ class SpaceCatalog:
             )
             if inserted.rowcount == 0:
                 raise _exists(space_id)
+            if new.secrets:
+                self.secrets.write(conn, space_id, new.secrets)
         return space_id
 
     def update_space(
@@ -463,8 +494,8 @@ class SpaceCatalog:
 
         ``config`` is merged into the stored one (a key given as ``None`` is removed) and the
         result re-checked by the provider's ``check_config``; ``secrets`` are write-only (a
-        value sets its key, ``""`` removes it, keys not named stay). Secrets are written
-        before the row; if the row cannot be written they are put back.
+        value sets its key, ``""`` removes it, keys not named stay). The row and the secrets
+        commit together.
         """
         record = self.get_space(space_id)
         changes = {
@@ -534,43 +565,31 @@ class SpaceCatalog:
     def _write_update(
         self, record: SpaceRecord, changes: dict[str, Any], new_secrets: dict[str, str] | None
     ) -> None:
-        old = self.secrets.get(record.id) if new_secrets is not None else None
-        if new_secrets is not None:
-            self.secrets.put(record.id, new_secrets)
-        try:
-            with self.db.write() as conn:
-                conn.execute(
-                    CATALOG.update()
-                    .where(CATALOG.c.id == record.id, self.owners.clause())
-                    .values(**changes, updated_at=self._clock(), revision=CATALOG.c.revision + 1)
-                )
-        except BaseException:
-            if new_secrets is not None:  # the row was not written: neither are the secrets
-                self.secrets.put(record.id, old)
-            raise
+        self.ready()
+        with self.db.write() as conn:
+            result = conn.execute(
+                CATALOG.update()
+                .where(CATALOG.c.id == record.id, self.owners.clause())
+                .values(**changes, updated_at=self._clock(), revision=CATALOG.c.revision + 1)
+            )
+            if new_secrets is not None and result.rowcount:
+                self.secrets.write(conn, record.id, new_secrets)
 
     def delete_entry(self, record: SpaceRecord) -> None:
-        """Drop the catalog row of ``record`` and its host-side secrets; provider data is not
-        touched. Secrets go first (a row left without them can be dropped again; secrets left
-        without a row would reappear on a new space of that id); they are put back if the
-        row cannot be deleted.
+        """Drop the catalog row of ``record`` and its secrets, in one transaction; provider
+        data is not touched.
 
         Raises:
             NotFoundError: the row is gone already (in this catalog's view).
-            StorageError: the database or the secrets file refused the change.
+            StorageError: the database refused the change.
         """
-        old = self.secrets.get(record.id)
-        if old:
-            self.secrets.put(record.id, None)
-        try:
-            with self.db.write() as conn:
-                result = conn.execute(
-                    CATALOG.delete().where(CATALOG.c.id == record.id, self.owners.clause())
-                )
-        except BaseException:
-            if old:
-                self.secrets.put(record.id, old)
-            raise
+        self.ready()
+        with self.db.write() as conn:
+            result = conn.execute(
+                CATALOG.delete().where(CATALOG.c.id == record.id, self.owners.clause())
+            )
+            if result.rowcount:
+                self.secrets.write(conn, record.id, None)
         if not result.rowcount:
             raise NotFoundError(f"no Memory Space {record.id!r} (it was removed meanwhile)")
 
@@ -615,10 +634,9 @@ class SpaceCatalog:
                 if item.external_id not in mapped:
                     created.append(self._insert_discovered(conn, provider_id, item, config, now))
             for space_id in created:
-                if secrets:
-                    self.secrets.put(space_id, secrets)
-        for space_id in removed:
-            self.secrets.put(space_id, None)
+                self.secrets.write(conn, space_id, secrets)
+            for space_id in removed:
+                self.secrets.write(conn, space_id, None)
         spaces = [s for s in self.list_spaces() if s.provider_id == provider_id]
         return SpaceReceipt(
             status="committed",

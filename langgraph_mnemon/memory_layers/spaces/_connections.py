@@ -33,7 +33,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from langgraph_mnemon.errors import InvalidInputError, MnemonError, ProviderError
+from langgraph_mnemon.errors import (
+    InvalidInputError,
+    MnemonError,
+    ProviderError,
+    SecretKeyError,
+)
 from langgraph_mnemon.memory_layers.kernel import Kernel
 from langgraph_mnemon.memory_layers.spaces._catalog import SpaceCatalog
 from langgraph_mnemon.memory_layers.spaces._health import (
@@ -313,7 +318,10 @@ class SpaceConnections:
             message = f"provider {record.provider_id!r} is not registered in this process"
             return _answer(record.provider_id, None, record.id, error=message)
         await admit_outbound(provider, record.config, admin=self._catalog.admin, what="testing")
-        binding = await self._catalog.abinding(record)
+        try:
+            binding = await self._catalog.abinding(record)
+        except SecretKeyError as exc:  # its secrets do not open with the configured key
+            return _answer(record.provider_id, provider, record.id, error=exc.message)
         try:
             split_config(provider, binding.config, binding.secrets)
         except MnemonError as exc:

@@ -1,28 +1,25 @@
-"""Memory Space secrets: kept host-side only, in ``<root>/state/space-secrets.json`` (0600).
+"""Memory Space secrets at the door: credentials apart from the configuration.
 
-Provider credentials (API keys, tokens) never enter the catalog table or any read API; each
-call hands them to the provider, and a space reports only which keys are configured.
-:func:`split_config` keeps them apart at the door: a configuration key that looks like a
-credential is refused (it belongs in ``secrets=``).
+Provider credentials (API keys, tokens) never enter the catalog's configuration or any read
+API; they are kept in their own table (:mod:`._secret_store`), each call hands them to the
+provider, and a space reports only which keys are configured. :func:`split_config` keeps them
+apart at the door: a configuration key that looks like a credential is refused (it belongs in
+``secrets=``).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from langgraph_mnemon.contracts import check_text
-from langgraph_mnemon.errors import InvalidInputError, MnemonError, StorageError
+from langgraph_mnemon.errors import InvalidInputError, MnemonError
 from langgraph_mnemon.memory_layers.spaces._models import MemoryProvider
-from langgraph_mnemon.storage.files import atomic_write, ensure_dir, locked, refuse_symlink
 
 __all__ = [
     "MAX_SECRET_CHARS",
     "PROVIDER_CONFIG_CODE",
-    "SecretStore",
     "merge_secrets",
     "split_config",
 ]
@@ -31,60 +28,6 @@ MAX_SECRET_CHARS = 16_384
 """The longest secret value a space takes (API keys and tokens are far shorter)."""
 MAX_SECRET_NAME_CHARS = 64
 _SECRET_HINT = re.compile(r"(api[_-]?key|token|secret|password|authorization|credential)", re.I)
-
-
-class SecretStore:
-    """``{space_id: {key: value}}`` in one JSON file of mode 0600, written atomically."""
-
-    def __init__(self, path: Path, lock_timeout: float) -> None:
-        self.path = path
-        self.lock_timeout = lock_timeout
-        self._lock_path = path.with_name(".space-secrets.lock")
-
-    def _refuse_links(self) -> None:
-        # Managed paths under the root are never followed through a symbolic link.
-        refuse_symlink(self.path.parent, "Memory Space state folder")
-        refuse_symlink(self.path, "Memory Space secrets file")
-
-    def _read(self) -> dict[str, dict[str, str]]:
-        self._refuse_links()
-        try:
-            data = json.loads(self.path.read_text("utf-8"))
-        except FileNotFoundError:
-            return {}
-        except OSError as exc:
-            raise StorageError.from_os_error(
-                exc, "read the Memory Space secrets", self.path
-            ) from None
-        except ValueError as exc:
-            raise StorageError(
-                f"cannot read the Memory Space secrets file {self.path}: {exc}; restore it or "
-                "remove it and configure the secrets again",
-                code="storage-damaged",
-            ) from None
-        if not isinstance(data, dict):
-            raise StorageError(f"the Memory Space secrets file {self.path} is not a JSON object")
-        return {str(k): dict(v) for k, v in data.items() if isinstance(v, dict)}
-
-    def get(self, space_id: str) -> dict[str, str]:
-        """The secrets of one space (empty when it has none)."""
-        return dict(self._read().get(space_id, {}))
-
-    def keys(self) -> dict[str, list[str]]:
-        """Which secret keys each space has (never the values)."""
-        return {k: sorted(v) for k, v in self._read().items()}
-
-    def put(self, space_id: str, secrets: Mapping[str, str] | None) -> None:
-        """Replace the secrets of one space (``None`` or empty removes them), under the lock."""
-        self._refuse_links()
-        ensure_dir(self.path.parent)
-        with locked(self._lock_path, timeout=self.lock_timeout, what="Memory Space secrets"):
-            data = self._read()
-            if secrets:
-                data[space_id] = dict(secrets)
-            else:
-                data.pop(space_id, None)
-            atomic_write(self.path, json.dumps(data, indent=1, sort_keys=True).encode())
 
 
 def _check_secrets(provider: MemoryProvider, secrets: Mapping[Any, Any]) -> None:

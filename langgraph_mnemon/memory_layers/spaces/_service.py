@@ -2,7 +2,8 @@
 
 A *Memory Space* is a named store (id, name, description, provider id, active flag, provider
 configuration) kept in the ``mnemon_spaces`` table of the shared SQL database; its provider
-secrets (API keys, tokens) stay host-side and no read API returns them (:mod:`._catalog`,
+secrets (API keys, tokens) are kept beside it in ``mnemon_space_secrets``, encrypted when
+``secret_key`` is set, and no read API returns them (:mod:`._catalog`, :mod:`._secret_store`,
 :mod:`._secrets`). :meth:`MemorySpaces.search` is federated over every readable space
 (:mod:`._search`); writes go to one space and return receipts (:mod:`._writes`).
 
@@ -77,7 +78,7 @@ from langgraph_mnemon.memory_layers.spaces._records import (
 )
 from langgraph_mnemon.memory_layers.spaces._registry import ProviderRegistry
 from langgraph_mnemon.memory_layers.spaces._search import FederatedSearch, decorate
-from langgraph_mnemon.memory_layers.spaces._secrets import SecretStore
+from langgraph_mnemon.memory_layers.spaces._secret_store import SecretStore
 from langgraph_mnemon.memory_layers.spaces._service_catalog import CatalogMethods
 from langgraph_mnemon.memory_layers.spaces._validation import (
     MAX_BROWSE_OFFSET,
@@ -97,6 +98,7 @@ from langgraph_mnemon.memory_layers.spaces._views import ScopeViews
 from langgraph_mnemon.memory_layers.spaces._writes import write_many, write_one
 from langgraph_mnemon.storage.db import Database
 from langgraph_mnemon.storage.loop import LoopRunner, sync_twin
+from langgraph_mnemon.storage.secret_box import SecretBox
 
 __all__ = ["MemorySpaces"]
 
@@ -112,7 +114,8 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
 
     Args:
         database: The shared SQL database (``Database(create_engine(url))``).
-        root: The storage root; secrets go to ``<root>/state/space-secrets.json``.
+        root: The storage root (an old ``state/space-secrets.json`` there is adopted into the
+            database on open).
         providers: :class:`MemoryProvider` objects, keyed by their descriptor id.
         quality: Thresholds of the recall quality policies.
         policy: The recall quality policy id (``strict-v1``, ``balanced-v1``, ...).
@@ -123,7 +126,9 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
         kernel: The host's kernel (participation, write_enabled); one of its own otherwise.
         default_provider_id: The provider of a new space when none is named.
         local_only: Accept only providers whose data stays on this machine.
-        lock_timeout: Seconds to wait for the secrets file's lock.
+        lock_timeout: Seconds to wait for the old secrets file's lock while adopting it.
+        secret_box: The keys provider secrets are sealed with in the database (default:
+            none, plain text; :class:`~langgraph_mnemon.storage.secret_box.SecretBox`).
         clock: Seconds since the epoch (injectable for tests).
 
     Raises:
@@ -153,6 +158,7 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
         local_only: bool = False,
         lock_timeout: float = 10.0,
         clock: Callable[[], float] = time.time,
+        secret_box: SecretBox | None = None,
     ) -> None:
         if not isinstance(database, Database):
             raise InvalidInputError(
@@ -172,7 +178,9 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
         # Every operation asks the kernel; a layer built alone gets one of its own.
         self.kernel = kernel or Kernel.standalone(write_enabled=bool(write_enabled))
         self._registry = ProviderRegistry()
-        self._secrets = SecretStore(self.root / "state" / "space-secrets.json", lock_timeout)
+        self._secrets = SecretStore(
+            database, secret_box or SecretBox(), self.root, lock_timeout, clock
+        )
         self._catalog = SpaceCatalog(
             database,
             self._registry,

@@ -25,6 +25,7 @@ from langgraph_mnemon.memory_layers.spaces._merge import merge
 from langgraph_mnemon.memory_layers.spaces._models import DiscoveredSpace
 from langgraph_mnemon.memory_layers.spaces._records import SpaceReceipt, SpaceRecord
 from langgraph_mnemon.memory_layers.spaces._registry import ProviderRegistry
+from langgraph_mnemon.memory_layers.spaces._secret_store import SecretsReport
 from langgraph_mnemon.memory_layers.spaces._secrets import split_config
 from langgraph_mnemon.memory_layers.spaces._validation import (
     NATIVE_PROVIDER_ID,
@@ -324,3 +325,47 @@ class CatalogMethods:
         )
 
     discover = sync_twin(adiscover)
+
+    # ------------------------------------------------------------------ provider secrets
+
+    async def asecrets_report(self) -> SecretsReport:
+        """How the stored provider secrets are kept: how many rows are encrypted with the
+        configured ``secret_key``, with another key, or stored as plain text (counts only,
+        never a name or a value; a management read, the kernel is not asked).
+
+        Example:
+            >>> mem.spaces.secrets_report().plain
+            0
+        """
+        return await asyncio.to_thread(self._catalog.secrets.report)
+
+    secrets_report = sync_twin(asecrets_report)
+
+    async def arotate_secrets(self) -> SecretsReport:
+        """Re-encrypt every stored provider secret with the configured ``secret_key``
+        (``MNEMON_SECRET_KEY``), in one transaction; rows under ``secret_key_previous`` and
+        plain-text rows are opened and sealed again. Afterwards the previous key opens
+        nothing and may be dropped. Every space of every owner: the host operator's.
+
+        Returns:
+            The report after the rotation (``rotated``: how many rows were re-encrypted).
+
+        Raises:
+            AuthorityError: called on a scope's view (every owner's rows change).
+            ReadOnlyError: writes are switched off.
+            SecretKeyError: no ``secret_key`` is configured, or a row opens with neither key
+                (then nothing is changed).
+
+        Example:
+            >>> mem.spaces.rotate_secrets().rotated
+            3
+        """
+        if not self._catalog.owners.local:
+            raise AuthorityError(
+                "rotating the secret key re-encrypts every owner's secrets: run it on the "
+                "host's own spaces (mem.spaces.rotate_secrets(), or `mnemon secrets rotate`)"
+            )
+        self.kernel.require_writes("the provider secrets")
+        return await asyncio.to_thread(self._catalog.secrets.rotate)
+
+    rotate_secrets = sync_twin(arotate_secrets)

@@ -173,7 +173,7 @@ def _to_the_old_layout(mem: Mnemon, space_id: str) -> None:
     """The database as a release before the secrets table left it; the secrets in the file."""
     with mem.database.write() as conn:
         conn.exec_driver_sql("DROP TABLE mnemon_space_secrets")
-        conn.exec_driver_sql("DELETE FROM schema_version WHERE component = 'space_secrets'")
+        conn.exec_driver_sql("DELETE FROM mnemon_schema_version WHERE component = 'space_secrets'")
     state = mem.root / "state"
     state.mkdir(exist_ok=True)
     (state / "space-secrets.json").write_text(json.dumps({space_id: {"api_key": TOKEN}}))

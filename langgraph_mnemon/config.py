@@ -25,7 +25,7 @@ import re
 import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal
-from urllib.parse import unquote_plus, urlsplit
+from urllib.parse import urlsplit
 
 import annotated_types
 from pydantic import (
@@ -42,6 +42,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
+from ._redact import redact_url
 from .errors import InvalidInputError
 
 __all__ = [
@@ -191,7 +192,11 @@ class IdleReviewConfig(_Section):
     ``max_context_chars`` bounds the transcript the review model reads; ``max_tokens`` bounds
     each of its replies (passed as the chat model's ``max_tokens`` where the model has one).
     There is one review runner (a fresh, bounded context), so the reference's
-    ``provider`` / ``fallback`` choices have no counterpart.
+    ``provider`` / ``fallback`` choices have no counterpart. A scheduled review is a database
+    row: its scheduler holds it ``lease_ms`` past the due time (a runner, while it runs), and
+    every replica looks for due rows whose lease expired every ``poll_ms``. Per-thread state
+    (gate entries, activity rows, Wake delivery) expires after ``thread_ttl_hours`` unused and
+    is capped at ``max_threads`` threads, the least recently used dropped first.
     """
 
     enabled: bool = True
@@ -201,6 +206,10 @@ class IdleReviewConfig(_Section):
     max_context_chars: int = Field(24_000, ge=1_000, le=1_000_000)
     max_tokens: int = Field(4096, ge=128, le=131_072)
     runtime_memory: bool = True
+    lease_ms: int = Field(60_000, ge=1_000, le=3_600_000)
+    poll_ms: int = Field(10_000, ge=200, le=600_000)
+    thread_ttl_hours: float = Field(168.0, gt=0, le=8_760)
+    max_threads: int = Field(10_000, ge=1, le=10_000_000)
 
 
 class PersistenceRulesConfig(_Section):
@@ -578,65 +587,6 @@ def normalize_origin(value: str) -> str:
         host = f"[{host}]"
     shown_port = "" if port in (None, _DEFAULT_PORTS[parts.scheme]) else f":{port}"
     return f"{parts.scheme}://{host}{shown_port}"
-
-
-# --- URLs as shown: credentials masked -----------------------------------------------------
-
-_MASK = "***"
-_SECRET_WORDS = frozenset(
-    {
-        "password", "passwd", "pwd", "pass", "token", "key", "apikey", "secret", "auth",
-        "sig", "signature", "credential", "credentials", "authorization",
-    }
-)  # fmt: skip
-# Compound names written without separators: sslpassword, accessToken, clientSecret, xApiKey.
-_SECRET_SUFFIXES = ("password", "passwd", "token", "secret", "apikey", "signature", "credential")
-_WORD = re.compile(r"[a-z0-9]+")
-
-
-def _secret_name(name: str) -> bool:
-    words = _WORD.findall(unquote_plus(name).lower())
-    compact = "".join(words)
-    return any(w in _SECRET_WORDS for w in words) or compact.endswith(_SECRET_SUFFIXES)
-
-
-def _mask_pairs(text: str) -> str:
-    pairs = []
-    for pair in text.split("&"):
-        name, sep, value = pair.partition("=")
-        pairs.append(f"{name}={_MASK}" if sep and value and _secret_name(name) else pair)
-    return "&".join(pairs)
-
-
-def redact_url(url: str) -> str:
-    """``url`` with every credential masked as ``***``: the userinfo password and the values
-    of query (and fragment) parameters named like a secret (password, passwd, pwd, token, key,
-    api_key, apikey, secret, access_token, auth, sig, x-api-key, client_secret, ...).
-
-    A URL with nothing to hide (or text that is not a URL) comes back byte-identical.
-
-    Example:
-        >>> redact_url("postgresql://app:hunter2@db/mnemon?sslmode=require&password=x")
-        'postgresql://app:***@db/mnemon?sslmode=require&password=***'
-    """
-    start = url.find("://")
-    if start <= 0:
-        return url
-    head, rest = url[: start + 3], url[start + 3 :]
-    # The userinfo ends at the last "@" before any query or fragment, as SQLAlchemy reads it
-    # (an unescaped "/" in a password must not leave half of it shown).
-    end = next((i for i, ch in enumerate(rest) if ch in "?#"), len(rest))
-    userinfo, at, _ = rest[:end].rpartition("@")
-    user, colon, password = userinfo.partition(":")
-    if at and colon and password and "/" not in user:
-        rest = f"{user}:{_MASK}{rest[len(userinfo) :]}"
-    before, hash_, fragment = rest.partition("#")
-    location, question, query = before.partition("?")
-    if question:
-        query = _mask_pairs(query)
-    if hash_ and "=" in fragment:
-        fragment = _mask_pairs(fragment)
-    return f"{head}{location}{question}{query}{hash_}{fragment}"
 
 
 class MnemonConfig(BaseSettings):

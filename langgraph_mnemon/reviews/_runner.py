@@ -11,6 +11,7 @@ run as a subgraph of the agent: its checkpoints would go into the user's thread 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
 import threading
@@ -20,6 +21,7 @@ from langchain_core.messages import messages_from_dict
 
 from langgraph_mnemon.errors import MnemonError
 from langgraph_mnemon.memory_layers.kernel import acting
+from langgraph_mnemon.memory_layers.review import abortable
 from langgraph_mnemon.memory_layers.scopes import ScopedLayers
 from langgraph_mnemon.nodes import ReviewOutcome, memory_step
 
@@ -59,7 +61,8 @@ class ReviewRunner:
         self._graphs: ScopedLayers[Any] = ScopedLayers(
             lambda scope: host.scoped(scope).review_graph(model), keep=64
         )
-        self._running: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[Any]]] = {}
+        # thread -> (loop, task, abort event) of the review running here
+        self._running: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[Any], Any]] = {}
         self._lock = threading.Lock()
 
     def run(self, job: ReviewJob) -> ReviewOutcome | None:
@@ -76,24 +79,33 @@ class ReviewRunner:
 
     async def _arun(self, job: ReviewJob) -> ReviewOutcome | None:
         graph = await asyncio.to_thread(self._graphs.get, job.scope)
-        task = asyncio.ensure_future(self._invoke(graph, job))
+        stop = threading.Event()
+        task = asyncio.ensure_future(self._invoke(graph, job, stop))
+        entry = (asyncio.get_running_loop(), task, stop)
         with self._lock:
-            self._running[job.thread_id] = (asyncio.get_running_loop(), task)
+            self._running[job.thread_id] = entry
         try:
             while not task.done():
                 await asyncio.wait({task}, timeout=self.lease_seconds / 3)
                 if not task.done() and not await asyncio.to_thread(self._beat, job):
-                    task.cancel()  # cancelled or taken over elsewhere
+                    _stop(entry)  # cancelled or taken over elsewhere
             return task.result()
         finally:
             with self._lock:
-                if self._running.get(job.thread_id, (None, None))[1] is task:
+                if self._running.get(job.thread_id) is entry:
                     del self._running[job.thread_id]
 
-    async def _invoke(self, graph: Any, job: ReviewJob) -> ReviewOutcome | None:
+    async def _invoke(
+        self, graph: Any, job: ReviewJob, stop: threading.Event
+    ) -> ReviewOutcome | None:
         outcome: ReviewOutcome | None = None
-        # A review is an automatic trigger: manual and off channels refuse its writes.
-        with memory_step(self._host.health, "idle-review") as step, acting("automatic"):
+        # A review is an automatic trigger: manual and off channels refuse its writes. Its
+        # worker threads stop at their next step once ``stop`` is set.
+        with (
+            memory_step(self._host.health, "idle-review") as step,
+            acting("automatic"),
+            abortable(stop),
+        ):
             out = await graph.ainvoke({"messages": messages_from_dict(job.transcript)})
             outcome = out["outcome"]
         return None if step.failed else outcome
@@ -111,8 +123,7 @@ class ReviewRunner:
             running = self._running.get(thread_id)
         if running is None:
             return False
-        loop, task = running
-        loop.call_soon_threadsafe(task.cancel)
+        _stop(running)
         return True
 
     def abort_all(self) -> None:
@@ -121,3 +132,11 @@ class ReviewRunner:
             threads = list(self._running)
         for thread_id in threads:
             self.abort(thread_id)
+
+
+def _stop(entry: tuple[asyncio.AbstractEventLoop, asyncio.Future[Any], threading.Event]) -> None:
+    """Abort a running review: its pass stops at its next step, its task is cancelled."""
+    loop, task, stop = entry
+    stop.set()
+    with contextlib.suppress(RuntimeError):  # its loop already closed: it has finished
+        loop.call_soon_threadsafe(task.cancel)

@@ -117,7 +117,8 @@ class QueuedReviews:
         self.gate.on_turn_start(thread_id)
         self.clock.disarm(thread_id)
         self._forget(thread_id)
-        self._guard("cancel", self.queue.cancel, thread_id)
+        if self.gate.settings.active:  # else nothing was scheduled (a claim drops the rest)
+            self._guard("cancel", self.queue.cancel, thread_id)
         self.runner.abort(thread_id)
 
     def turn_finished(
@@ -166,7 +167,7 @@ class QueuedReviews:
         self._submit(self.run_token, thread_id, token)
 
     def _poll(self) -> None:
-        if self._closed:
+        if self._closed or not self.gate.settings.active:  # a host that reviews nothing
             return
         self._prune()
         free = _WORKERS - self._busy

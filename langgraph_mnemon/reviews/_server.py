@@ -117,7 +117,6 @@ class ServerReviews(QueuedReviews):
     ) -> None:
         from langgraph_sdk import get_sync_client
 
-        super().__init__(host, gate, model)
         self.graph_id = graph_id
         self.in_process = in_process
         self._client = get_sync_client(url=url, api_key=None, timeout=30.0)
@@ -126,6 +125,7 @@ class ServerReviews(QueuedReviews):
         self._pending: ExpiringMap[str, str] = ExpiringMap(
             ttl_seconds=settings.thread_ttl_seconds, cap=settings.max_threads
         )
+        super().__init__(host, gate, model)  # starts the clock: everything above is ready
 
     def _forget(self, thread_id: str) -> None:
         with self._lock:

@@ -356,9 +356,12 @@ class _ThreadState:
         )
 
     def reload(self, saved: SavedActivity | None) -> None:
-        """Take the saved fields (None: nothing saved, or dropped); keep timers and runs."""
+        """Take the saved fields (None: nothing saved, or dropped); keep timers and runs, and
+        this process's turns (with their text) while the saved ones are the same."""
         fresh = _ThreadState.restored(saved) if saved is not None else _ThreadState()
-        self.activity = fresh.activity
+        mine = tuple(TurnSignals.of(turn) for turn in self.activity.turns)
+        if mine != tuple(fresh.activity.turns):
+            self.activity = fresh.activity
         self.attempts = fresh.attempts
         self.last_attempt_at = fresh.last_attempt_at
         self.last_review_at = fresh.last_review_at

@@ -193,7 +193,11 @@ class IdleReviewConfig(_Section):
     ``max_context_chars`` bounds the transcript the review model reads; ``max_tokens`` bounds
     each of its replies (passed as the chat model's ``max_tokens`` where the model has one).
     There is one review runner (a fresh, bounded context), so the reference's
-    ``provider`` / ``fallback`` choices have no counterpart.
+    ``provider`` / ``fallback`` choices have no counterpart. A scheduled review is a database
+    row: its scheduler holds it ``lease_ms`` past the due time (a runner, while it runs), and
+    every replica looks for due rows whose lease expired every ``poll_ms``. Per-thread state
+    (gate entries, activity rows, Wake delivery) expires after ``thread_ttl_hours`` unused and
+    is capped at ``max_threads`` threads, the least recently used dropped first.
     """
 
     enabled: bool = True
@@ -203,6 +207,10 @@ class IdleReviewConfig(_Section):
     max_context_chars: int = Field(24_000, ge=1_000, le=1_000_000)
     max_tokens: int = Field(4096, ge=128, le=131_072)
     runtime_memory: bool = True
+    lease_ms: int = Field(60_000, ge=1_000, le=3_600_000)
+    poll_ms: int = Field(10_000, ge=200, le=600_000)
+    thread_ttl_hours: float = Field(168.0, gt=0, le=8_760)
+    max_threads: int = Field(10_000, ge=1, le=10_000_000)
 
 
 class PersistenceRulesConfig(_Section):

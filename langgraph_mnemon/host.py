@@ -434,9 +434,10 @@ class Mnemon:
         """Idle reviews of finished turns, run in the background (Layered strategy only).
 
         The review gate keeps each thread's activity, attempts and review times in the shared
-        database (while writes are enabled), so a restarted host resumes where it stopped.
-        In process this is a :class:`~langgraph_mnemon.reviews.BackgroundReviews` over the
-        worker model; :meth:`set_reviews` swaps in another scheduler.
+        database (while writes are enabled), and a scheduled review is a leased row there, so
+        a restarted host, or another replica, resumes where it stopped. In process this is a
+        :class:`~langgraph_mnemon.reviews.BackgroundReviews` over the worker model;
+        :meth:`set_reviews` swaps in another scheduler.
 
         Example:
             >>> mem.reviews.turn_started("thread-1")  # a new turn cancels the pending review
@@ -444,26 +445,23 @@ class Mnemon:
         if self._parent is not None:
             return self._parent.reviews
         if self._reviews is None:
-            from langgraph_mnemon.memory_layers.activity import ReviewGate, ReviewSettings
-            from langgraph_mnemon.memory_layers.activity_store import SqlActivityStore
-            from langgraph_mnemon.reviews import BackgroundReviews
+            from langgraph_mnemon.reviews import BackgroundReviews, host_review_gate
 
-            # A read-only host runs no review and writes nothing: its gate stays in memory.
-            store = SqlActivityStore(self.database) if self.kernel.write_enabled else None
-            gate = ReviewGate(ReviewSettings.from_config(self.config), store=store)
+            gate = host_review_gate(self, write_enabled=self.kernel.write_enabled)
             self._reviews = BackgroundReviews(self, gate, self.worker_model)
         return self._reviews
 
     def set_reviews(self, reviews: ReviewScheduler) -> None:
         """Replace how idle reviews are scheduled (LangGraph server: as delayed server runs).
 
-        The previous scheduler is closed; its pending reviews are dropped.
+        The previous scheduler is closed; its pending reviews are handed over (any scheduler
+        on the database runs them when due).
 
         Args:
             reviews: any :class:`~langgraph_mnemon.reviews.ReviewScheduler`.
 
         Example:
-            >>> mem.set_reviews(ServerReviews(mem.review_gate, os.environ["LANGGRAPH_API_URL"]))
+            >>> mem.set_reviews(ServerReviews(mem.review_gate, url, host=mem))
         """
         if self._parent is not None:
             self._parent.set_reviews(reviews)
@@ -833,7 +831,8 @@ class Mnemon:
         """Release resources held by the layers (database engines, clients, review threads).
 
         The host is also a context manager: ``with Mnemon.open(root) as mem: ...``. Pending
-        idle reviews are dropped; the database engine stays usable and reconnects on demand.
+        idle reviews are handed over (any host on the database runs them when due); the
+        database engine stays usable and reconnects on demand.
 
         Returns:
             None. Calling it again is harmless.

@@ -69,6 +69,7 @@ class Served:
     port: int
     startup_seconds: float
     log: Path
+    process: subprocess.Popen[bytes] | None = None  # its group: see with_group
 
 
 @contextmanager
@@ -104,6 +105,7 @@ def serve(
             port=port,
             startup_seconds=time.monotonic() - started,
             log=log,
+            process=process,
         )
     finally:
         with_group(process, signal.SIGTERM)

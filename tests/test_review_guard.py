@@ -21,6 +21,7 @@ from langchain_core.messages import AIMessage, HumanMessage, messages_to_dict
 from review_support import grep, read, shell, wait_for
 
 from langgraph_mnemon import Mnemon
+from langgraph_mnemon.contracts import Scope
 from langgraph_mnemon.errors import StorageError
 from langgraph_mnemon.graphs import build_review_graph
 from langgraph_mnemon.memory_layers.activity import (
@@ -242,14 +243,17 @@ async def test_item6_the_served_review_graph_runs_automatic(tmp_path: Path) -> N
         from langgraph_mnemon.server import graphs as served
 
         gate = ReviewGate(ReviewSettings(delay_seconds=0, min_interval_seconds=0))
-        mem.set_reviews(ServerReviews(gate, "http://127.0.0.1:9"))  # nothing is scheduled
+        reviews = ServerReviews(gate, "http://127.0.0.1:9", host=mem)  # nothing is scheduled
+        mem.set_reviews(reviews)
         for turn in (REMEMBER, "more work", "and more"):
             gate.record_turn("t", TurnActivity(user_text=turn, tool_calls=("shell", "read")))
         assert gate.on_turn_end("t") is not None
         transcript = messages_to_dict([HumanMessage(REMEMBER), AIMessage("Noted.")])
-        out = await served._idle_review(mem).ainvoke(
-            {"thread_id": "t", "generation": gate.generation("t"), "transcript": transcript}
+        # The row a finished turn writes; the delayed server run carries its token.
+        job = reviews.queue.schedule(
+            "t", Scope(), transcript, delay=0, owner="test", lease_seconds=60
         )
+        out = await served._idle_review(mem).ainvoke({"thread_id": "t", "token": job.token})
         assert out["outcome"]["action"] == "skipped", out
         assert [r["error"] for r in out["outcome"]["refused"]] == ["channel-manual"]
         assert mem.runtime.entries() == []

@@ -5,10 +5,13 @@ admission check passes, an idle review may run after the thread has been quiet f
 Nothing here calls a model: a turn that is eligible but ordinary starts no background work.
 
 With an :class:`ActivityStore` (the host passes one on its database), each thread's activity,
-attempts and last attempt / review times are saved whenever they change and read back the
-first time a thread is seen, so a restarted host keeps the same activity, admission, attempt
-budget and minimum interval. Pending timers are not saved: the thread's next completed turn
-arms the review again.
+attempts and last attempt / review times are saved whenever they change and read back at each
+step, so a restarted host, and every replica on the same database, sees the same activity,
+admission, attempt budget and minimum interval. Scheduled reviews are rows of their own
+(:mod:`langgraph_mnemon.memory_layers.review_queue`).
+
+Per-thread state is bounded: the gate's entries and the saved rows expire after
+``thread_ttl_seconds`` unused, and beyond ``max_threads`` threads the least recently used go.
 
 Example:
     >>> gate = ReviewGate(ReviewSettings(), clock=lambda: 0.0)
@@ -31,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from langgraph_mnemon.contracts import Scope, safe_text
 from langgraph_mnemon.errors import InvalidInputError, MnemonError
+from langgraph_mnemon.memory_layers.expiry import ExpiringMap
 from langgraph_mnemon.memory_layers.kernel import Kernel
 
 __all__ = [
@@ -52,6 +56,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 ELIGIBLE_SCORE = 5
+PRUNE_EVERY_SECONDS = 60.0
+"""How often (gate clock seconds) the gate asks its store to drop expired and surplus rows."""
 ADMIT_USER_CHARS = 320
 ADMIT_ASSISTANT_CHARS = 600
 MEMORY_TOOL_PREFIX = "mnemon_"
@@ -243,6 +249,8 @@ class ReviewSettings(BaseModel):
     delay_seconds: float = Field(30.0, ge=0)
     min_interval_seconds: float = Field(300.0, ge=0)
     max_per_thread: int = Field(20, ge=0)
+    thread_ttl_seconds: float = Field(7 * 24 * 3600.0, gt=0)
+    max_threads: int = Field(10_000, ge=1)
 
     @property
     def active(self) -> bool:
@@ -272,6 +280,8 @@ class ReviewSettings(BaseModel):
             delay_seconds=idle.delay_ms / 1000,
             min_interval_seconds=idle.min_interval_ms / 1000,
             max_per_thread=idle.max_per_thread,
+            thread_ttl_seconds=idle.thread_ttl_hours * 3600,
+            max_threads=idle.max_threads,
         )
 
 
@@ -297,10 +307,16 @@ class SavedActivity(BaseModel):
     attempts: int = Field(0, ge=0)
     last_attempt_at: float | None = None
     last_review_at: float | None = None
+    updated_at: float | None = Field(None, description="When the gate last changed it.")
 
 
 class ActivityStore(Protocol):
-    """Where a :class:`ReviewGate` keeps per-thread activity across restarts."""
+    """Where a :class:`ReviewGate` keeps per-thread activity across restarts.
+
+    A store may also offer ``prune(before: float, keep: int) -> int`` (drop rows not updated
+    since ``before``, then all but the ``keep`` newest); the gate calls it every
+    :data:`PRUNE_EVERY_SECONDS` when present.
+    """
 
     def load(self, thread_id: str) -> SavedActivity | None:
         """The saved activity of ``thread_id``, or None when nothing was saved."""
@@ -330,13 +346,25 @@ class _ThreadState:
             last_review_at=saved.last_review_at,
         )
 
-    def saved(self) -> SavedActivity:
+    def saved(self, now: float) -> SavedActivity:
         return SavedActivity(
             turns=tuple(TurnSignals.of(turn) for turn in self.activity.turns),
             attempts=self.attempts,
             last_attempt_at=self.last_attempt_at,
             last_review_at=self.last_review_at,
+            updated_at=now,
         )
+
+    def reload(self, saved: SavedActivity | None) -> None:
+        """Take the saved fields (None: nothing saved, or dropped); keep timers and runs, and
+        this process's turns (with their text) while the saved ones are the same."""
+        fresh = _ThreadState.restored(saved) if saved is not None else _ThreadState()
+        mine = tuple(TurnSignals.of(turn) for turn in self.activity.turns)
+        if mine != tuple(fresh.activity.turns):
+            self.activity = fresh.activity
+        self.attempts = fresh.attempts
+        self.last_attempt_at = fresh.last_attempt_at
+        self.last_review_at = fresh.last_review_at
 
 
 class ReviewGate:
@@ -344,7 +372,10 @@ class ReviewGate:
 
     The scheduler calls :meth:`record_turn` and :meth:`on_turn_end` when a turn completes,
     :meth:`on_turn_start` when a new one begins (cancelling a pending timer or a running review),
-    :meth:`on_fire` when its timer goes off, and :meth:`on_review_finished` afterwards.
+    :meth:`on_fire` when its timer goes off, and :meth:`on_review_finished` afterwards. A
+    scheduler whose pending reviews are database rows (one runner per row) asks
+    :meth:`on_claim` and :meth:`on_claim_finished` instead: the row, not this gate, says
+    whether the review is still the thread's latest.
     ``clock`` returns seconds (default: UNIX time, which stays meaningful across a restart);
     ``store`` keeps each thread's activity, attempts and times (see the module docstring).
     """
@@ -358,37 +389,83 @@ class ReviewGate:
     ):
         if not isinstance(settings, ReviewSettings):
             raise InvalidInputError("ReviewGate takes ReviewSettings")
-        self.settings = settings
         self._clock = clock or time.time
         self._store = store
-        self._threads: dict[str, _ThreadState] = {}
+        self._threads: ExpiringMap[str, _ThreadState] = ExpiringMap(
+            ttl_seconds=settings.thread_ttl_seconds, cap=settings.max_threads, clock=self._clock
+        )
+        self._settings = settings
+        self._pruned_at: float | None = None
 
-    def _state(self, thread_id: str) -> _ThreadState:
+    @property
+    def settings(self) -> ReviewSettings:
+        """The switches and timings honoured (the host replaces them on a live change)."""
+        return self._settings
+
+    @settings.setter
+    def settings(self, settings: ReviewSettings) -> None:
+        if not isinstance(settings, ReviewSettings):
+            raise InvalidInputError("ReviewGate takes ReviewSettings")
+        self._settings = settings
+        self._threads.ttl_seconds = settings.thread_ttl_seconds
+        self._threads.cap = settings.max_threads
+
+    @property
+    def _persisting(self) -> bool:
+        return self._store is not None and self.settings.active
+
+    def _state(self, thread_id: str, *, fresh: bool = True) -> _ThreadState:
+        """The thread's state; with a store, its saved fields re-read (``fresh``), since
+        another replica may have changed them."""
         if not isinstance(thread_id, str) or not thread_id:
             raise InvalidInputError("thread_id must be a non-empty string")
         state = self._threads.get(thread_id)
         if state is None:
-            saved = self._load(thread_id)
+            read, saved = self._load(thread_id)
             state = _ThreadState.restored(saved) if saved is not None else _ThreadState()
             self._threads[thread_id] = state
+        elif fresh and self._persisting:
+            read, saved = self._load(thread_id)
+            if read:
+                state.reload(saved)
         return state
 
-    def _load(self, thread_id: str) -> SavedActivity | None:
+    def _load(self, thread_id: str) -> tuple[bool, SavedActivity | None]:
+        """``(read, saved)``: ``read`` is False when the store failed (memory is kept)."""
         if self._store is None:
-            return None
+            return True, None
         try:
-            return self._store.load(thread_id)
+            return True, self._store.load(thread_id)
         except MnemonError as exc:  # the gate keeps working in memory; the log says why
             logger.warning("idle review: activity of a thread not read: %s", safe_text(exc))
-            return None
+            return False, None
 
-    def _save(self, thread_id: str) -> None:
+    def _save(self, thread_id: str, state: _ThreadState) -> None:
         if self._store is None or not self.settings.active:  # no review: nothing to resume
             return
         try:
-            self._store.save(thread_id, self._threads[thread_id].saved())
+            self._store.save(thread_id, state.saved(self._clock()))
         except MnemonError as exc:
             logger.warning("idle review: activity of a thread not saved: %s", safe_text(exc))
+
+    def _prune(self) -> None:
+        """Every :data:`PRUNE_EVERY_SECONDS`: the store drops expired and surplus rows."""
+        now = self._clock()
+        if self._pruned_at is not None and now - self._pruned_at < PRUNE_EVERY_SECONDS:
+            return
+        self._pruned_at = now
+        prune = getattr(self._store, "prune", None)  # optional (see ActivityStore)
+        if prune is None or not self.settings.active:
+            return
+        try:
+            prune(now - self.settings.thread_ttl_seconds, self.settings.max_threads)
+        except MnemonError as exc:
+            logger.warning("idle review: old thread activity not dropped: %s", safe_text(exc))
+
+    def threads(self) -> list[str]:
+        """The threads this gate holds in memory now (least recently used first)."""
+        self._threads.expire()
+        return list(self._threads)
 
     def activity(self, thread_id: str) -> ThreadActivity:
         return self._state(thread_id).activity
@@ -405,19 +482,21 @@ class ReviewGate:
         return self._state(thread_id).last_review_at
 
     def generation(self, thread_id: str) -> int:
-        return self._state(thread_id).generation
+        return self._state(thread_id, fresh=False).generation
 
     def record_turn(self, thread_id: str, turn: TurnActivity) -> None:
         """Add a completed turn's activity to the thread."""
-        self._state(thread_id).activity.add(turn)
-        self._save(thread_id)
+        state = self._state(thread_id)
+        state.activity.add(turn)
+        self._save(thread_id, state)
+        self._prune()
 
     def on_turn_start(self, thread_id: str) -> bool:
         """A new turn began: cancel the timer and any running review; keep the activity.
 
         Returns True when something was cancelled.
         """
-        state = self._state(thread_id)
+        state = self._state(thread_id, fresh=False)
         cancelled = state.armed or state.running
         state.armed = False
         state.generation += 1
@@ -442,31 +521,53 @@ class ReviewGate:
         state.armed = False
         if not idle:
             return ReviewDecision(action="drop", reason="the agent is not idle")
+        decision = self._decide(thread_id, state)
+        state.armed = decision.action == "reschedule"
+        return decision
+
+    def on_claim(self, thread_id: str) -> ReviewDecision:
+        """A scheduled review of the thread is due and the caller holds it (its queue row):
+        re-check eligibility, admission, the attempt budget and the minimum interval.
+
+        Returns:
+            ``run`` (the attempt is counted and saved), ``reschedule`` with the seconds to
+            wait, or ``drop``.
+        """
+        state = self._state(thread_id)
+        state.armed = False
+        return self._decide(thread_id, state)
+
+    def _decide(self, thread_id: str, state: _ThreadState) -> ReviewDecision:
         if not self._wanted(state):
             return ReviewDecision(action="drop", reason="no longer eligible or admitted")
         if state.last_attempt_at is not None:
             wait = state.last_attempt_at + self.settings.min_interval_seconds - self._clock()
             if wait > 0:
-                state.armed = True
                 return ReviewDecision(
                     action="reschedule", delay_seconds=wait, reason="minimum interval"
                 )
         state.running = True
         state.attempts += 1
         state.last_attempt_at = self._clock()
-        self._save(thread_id)
+        self._save(thread_id, state)
         return ReviewDecision(action="run")
 
     def on_review_finished(self, thread_id: str, generation: int, *, success: bool) -> None:
         """Success (a skip included) clears the activity; failure keeps it for later."""
-        state = self._state(thread_id)
+        state = self._state(thread_id, fresh=False)
         if generation != state.generation or not state.running:
             return  # a new turn already aborted this review
+        self.on_claim_finished(thread_id, success=success)
+
+    def on_claim_finished(self, thread_id: str, *, success: bool) -> None:
+        """A claimed review ended and its row was still the thread's latest: success (a skip
+        included) clears the activity; failure keeps it for later."""
+        state = self._state(thread_id)
         state.running = False
         if success:
             state.activity.clear()
             state.last_review_at = self._clock()
-            self._save(thread_id)
+            self._save(thread_id, state)
 
     def _wanted(self, state: _ThreadState) -> bool:
         return (

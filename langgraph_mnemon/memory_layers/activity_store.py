@@ -4,6 +4,8 @@ The :class:`~langgraph_mnemon.memory_layers.activity.ActivityStore` the host giv
 gate: one ``mnemon_review_activity`` row per thread (see
 :mod:`langgraph_mnemon.memory_layers.mnemos.review_schema`), replaced whenever the thread's
 activity, attempts or times change. A read never creates the schema; the first save does.
+:meth:`SqlActivityStore.prune` drops rows not updated for a while and keeps at most a given
+number (the newest), so the table does not grow with every thread ever seen.
 
 Example:
     >>> store = SqlActivityStore(mem.database)
@@ -50,6 +52,7 @@ class SqlActivityStore:
             attempts=max(int(row["attempts"] or 0), 0),
             last_attempt_at=row["last_attempt_at"],
             last_review_at=row["last_review_at"],
+            updated_at=row["updated_at"],
         )
 
     def save(self, thread_id: str, saved: SavedActivity) -> None:
@@ -62,11 +65,34 @@ class SqlActivityStore:
             "attempts": saved.attempts,
             "last_attempt_at": saved.last_attempt_at,
             "last_review_at": saved.last_review_at,
-            "updated_at": time.time(),
+            "updated_at": time.time() if saved.updated_at is None else saved.updated_at,
         }
         stmt = upsert(self.db.dialect, REVIEW_ACTIVITY, ["thread_id"], _COLUMNS)
         with self.db.write() as conn:
             conn.execute(stmt, values)
+
+    def prune(self, before: float, keep: int) -> int:
+        """Drop the rows not updated since ``before``, then all but the ``keep`` newest.
+
+        Args:
+            before: UNIX seconds (the gate's clock): older rows are dropped.
+            keep: the most rows kept (the least recently updated go first).
+
+        Returns:
+            How many rows were dropped.
+
+        Raises:
+            StorageError: the database failed.
+        """
+        if not self.db.ready_for_read(MIGRATIONS):
+            return 0
+        col = REVIEW_ACTIVITY.c
+        newest = sa.select(col.thread_id).order_by(col.updated_at.desc(), col.thread_id)
+        surplus = sa.select(newest.offset(keep).subquery().c.thread_id)
+        with self.db.write() as conn:
+            old = conn.execute(sa.delete(REVIEW_ACTIVITY).where(col.updated_at < before))
+            over = conn.execute(sa.delete(REVIEW_ACTIVITY).where(col.thread_id.in_(surplus)))
+        return old.rowcount + over.rowcount
 
 
 def _turns(value: Any) -> tuple[TurnSignals, ...]:

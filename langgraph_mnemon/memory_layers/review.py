@@ -4,6 +4,10 @@ A review pass may create at most one Document or change working memory (MEMORY.m
 the first such call the guard admits claims the pass, and the other layer is refused even if
 that first call then fails. USER.md changes stay independent. Memory Spaces are never written.
 
+A pass runs in a worker thread that nothing can interrupt, so it checks :func:`review_aborted`
+between its steps: the scheduler that runs it sets the pass's event (:func:`abortable`) when a
+new turn begins or another replica took the review over, and the pass writes nothing more.
+
 Example:
     >>> guard = ReviewGuard()
     >>> guard.admit("documents")  # None: admitted
@@ -13,12 +17,15 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Literal
 
 from langgraph_mnemon.memory_layers.activity import is_explicit_save, is_no_memory
 
-__all__ = ["ReviewGuard", "ReviewLayer", "explicit_assertions"]
+__all__ = ["ReviewGuard", "ReviewLayer", "abortable", "explicit_assertions", "review_aborted"]
 
 ReviewLayer = Literal["documents", "memory", "user"]
 
@@ -28,6 +35,32 @@ _TRIGGER = re.compile(
 )
 _FIRST_PERSON = re.compile(r"^(?:i|i'm|i am|my|me)\b|^我", re.IGNORECASE)
 _SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]?")
+_ABORT: ContextVar[threading.Event | None] = ContextVar("mnemon_review_abort", default=None)
+
+
+@contextmanager
+def abortable(event: threading.Event) -> Iterator[None]:
+    """Run a review pass that stops at its next step once ``event`` is set.
+
+    The event travels in a context variable, so the pass's worker threads (LangGraph copies
+    the context into them) see it.
+
+    Example:
+        >>> stop = threading.Event()
+        >>> with abortable(stop):
+        ...     out = await graph.ainvoke({"messages": transcript})
+    """
+    token = _ABORT.set(event)
+    try:
+        yield
+    finally:
+        _ABORT.reset(token)
+
+
+def review_aborted() -> bool:
+    """True when the running review pass was aborted (see :func:`abortable`)."""
+    event = _ABORT.get()
+    return event is not None and event.is_set()
 
 
 class ReviewGuard:

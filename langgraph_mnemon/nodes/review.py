@@ -26,7 +26,12 @@ from langgraph_mnemon.memory_layers.activity import is_no_memory
 from langgraph_mnemon.memory_layers.documents import Documents, bound_for_model
 from langgraph_mnemon.memory_layers.health import HealthRecord
 from langgraph_mnemon.memory_layers.kernel import Kernel
-from langgraph_mnemon.memory_layers.review import ReviewGuard, ReviewLayer, explicit_assertions
+from langgraph_mnemon.memory_layers.review import (
+    ReviewGuard,
+    ReviewLayer,
+    explicit_assertions,
+    review_aborted,
+)
 from langgraph_mnemon.memory_layers.runtime import RuntimeMutation, RuntimeReceipt
 from langgraph_mnemon.nodes._guard import memory_step
 from langgraph_mnemon.nodes._results import tool_schema
@@ -230,8 +235,14 @@ def heuristic_review(
     run = ReviewRun(services, runtime_memory)
     if runtime_memory:
         for target, fact in explicit_assertions(texts):
+            if review_aborted():
+                return _aborted(run)
             run.runtime(_RuntimeArgs(action="add", target=target, content=fact))
     return {"outcome": run.outcome("changed", "heuristic")}
+
+
+def _aborted(run: ReviewRun) -> dict[str, Any]:
+    return {"outcome": run.outcome("failed"), "error": "the review was aborted (a new turn)"}
 
 
 def model_review(
@@ -269,6 +280,8 @@ def _model_pass(
 ) -> dict[str, Any]:
     """The review model's loop: tool calls through ``run`` until it reports its result."""
     for _ in range(max_steps):
+        if review_aborted():
+            return _aborted(run)
         try:
             reply = model.invoke(messages)
         except Exception as exc:
@@ -294,6 +307,8 @@ def _answer_calls(
 ) -> dict[str, Any] | None:
     """Run one reply's tool calls; the pass's update once the result tool is called."""
     for call in calls:
+        if review_aborted():
+            return _aborted(run)
         if call["name"] == RESULT_TOOL:
             try:
                 result = _Result.model_validate(call["args"])

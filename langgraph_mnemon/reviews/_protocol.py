@@ -7,16 +7,19 @@ from typing import Any, Protocol
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
+from langgraph_mnemon.config import MnemonConfig
 from langgraph_mnemon.contracts import Scope
 from langgraph_mnemon.memory_layers.activity import ReviewGate, TurnActivity
 from langgraph_mnemon.memory_layers.health import HealthRecord
+from langgraph_mnemon.storage.db import Database
 
 __all__ = ["ReviewHost", "ReviewScheduler"]
 
 
 class ReviewScheduler(Protocol):
-    """How idle reviews are scheduled: in process (:class:`BackgroundReviews`) or as delayed
-    LangGraph-server runs (:class:`ServerReviews`). The turn hooks call it; the gate decides.
+    """How idle reviews are scheduled: rows of the host's review queue woken up in process
+    (:class:`BackgroundReviews`) or by delayed LangGraph-server runs (:class:`ServerReviews`).
+    The turn hooks call it; the gate decides.
 
     Example:
         >>> mem.set_reviews(ServerReviews(mem.review_gate, url))
@@ -39,14 +42,22 @@ class ReviewScheduler(Protocol):
         ...
 
     def close(self) -> None:
-        """Stop scheduling; pending in-process reviews are dropped."""
+        """Stop scheduling; pending reviews are handed over to other replicas (or dropped by
+        a scheduler that keeps them in memory)."""
         ...
 
 
 class ReviewHost(Protocol):
-    """What :class:`BackgroundReviews` needs from the host: where failed passes are recorded,
-    and the review graph (the host builds it; this package never imports the graphs).
+    """What the schedulers need from the host: its settings (``idle_review``), the database
+    that holds the review queue, where failed passes are recorded, and the review graph (the
+    host builds it; this package never imports the graphs).
     :class:`~langgraph_mnemon.Mnemon` satisfies it."""
+
+    @property
+    def config(self) -> MnemonConfig: ...
+
+    @property
+    def database(self) -> Database: ...
 
     @property
     def health(self) -> HealthRecord: ...

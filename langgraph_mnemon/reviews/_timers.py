@@ -1,9 +1,14 @@
-"""Idle reviews on asyncio timers: the gate decides, the scheduler only waits and runs."""
+"""Idle reviews on asyncio timers, in memory: the gate decides, the scheduler waits and runs.
+
+The host's schedulers keep pending reviews in the database (:mod:`._queued`); this one keeps
+them in one process only (nothing survives it), for callers that bring their own review.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 from collections.abc import Awaitable, Callable
 
 from langgraph_mnemon.memory_layers.activity import ReviewGate, TurnActivity
@@ -59,8 +64,9 @@ class IdleReviewScheduler:
             old.cancel()
         if delay is not None:
             generation = self.gate.generation(thread_id)
+            # A fresh context: never the caller's run configuration (see ._runner).
             self._tasks[thread_id] = asyncio.get_running_loop().create_task(
-                self._wait_and_run(thread_id, generation, delay)
+                self._wait_and_run(thread_id, generation, delay), context=contextvars.Context()
             )
         return delay
 

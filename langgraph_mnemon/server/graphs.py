@@ -10,8 +10,8 @@ parent), ``mnemon_recall`` (recall-refine, one turn per run), ``mnemon_write_wor
 
 Triggers: a run a client starts for ``mnemon_write_worker`` or ``mnemon_agent_query`` asks as
 an explicit request (an application asked); the demo agent's tools, the turn lifecycle and
-the recall-refine graph set ``acting("automatic")`` themselves; ``mnemon_idle_review`` runs its
-pass under ``acting("automatic")`` here.
+the recall-refine graph set ``acting("automatic")`` themselves; ``mnemon_idle_review`` claims its
+queue row and runs the pass under ``acting("automatic")`` in a fresh context.
 
 Scopes: every run works in the scope of its config (``Mnemon.resolve_scope``: the
 authenticated LangGraph user, else ``user_id``; ``mnemon_project``). The worker, recall, agent
@@ -28,7 +28,6 @@ import uuid
 from typing import Any, TypedDict
 
 from langchain.agents import create_agent
-from langchain_core.messages import messages_from_dict
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -46,10 +45,10 @@ from langgraph_mnemon.graphs.recall import build_recall_graph
 from langgraph_mnemon.graphs.turn import MnemonTurnState
 from langgraph_mnemon.graphs.write_worker import build_write_worker_graph
 from langgraph_mnemon.host import Mnemon
-from langgraph_mnemon.memory_layers.kernel import acting
+from langgraph_mnemon.memory_layers.activity import ReviewDecision
 from langgraph_mnemon.memory_layers.scopes import ScopedLayers
 from langgraph_mnemon.memory_layers.write_worker import WriteCandidate
-from langgraph_mnemon.reviews import REVIEW_GRAPH, ServerReviews
+from langgraph_mnemon.reviews import REVIEW_GRAPH, ServerReviews, host_review_gate
 from langgraph_mnemon.server._authority import langgraph_auth
 from langgraph_mnemon.server._host import shared_host
 from langgraph_mnemon.server.demo import demo_model
@@ -76,8 +75,7 @@ class _RecallIO(TypedDict, total=False):
 
 class _ReviewIO(TypedDict, total=False):
     thread_id: str
-    generation: int
-    transcript: list[dict[str, Any]]
+    token: str
     outcome: dict[str, Any]
     error: str
 
@@ -166,38 +164,26 @@ def _agent_query(mem: Mnemon) -> CompiledStateGraph:
 
 
 def _idle_review(mem: Mnemon) -> CompiledStateGraph:
-    inner = _PerScope(mem, lambda view: view.review_graph(mem.worker_model))
-
     async def review(state: _ReviewIO, config: RunnableConfig) -> dict[str, Any]:
         reviews = mem.reviews
         if not isinstance(reviews, ServerReviews):
             return {"error": "idle review runs are scheduled by the server host only"}
-        thread, generation = state["thread_id"], state["generation"]
-        transcript = state.get("transcript") or []
+        thread, token = state.get("thread_id"), state.get("token")
+        if not isinstance(thread, str) or not isinstance(token, str):
+            return {"error": "an idle review run takes the thread_id and token it was given"}
         try:  # the run carries the scope of the turn that scheduled it
             scope = mem.resolve_scope(config)
         except _SCOPE_REFUSALS as exc:
             return {"error": f"{exc.code}: {exc.message}"}
-        # The gate reads and saves the thread's activity in the database: off the event loop.
-        decision = await asyncio.to_thread(reviews.fire, thread, generation)
-        if decision.action == "reschedule" and decision.delay_seconds is not None:
-            await asyncio.to_thread(
-                reviews.reschedule, thread, generation, decision.delay_seconds, transcript, scope
-            )
-            return {"outcome": {"action": "rescheduled", "summary": decision.reason}}
-        if decision.action != "run":
-            return {"outcome": {"action": "dropped", "summary": decision.reason}}
-        success = False
-        try:
-            graph = await inner.of(config)
-            # A review is an automatic trigger: manual and off channels refuse its writes.
-            with acting("automatic"):
-                out = await graph.ainvoke({"messages": messages_from_dict(transcript)}, config)
-            outcome = out["outcome"]
-            success = outcome.action != "failed"
-            return {"outcome": outcome.model_dump(mode="json"), "error": out.get("error")}
-        finally:
-            await asyncio.to_thread(reviews.finished, thread, generation, success=success)
+        # Claims the queue row and runs the review off the event loop, in a fresh context:
+        # never as a subgraph of this run.
+        done = await asyncio.to_thread(reviews.run_token, thread, token, scope)
+        if done is None:
+            return {"outcome": {"action": "failed", "summary": "the review pass failed"}}
+        if isinstance(done, ReviewDecision):
+            action = {"reschedule": "rescheduled", "drop": "dropped"}.get(done.action, "dropped")
+            return {"outcome": {"action": action, "summary": done.reason}}
+        return {"outcome": done.model_dump(mode="json")}
 
     return _single(REVIEW_GRAPH, _ReviewIO, review)
 
@@ -257,7 +243,7 @@ _host = shared_host()
 if os.environ.get("LANGGRAPH_API_URL"):
     _host.set_reviews(
         ServerReviews(
-            _host.review_gate,
+            host_review_gate(_host, write_enabled=_host.kernel.write_enabled),
             os.environ["LANGGRAPH_API_URL"],
             host=_host,
             model=_host.worker_model,

@@ -146,8 +146,9 @@ class Turns:
         self._composer: ViewComposer | None = None
         self.budgets = TurnRetrievals(live=self._live)
         """The per-turn recall / Related / Documents / route budgets (in the registry)."""
-        self.tracker = WakeTracker()
-        """Which Wake digest and cue each thread / agent last received."""
+        idle = config.idle_review
+        self.tracker = WakeTracker(ttl_seconds=idle.thread_ttl_hours * 3600, cap=idle.max_threads)
+        """Which Wake digest and cue each thread / agent last received (bounded)."""
 
     @property
     def composer(self) -> ViewComposer:

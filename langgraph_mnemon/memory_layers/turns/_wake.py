@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langgraph_mnemon.config import MnemonConfig
+from langgraph_mnemon.memory_layers.expiry import ExpiringMap
 from langgraph_mnemon.memory_layers.turns._facts import ViewDiagnostic
 from langgraph_mnemon.memory_layers.turns._models import (
     Cue,
@@ -200,7 +201,15 @@ class WakeTracker:
     """Per-thread delivery state: the digest of the last Wake sent and whether a cue was sent.
 
     In-process and thread-safe. A host that persists conversations can restore the state with
-    :meth:`restore` (for example from the ``source.digest`` metadata of the newest Wake message).
+    :meth:`restore` (for example from the ``source.digest`` metadata of the newest Wake message;
+    the turn service does so at every turn). Bounded: a thread unused for ``ttl_seconds`` is
+    forgotten, and beyond ``cap`` threads the least recently used go first (its next turn
+    restores it from its messages).
+
+    Args:
+        ttl_seconds: how long an unused thread's state is kept (default: a week).
+        cap: the most threads kept.
+        clock: seconds (default: ``time.monotonic``).
 
     Example:
         >>> tracker = WakeTracker()
@@ -208,27 +217,50 @@ class WakeTracker:
         (True, None)
     """
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        *,
+        ttl_seconds: float = 7 * 24 * 3600.0,
+        cap: int = 10_000,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
         self._lock = threading.Lock()
-        self._last: dict[str, str] = {}
-        self._cued: set[str] = set()
+        # thread -> (digest of the last Wake sent or None, whether the cue was sent)
+        self._threads: ExpiringMap[str, tuple[str | None, bool]] = ExpiringMap(
+            ttl_seconds=ttl_seconds, cap=cap, clock=clock
+        )
+
+    def _get(self, thread_id: str) -> tuple[str | None, bool]:
+        return self._threads.get(thread_id) or (None, False)
+
+    def _set(self, thread_id: str, digest: str | None, cued: bool) -> None:
+        if digest is None and not cued:
+            self._threads.pop(thread_id)
+        else:
+            self._threads[thread_id] = (digest, cued)
+
+    def __len__(self) -> int:
+        with self._lock:
+            self._threads.expire()
+            return len(self._threads)
 
     def last_digest(self, thread_id: str) -> str | None:
         """Digest of the last Wake sent in ``thread_id`` (``None`` before the first)."""
         with self._lock:
-            return self._last.get(thread_id)
+            return self._get(thread_id)[0]
 
     def needs_wake(self, thread_id: str, view: TurnView) -> bool:
         """True when the view's Wake differs from the last one sent in the thread."""
         with self._lock:
-            return self._last.get(thread_id) != view.wake_digest
+            return self._get(thread_id)[0] != view.wake_digest
 
     def wake_for(self, thread_id: str, view: TurnView) -> Wake | None:
         """The Wake to append now (recorded as sent), or ``None`` when the thread has it."""
         with self._lock:
-            if self._last.get(thread_id) == view.wake_digest:
+            digest, cued = self._get(thread_id)
+            if digest == view.wake_digest:
                 return None
-            self._last[thread_id] = view.wake_digest
+            self._set(thread_id, view.wake_digest, cued)
         return view.wake()
 
     def cue_for(
@@ -241,25 +273,19 @@ class WakeTracker:
         if not root:
             return None
         with self._lock:
-            if thread_id in self._cued:
+            digest, cued = self._get(thread_id)
+            if cued:
                 return None
             text = reminder_cue(config, view)
             if text is None:
                 return None
-            self._cued.add(thread_id)
+            self._set(thread_id, digest, True)
         return Cue(text=text, metadata=plugin_metadata("instructions"))
 
     def restore(self, thread_id: str, *, digest: str | None, cued: bool) -> None:
         """Set a thread's state, e.g. after loading a conversation or compacting it."""
         with self._lock:
-            if digest is None:
-                self._last.pop(thread_id, None)
-            else:
-                self._last[thread_id] = digest
-            if cued:
-                self._cued.add(thread_id)
-            else:
-                self._cued.discard(thread_id)
+            self._set(thread_id, digest, cued)
 
     def forget(self, thread_id: str) -> None:
         """Drop a thread's state, so the next turn sends the Wake (and cue) again."""

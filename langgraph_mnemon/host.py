@@ -41,13 +41,7 @@ from langgraph_mnemon.memory_layers.scopes import (
     scope_of,
 )
 from langgraph_mnemon.memory_layers.spaces import MemorySpaces
-from langgraph_mnemon.storage.db import (
-    Database,
-    create_engine,
-    ensure_sqlite_directory,
-    read_only_media_url,
-    refuse_linked_sqlite,
-)
+from langgraph_mnemon.storage.db import Database, open_database, refuse_linked_sqlite
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -258,19 +252,13 @@ class Mnemon:
             return self._parent.database
         if self._database is None:
             cfg = self.config
-            url = cfg.resolved_database_url
-            if cfg.database_url is None:
-                refuse_linked_sqlite(self.root / "mnemon.db")
-            if cfg.write_enabled:
-                ensure_sqlite_directory(url)
-            else:  # a file on read-only media is still readable
-                url = read_only_media_url(url)
-            engine = create_engine(
-                url,
+            self._database = open_database(
+                cfg.resolved_database_url,
+                embedded=None if cfg.database_url is not None else self.root / "mnemon.db",
+                write_enabled=cfg.write_enabled,
                 busy_timeout_ms=cfg.mnemos.sqlite_busy_timeout_ms,
                 sqlite_synchronous=cfg.mnemos.sqlite_synchronous,
             )
-            self._database = Database(engine, owns_engine=True, read_only=not cfg.write_enabled)
         return self._database
 
     @property
@@ -441,7 +429,8 @@ class Mnemon:
     @property
     def turns(self) -> Turns:
         """The turn service: ``begin`` / ``end`` of each agent turn and the one registry of live
-        turns (their pinned views and recall budgets; child agents retain their parent's view).
+        turns (their pinned views and recall budgets; child agents retain their parent's view),
+        kept in :attr:`database` so that any process sharing it continues a turn.
 
         Example:
             >>> start = mem.turns.begin(TurnScope(thread_id="t1"))
@@ -461,6 +450,7 @@ class Mnemon:
                 spaces=lambda: self.spaces,  # opened on the first composition
                 reviews=lambda: self.reviews,  # the current scheduler (set_reviews swaps it)
                 scoped=self._sources,
+                database=lambda: self.database,  # live turns are shared there (replicas too)
             )
         return self._turns
 
@@ -880,6 +870,8 @@ class Mnemon:
         if self._reviews is not None:
             self._reviews.close()
             self._reviews = None
+        if self._turns is not None:
+            self._turns.close()  # the rows of turns that ended here
         if self._store is not None:
             self._store.close()  # its sync loop thread; the store stays usable
         if self._spaces is not None:

@@ -184,18 +184,21 @@ def begin_turn(
     task: str | None = None,
     retained: str | None = None,
     memory_scope: Scope | None = None,
+    share: bool = True,
 ) -> tuple[str, list[BaseMessage]]:
     """Begin the turn; return its id and the messages to append.
 
     Those are the task's resume block (a new thread of an existing task), the one cue, and the
     Wake when it changed. A begin that fails after pinning releases the turn before raising.
-    ``memory_scope`` is whose memory the turn sees (default: the local scope).
+    ``memory_scope`` is whose memory the turn sees (default: the local scope); ``share``
+    stores the turn for every process sharing the database (the turn subgraph's begin: the
+    turn outlives the step), ``False`` leaves that to ``mem.turns.share`` (the middleware).
     """
     facts = thread_facts(messages)
     scope = TurnScope(
         thread_id=thread, agent_id=agent_id, root=root, memory_scope=memory_scope or Scope()
     )
-    start = mem.turns.begin(scope, facts, retained=retained)
+    start = mem.turns.begin(scope, facts, retained=retained, share=share)
     if root and task is not None and not scope.memory_scope.is_local:
         try:  # the task is the user's: the control plane shows it to them only
             if mem.kernel.admits("mnemos", "write"):
@@ -255,11 +258,13 @@ def begin_update(
     agent_id: str,
     root: bool,
     retained: str | None = None,
+    share: bool = True,
 ) -> dict[str, Any]:
     """The state update that begins a turn: ``mnemon_turn`` and the messages to append.
 
     A failing begin is logged and recorded in ``mem.health``; the update is then
     :data:`DEGRADED_TURN` and no messages (no Wake this turn), and the agent runs on.
+    ``share``: as for :func:`begin_turn`.
     """
     with acting("automatic"), memory_step(mem.health, "begin") as step:
         thread = thread_of(config)
@@ -273,6 +278,7 @@ def begin_update(
             task=task_of(mem, config, thread),
             retained=retained,
             memory_scope=scope,
+            share=share,
         )
     if step.failed:
         return {"mnemon_turn": DEGRADED_TURN, "messages": []}

@@ -68,6 +68,7 @@ __all__ = [
     "ensure_sqlite_directory",
     "insert_ignore",
     "migrate",
+    "open_database",
     "parse_database_url",
     "read_only_media_url",
     "redact_url",
@@ -812,3 +813,38 @@ class ThreadedAsyncDatabase:
     async def dispose(self) -> None:
         """Close pooled connections."""
         await asyncio.to_thread(self.database.dispose)
+
+
+def open_database(
+    url: str | Path | URL,
+    *,
+    embedded: Path | None = None,
+    write_enabled: bool = True,
+    busy_timeout_ms: int = 5000,
+    sqlite_synchronous: SqliteSynchronous = "NORMAL",
+) -> Database:
+    """A host's database: its engine and transaction helpers, created nothing on disk
+    beyond the SQLite file's folder (and that only while writes are enabled).
+
+    Args:
+        url: the database URL.
+        embedded: the embedded SQLite file a host manages under its root: refused when it (or
+            a companion file) is a symbolic link. ``None`` for a URL the user named.
+        write_enabled: ``False`` opens the database read-only (a file on read-only media is
+            still readable) and creates nothing.
+        busy_timeout_ms, sqlite_synchronous: SQLite settings (see :func:`create_engine`).
+
+    Raises:
+        StorageError: ``embedded`` is a symbolic link, or its folder cannot be created.
+        InvalidInputError: a bad URL or SQLite setting.
+    """
+    if embedded is not None:
+        refuse_linked_sqlite(embedded)
+    if write_enabled:
+        ensure_sqlite_directory(url)
+    else:
+        url = read_only_media_url(url)
+    engine = create_engine(
+        url, busy_timeout_ms=busy_timeout_ms, sqlite_synchronous=sqlite_synchronous
+    )
+    return Database(engine, owns_engine=True, read_only=not write_enabled)

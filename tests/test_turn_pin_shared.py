@@ -272,16 +272,17 @@ def test_turns_end_and_expire_so_nothing_grows(tmp_path: Path) -> None:
         store = TurnStore(mem.database, ttl=60, clock=lambda: now[0])
         assert [store.load(s.turn_id) for s in ended] == [None, None, None]
         assert store.load(kept.turn_id) is not None
-        # A turn nobody ends (a crashed worker) expires; its view goes once nothing needs it.
-        held = store.retain(kept.view)
-        assert held == 1
+        # A turn nobody ends (a crashed worker) expires, and so does a view nobody pins any
+        # more, even one a child agent that was never closed still counts as retained.
+        assert store.retain(kept.view) == 1
+        assert store.retained(kept.view.id) == kept.view
         now[0] += 7 * 24 * 3600 + 1
         assert store.load(kept.turn_id) is None
-        assert store.expire() == 1  # the turn; the view stays while a child retains it
-        assert store.retained(kept.view.id) == kept.view
-        assert store.unretain(kept.view.id) == 0
-        assert store.expire() == 1  # now the view
+        assert store.version(kept.turn_id) is None
+        assert store.expire() == 2  # the turn, then its view
         assert store.retained(kept.view.id) is None
+        assert store.unretain(kept.view.id) is None
+        assert store.expire() == 0
     finally:
         mem.close()
 

@@ -35,10 +35,10 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from langgraph_mnemon.memory_layers.messages import read_messages
-from langgraph_mnemon.nodes._guard import DEGRADED_TURN, memory_step
+from langgraph_mnemon.nodes._guard import DEGRADED_TURN
 from langgraph_mnemon.nodes._run import TurnHost
 from langgraph_mnemon.nodes.mnemos import model_call_update
-from langgraph_mnemon.nodes.turn import begin_update, end_update, is_request
+from langgraph_mnemon.nodes.turn import begin_update, end_update, is_request, share_turn
 
 __all__ = ["CallPlan", "finish_call", "left_open", "plan_call", "release_begun", "turn_ends"]
 
@@ -203,8 +203,7 @@ def finish_call(
     if turn_ends(result, structured):
         return end_update(mem, config, plan.turn_id, [*plan.history, *result], root=root)
     if plan.begun is not None:
-        with memory_step(mem.health, "share"):
-            mem.turns.share(plan.begun)
+        share_turn(mem, plan.begun)
     return {"mnemon_turn": plan.turn_id} if plan.fresh else {}
 
 

@@ -53,6 +53,7 @@ __all__ = [
     "is_request",
     "lifecycle",
     "plugin_form",
+    "share_turn",
     "task_of",
     "thread_facts",
     "thread_of",
@@ -264,7 +265,7 @@ def begin_update(
 
     A failing begin is logged and recorded in ``mem.health``; the update is then
     :data:`DEGRADED_TURN` and no messages (no Wake this turn), and the agent runs on.
-    ``share``: as for :func:`begin_turn`.
+    ``share``: store the begun turn for every process (:func:`share_turn`).
     """
     with acting("automatic"), memory_step(mem.health, "begin") as step:
         thread = thread_of(config)
@@ -278,12 +279,24 @@ def begin_update(
             task=task_of(mem, config, thread),
             retained=retained,
             memory_scope=scope,
-            share=share,
+            share=False,
         )
     if step.failed:
         return {"mnemon_turn": DEGRADED_TURN, "messages": []}
     mem.health.began(turn_id)
+    if share:
+        share_turn(mem, turn_id)
     return {"mnemon_turn": turn_id, "messages": new}
+
+
+def share_turn(mem: TurnHost, turn_id: str) -> None:
+    """Store a begun turn for every process sharing the database (``mem.turns.share``).
+
+    Guarded as the ``share`` step: when the database cannot take it (a full disk), the failure
+    is logged and recorded in ``mem.health`` and the turn goes on in this process only.
+    """
+    with acting("automatic"), memory_step(mem.health, "share"):
+        mem.turns.share(turn_id)
 
 
 def end_update(

@@ -3,7 +3,7 @@
 
 * ``mnemon_turn_views`` — one row per pinned (or retained) :class:`TurnView`, as JSON, written
   once per view (views are reused across turns while memory does not change); ``holders``
-  counts the child agents retaining it.
+  counts the child agents retaining it, and each retention keeps it ``ttl`` seconds more.
 * ``mnemon_turns`` — one row per live turn: its :class:`TurnScope`, the id of its view, its
   :class:`RetrievalState` (recall attempts, admitted evidence, Related, the Documents search,
   route answers) and a ``version`` that every recorded change moves on. A change is written
@@ -12,8 +12,9 @@
 
 Ending a turn deletes its row (the turn service batches those deletes into its next write).
 A turn that never ends (a crashed worker, an interrupt nobody resumes) expires ``ttl`` seconds
-after its last change, and :meth:`TurnStore.expire` removes expired turns and the views no
-live turn or child agent needs any more.
+after its last change, and :meth:`TurnStore.expire` removes expired turns and the expired
+views no live turn pins (a child agent that is never closed does not keep its view for ever;
+the process it lives in still holds it).
 
 Example:
     >>> store = TurnStore(mem.database)
@@ -279,8 +280,8 @@ class TurnStore:
     # -- expiry ------------------------------------------------------------------------------
 
     def expire(self) -> int:
-        """Remove expired turns, then the views no live turn or child agent needs and that
-        expired too; returns how many rows went."""
+        """Remove expired turns, then the expired views no live turn pins; returns how many
+        rows went."""
         if not self.db.ready_for_read(MIGRATIONS):
             return 0
         now = self._clock()
@@ -288,11 +289,7 @@ class TurnStore:
         with self.db.write() as conn:
             turns = conn.execute(TURNS.delete().where(TURNS.c.expires_at <= now)).rowcount
             views = conn.execute(
-                TURN_VIEWS.delete().where(
-                    TURN_VIEWS.c.expires_at <= now,
-                    TURN_VIEWS.c.holders <= 0,
-                    ~sa.exists(used),
-                )
+                TURN_VIEWS.delete().where(TURN_VIEWS.c.expires_at <= now, ~sa.exists(used))
             ).rowcount
         with self._lock:
             self._written.clear()  # a view removed here is written again when next pinned

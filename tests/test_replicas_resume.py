@@ -151,3 +151,28 @@ def test_the_next_turn_on_the_other_replica_sends_the_wake_only_when_it_changed(
     assert later[-1]["additional_kwargs"]["saw"]["sections"] is True
     for served in (first, second):
         assert _health(served)["degraded"] is False, _health(served)
+
+
+# --- MNEMON_SERVE_GRAPHS (no server needed) -----------------------------------------------------
+
+
+def test_serve_graphs_names_graphs_of_your_own(tmp_path: Path) -> None:
+    from langgraph_mnemon.errors import InvalidInputError
+    from langgraph_mnemon.server.launch import extra_graphs_from, write_config
+
+    graphs = extra_graphs_from(f" {GRAPH}={SERVED}:graph ; other=pkg.module:agent ;")
+    assert graphs == {GRAPH: f"{SERVED.resolve()}:graph", "other": "pkg.module:agent"}
+    config = json.loads(write_config(tmp_path, extra_graphs=graphs).read_text())
+    assert config["graphs"][GRAPH] == graphs[GRAPH]
+    assert config["graphs"]["mnemon_agent"] == "langgraph_mnemon.server.graphs:agent"
+    assert extra_graphs_from(None) == {} == extra_graphs_from("  ")
+    for bad in (
+        "no-equals-sign",
+        f"mnemon_agent={SERVED}:graph",  # ours
+        f"a={SERVED}:graph;a={SERVED}:graph",  # twice
+        "bad id=pkg.module:graph",
+        f"x={SERVED}",  # no attribute
+        f"x={tmp_path / 'missing.py'}:graph",
+    ):
+        with pytest.raises(InvalidInputError, match=GRAPHS_ENV):
+            extra_graphs_from(bad)

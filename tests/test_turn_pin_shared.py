@@ -39,8 +39,8 @@ from langgraph_mnemon.memory_layers.turns import (
     TurnFacts,
     TurnRetrieval,
     TurnScope,
+    TurnStore,
 )
-from langgraph_mnemon.memory_layers.turns._store import TurnStore
 from langgraph_mnemon.testing import ScriptedChatModel
 
 

@@ -269,7 +269,8 @@ class Turns:
 
         Raises:
             InvalidInputError: ``activity`` without ``thread_id`` for a turn not live.
-            StorageError: the shared turn could not be removed from the database.
+            StorageError: the database could not be read (a turn begun in another process)
+                or written (the rows of ended turns are deleted in batches).
 
         The turn is released even when recording fails.
         """

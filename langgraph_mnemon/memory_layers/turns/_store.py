@@ -131,6 +131,10 @@ class TurnStore:
         clock: seconds since the epoch.
 
     Reads never create the schema (an absent table holds no turn); the first write does.
+
+    Raises (every method):
+        StorageError: the database cannot be read or written (its code says why: full,
+            unavailable, read-only ...), or a stored turn is not readable (``storage-damaged``).
     """
 
     def __init__(

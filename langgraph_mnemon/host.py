@@ -406,7 +406,8 @@ class Mnemon:
     @property
     def turns(self) -> Turns:
         """The turn service: ``begin`` / ``end`` of each agent turn and the one registry of live
-        turns (their pinned views and recall budgets; child agents retain their parent's view).
+        turns (their pinned views and recall budgets; child agents retain their parent's view),
+        kept in :attr:`database` so that any process sharing it continues a turn.
 
         Example:
             >>> start = mem.turns.begin(TurnScope(thread_id="t1"))
@@ -426,6 +427,7 @@ class Mnemon:
                 spaces=lambda: self.spaces,  # opened on the first composition
                 reviews=lambda: self.reviews,  # the current scheduler (set_reviews swaps it)
                 scoped=self._sources,
+                database=lambda: self.database,  # live turns are shared there (replicas too)
             )
         return self._turns
 
@@ -846,6 +848,8 @@ class Mnemon:
         if self._reviews is not None:
             self._reviews.close()
             self._reviews = None
+        if self._turns is not None:
+            self._turns.close()  # the rows of turns that ended here
         if self._store is not None:
             self._store.close()  # its sync loop thread; the store stays usable
         if self._spaces is not None:

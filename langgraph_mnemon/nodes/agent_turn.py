@@ -6,6 +6,10 @@ messages :func:`~langgraph_mnemon.nodes.turn.begin_update` appends: resume block
 every call lets Mnemos tend the task (:func:`~langgraph_mnemon.nodes.mnemos.model_call_update`:
 a REM warning, or the compacted history at EMERGENCY); a response without tool calls (or with
 the structured response) ends the turn (:func:`~langgraph_mnemon.nodes.turn.end_update`).
+A turn that outlives the model call that began it (tool calls follow) is stored for every
+process sharing the database before the call's update is checkpointed: an interrupt resumed
+on another replica, a retry or a restarted worker continues it there. A turn begun and ended
+in one call is never stored.
 
 The messages a separate hook node would have written before the call go in front of the model's
 own messages in the model node's update, so the thread ends up exactly as with the hook nodes:
@@ -34,7 +38,7 @@ from langgraph_mnemon.memory_layers.messages import read_messages
 from langgraph_mnemon.nodes._guard import DEGRADED_TURN
 from langgraph_mnemon.nodes._run import TurnHost
 from langgraph_mnemon.nodes.mnemos import model_call_update
-from langgraph_mnemon.nodes.turn import begin_update, end_update, is_request
+from langgraph_mnemon.nodes.turn import begin_update, end_update, is_request, share_turn
 
 __all__ = ["CallPlan", "finish_call", "left_open", "plan_call", "release_begun", "turn_ends"]
 
@@ -142,7 +146,9 @@ def plan_call(
         if request is None:
             return _tended(mem, config, CallPlan(turn_id=turn_id, history=history), root)
         end_update(mem, config, turn_id, history[:request], root=root)  # its messages: none now
-    begin = begin_update(mem, config, history, agent_id=agent_id, root=root, retained=retained)
+    begin = begin_update(
+        mem, config, history, agent_id=agent_id, root=root, retained=retained, share=False
+    )
     begun = begin["mnemon_turn"]
     plan = CallPlan(
         turn_id=begun,
@@ -185,7 +191,8 @@ def finish_call(
 
     When the response ends the turn, ``end_update``'s update (``mnemon_turn`` back to ``None``
     and its messages: a REM warning or the compacted history at EMERGENCY, after the answer);
-    otherwise ``mnemon_turn`` when this call began the turn.
+    otherwise ``mnemon_turn`` when this call began the turn, which is then stored for every
+    process (guarded: a failure is recorded in ``mem.health`` and the turn goes on here).
 
     Example:
         >>> finish_call(mem, config, plan, [AIMessage("done")], root=True)
@@ -195,6 +202,8 @@ def finish_call(
         return {}
     if turn_ends(result, structured):
         return end_update(mem, config, plan.turn_id, [*plan.history, *result], root=root)
+    if plan.begun is not None:
+        share_turn(mem, plan.begun)
     return {"mnemon_turn": plan.turn_id} if plan.fresh else {}
 
 

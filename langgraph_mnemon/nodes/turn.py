@@ -53,6 +53,7 @@ __all__ = [
     "is_request",
     "lifecycle",
     "plugin_form",
+    "share_turn",
     "task_of",
     "thread_facts",
     "thread_of",
@@ -184,18 +185,21 @@ def begin_turn(
     task: str | None = None,
     retained: str | None = None,
     memory_scope: Scope | None = None,
+    share: bool = True,
 ) -> tuple[str, list[BaseMessage]]:
     """Begin the turn; return its id and the messages to append.
 
     Those are the task's resume block (a new thread of an existing task), the one cue, and the
     Wake when it changed. A begin that fails after pinning releases the turn before raising.
-    ``memory_scope`` is whose memory the turn sees (default: the local scope).
+    ``memory_scope`` is whose memory the turn sees (default: the local scope); ``share``
+    stores the turn for every process sharing the database (the turn subgraph's begin: the
+    turn outlives the step), ``False`` leaves that to ``mem.turns.share`` (the middleware).
     """
     facts = thread_facts(messages)
     scope = TurnScope(
         thread_id=thread, agent_id=agent_id, root=root, memory_scope=memory_scope or Scope()
     )
-    start = mem.turns.begin(scope, facts, retained=retained)
+    start = mem.turns.begin(scope, facts, retained=retained, share=share)
     if root and task is not None and not scope.memory_scope.is_local:
         try:  # the task is the user's: the control plane shows it to them only
             if mem.kernel.admits("mnemos", "write"):
@@ -255,11 +259,13 @@ def begin_update(
     agent_id: str,
     root: bool,
     retained: str | None = None,
+    share: bool = True,
 ) -> dict[str, Any]:
     """The state update that begins a turn: ``mnemon_turn`` and the messages to append.
 
     A failing begin is logged and recorded in ``mem.health``; the update is then
     :data:`DEGRADED_TURN` and no messages (no Wake this turn), and the agent runs on.
+    ``share``: store the begun turn for every process (:func:`share_turn`).
     """
     with acting("automatic"), memory_step(mem.health, "begin") as step:
         thread = thread_of(config)
@@ -273,11 +279,24 @@ def begin_update(
             task=task_of(mem, config, thread),
             retained=retained,
             memory_scope=scope,
+            share=False,
         )
     if step.failed:
         return {"mnemon_turn": DEGRADED_TURN, "messages": []}
     mem.health.began(turn_id)
+    if share:
+        share_turn(mem, turn_id)
     return {"mnemon_turn": turn_id, "messages": new}
+
+
+def share_turn(mem: TurnHost, turn_id: str) -> None:
+    """Store a begun turn for every process sharing the database (``mem.turns.share``).
+
+    Guarded as the ``share`` step: when the database cannot take it (a full disk), the failure
+    is logged and recorded in ``mem.health`` and the turn goes on in this process only.
+    """
+    with acting("automatic"), memory_step(mem.health, "share"):
+        mem.turns.share(turn_id)
 
 
 def end_update(

@@ -23,8 +23,10 @@ from langgraph_mnemon.errors import InvalidInputError, MnemonError
 
 __all__ = [
     "AUTH_ENV",
+    "GRAPHS_ENV",
     "OFFLINE_ENV",
     "check_port",
+    "extra_graphs_from",
     "langgraph_config",
     "local_url",
     "serve_command",
@@ -58,6 +60,11 @@ AUTH_ENV = "MNEMON_SERVE_AUTH"
 """An ``auth.path`` for ``mnemon serve`` (``path/to/auth.py:auth``): custom auth, also on the
 control plane's routes (see docs/multi-user.md)."""
 
+GRAPHS_ENV = "MNEMON_SERVE_GRAPHS"
+"""Graphs of your own that ``mnemon serve`` serves beside ours, ``;``-separated
+``graph_id=path/to/file.py:attr`` (or ``graph_id=module:attr``) entries; see
+:func:`extra_graphs_from`."""
+
 
 def langgraph_config(*, auth: str | None = None) -> dict[str, Any]:
     """The ``langgraph.json`` content: graphs, checkpointer, store and control plane.
@@ -87,16 +94,49 @@ def langgraph_config(*, auth: str | None = None) -> dict[str, Any]:
     return config
 
 
-def _auth_path(value: str) -> str:
+def extra_graphs_from(value: str | None) -> dict[str, str]:
+    """The graphs named by a :data:`GRAPHS_ENV` value, by graph id (file paths made absolute:
+    the server runs in ``ROOT/server``).
+
+    Args:
+        value: ``"my_agent=./agent.py:graph; other=pkg.graphs:other"``; ``None`` or blank
+            names none.
+
+    Returns:
+        Graph id → ``"path:attr"`` for ``langgraph.json``'s ``graphs``.
+
+    Raises:
+        InvalidInputError: an entry is not ``graph_id=path:attr``, a graph id is taken by
+            ours (``mnemon_*``) or given twice, or a file does not exist.
+
+    Example:
+        >>> extra_graphs_from("hitl=tests/support/hitl_served.py:graph")
+        {'hitl': '/.../tests/support/hitl_served.py:graph'}
+    """
+    graphs: dict[str, str] = {}
+    for entry in (value or "").split(";"):
+        if not entry.strip():
+            continue
+        name, sep, target = (part.strip() for part in entry.partition("="))
+        if not sep or not name.isidentifier() or name.startswith("mnemon_") or name in graphs:
+            raise InvalidInputError(
+                f"{GRAPHS_ENV}: {entry.strip()!r} must be graph_id=path/to/file.py:attr with a "
+                "graph id of your own (not mnemon_*, each once), entries separated by ';'"
+            )
+        graphs[name] = _auth_path(target, what=f"{GRAPHS_ENV}: graph {name!r}", attr="graph")
+    return graphs
+
+
+def _auth_path(value: str, *, what: str = "the auth path", attr: str = "auth") -> str:
     target, sep, name = value.strip().rpartition(":")
     if not sep or not target or not name.isidentifier():
         raise InvalidInputError(
-            f"the auth path must look like path/to/auth.py:auth or module:auth (got {value!r})"
+            f"{what} must look like path/to/file.py:{attr} or module:{attr} (got {value!r})"
         )
     if target.endswith(".py") or "/" in target:  # a file: absolute, the server runs elsewhere
         path = Path(target).expanduser().absolute()
         if not path.is_file():
-            raise InvalidInputError(f"the auth module {str(path)!r} does not exist")
+            raise InvalidInputError(f"{what}: the module {str(path)!r} does not exist")
         target = str(path)
     return f"{target}:{name}"
 
@@ -188,11 +228,18 @@ def start(
 ) -> subprocess.Popen[bytes]:
     """Start the server in ``<root>/server`` (its run queue and thread files live there).
 
-    ``auth`` (default: the ``MNEMON_SERVE_AUTH`` environment variable) is an ``auth.path``.
+    ``auth`` (default: the ``MNEMON_SERVE_AUTH`` environment variable) is an ``auth.path``;
+    ``extra_graphs`` (default: those the ``MNEMON_SERVE_GRAPHS`` environment variable names)
+    are served beside ours.
+
+    Raises:
+        InvalidInputError: ``MNEMON_SERVE_GRAPHS`` or ``auth`` is malformed.
     """
     env = server_env(root, postgres=postgres, chroma=chroma, host=host)
     workdir = Path(env["MNEMON_ROOT"]) / "server"
     auth = auth if auth is not None else (os.environ.get(AUTH_ENV) or None)
+    if extra_graphs is None:
+        extra_graphs = extra_graphs_from(os.environ.get(GRAPHS_ENV))
     config = write_config(workdir, extra_graphs=extra_graphs, auth=auth)
     return subprocess.Popen(
         serve_command(config, host=host, port=port), cwd=workdir, env=env, **popen

@@ -13,7 +13,8 @@ Modules: ``_facts`` (Source facts), ``_offers`` (ONE table of routes and actions
 (strategies), ``_wake`` (Wake, cue, WakeTracker), ``_sections`` (system sections),
 ``_composer`` (ViewComposer), ``_limits`` (the evidence budgets), ``_evidence`` /
 ``_recall`` / ``_related`` / ``_documents`` / ``_budget`` (the per-turn retrieval rules),
-``_retrieval`` / ``_retrievals`` (TurnRetrieval(s)), ``_registry`` (live turns), ``_service``
+``_retrieval`` / ``_retrievals`` (TurnRetrieval(s)), ``_state`` (a retrieval state as data),
+``_store`` (live turns in the shared database), ``_registry`` (live turns), ``_service``
 (Turns).
 
 Example:
@@ -92,6 +93,8 @@ from langgraph_mnemon.memory_layers.turns._spec import (
     build_view_spec,
     validate_view_spec,
 )
+from langgraph_mnemon.memory_layers.turns._state import DocumentsState, RetrievalState
+from langgraph_mnemon.memory_layers.turns._store import TURN_TTL_SECONDS, StoredTurn, TurnStore
 from langgraph_mnemon.memory_layers.turns._text import (
     ELLIPSIS,
     call_key,
@@ -130,10 +133,12 @@ __all__ = [
     "RUNTIME_SEARCH_EVIDENCE",
     "TOOLS_HEADER",
     "TOTAL_CHARS",
+    "TURN_TTL_SECONDS",
     "ActionOffer",
     "Cue",
     "DocumentManageInput",
     "DocumentSearchInput",
+    "DocumentsState",
     "EdgeType",
     "ForgetInput",
     "LinkInput",
@@ -143,6 +148,7 @@ __all__ = [
     "RelatedEvidence",
     "RelatedInput",
     "RememberInput",
+    "RetrievalState",
     "ReviewScheduler",
     "RouteOffer",
     "RuntimeSearchInput",
@@ -150,11 +156,13 @@ __all__ = [
     "ScopeSources",
     "SpaceManageInput",
     "SpacesSearchInput",
+    "StoredTurn",
     "TurnFacts",
     "TurnRetrieval",
     "TurnRetrievals",
     "TurnScope",
     "TurnStart",
+    "TurnStore",
     "TurnView",
     "Turns",
     "ViewComposer",

@@ -5,7 +5,9 @@ A route offered with ``max_calls = n`` may make ``n`` distinct calls in one turn
 input is the same as an earlier one (the same normalised query, the same ids) replays that
 call's answer without reaching the provider, a concurrent identical call joins the running
 one, and a further distinct call is refused with a typed error before any I/O. A call that
-fails uses no budget. One :class:`RouteBudget` lives in each turn's
+fails uses no budget. The answers of finished calls are the budget's state (:meth:`answers`,
+:meth:`absorb`): a process that reads them back replays those calls as this one would. One
+:class:`RouteBudget` lives in each turn's
 :class:`~langgraph_mnemon.memory_layers.turns.TurnRetrieval`, so the budget is keyed by
 turn id and shared by parallel tool calls; a route's ``max_calls`` comes from the offers table.
 
@@ -34,11 +36,38 @@ ROUTE_BUDGET = "route-budget"
 
 
 class RouteBudget:
-    """Distinct calls per route in one turn; thread-safe."""
+    """Distinct calls per route in one turn; thread-safe.
 
-    def __init__(self) -> None:
+    Args:
+        on_record: called (no lock held) after a call's answer is recorded.
+    """
+
+    def __init__(self, on_record: Callable[[], None] | None = None) -> None:
         self._lock = threading.Lock()
         self._calls: dict[str, dict[str, Future[Any]]] = {}
+        self.on_record = on_record
+
+    def answers(self) -> dict[str, dict[str, Any]]:
+        """Route id → call key → answer, of every call that finished (running ones left out)."""
+        with self._lock:
+            return {
+                route: {key: f.result() for key, f in calls.items() if _answered(f)}
+                for route, calls in self._calls.items()
+                if any(_answered(f) for f in calls.values())
+            }
+
+    def absorb(self, answers: dict[str, dict[str, Any]]) -> bool:
+        """Add finished calls recorded elsewhere (a call already held here is kept as it is);
+        whether anything was added."""
+        added = False
+        with self._lock:
+            for route, calls in answers.items():
+                held = self._calls.setdefault(route, {})
+                for key, answer in calls.items():
+                    if key not in held:
+                        held[key] = _done(answer)
+                        added = True
+        return added
 
     def used(self, route_id: str) -> int:
         """Distinct calls of ``route_id`` that ran (or are running) this turn."""
@@ -79,4 +108,16 @@ class RouteBudget:
             mine.set_exception(exc)
             raise
         mine.set_result(answer)
+        if self.on_record is not None:
+            self.on_record()
         return answer, False
+
+
+def _answered(future: Future[Any]) -> bool:
+    return future.done() and not future.cancelled() and future.exception() is None
+
+
+def _done(answer: Any) -> Future[Any]:
+    future: Future[Any] = Future()
+    future.set_result(answer)
+    return future

@@ -185,7 +185,6 @@ class ViewComposer:
         self._clock = clock or (lambda: datetime.now(UTC))
         self._live = live if live is not None else LiveTurns()
         self._lock = threading.Lock()
-        self._retained: dict[str, tuple[TurnView, int]] = {}
         self._reusable: dict[tuple[Any, ...], tuple[datetime, TurnView]] = {}
         self.view_reuse = {"hits": 0, "misses": 0}  # how often a turn reused a composed view
 
@@ -267,18 +266,17 @@ class ViewComposer:
         turn_id = checked_turn_id(turn_id)
         if not isinstance(scope, TurnScope):
             raise InvalidInputError("scope must be a TurnScope(thread_id=..., agent_id=...)")
-        existing = self._live.pinned(turn_id)
+        existing = self._live.pinned(turn_id, load=False)
         if existing is not None:
             return self._live.pin(turn_id, scope, existing.view)  # type: ignore[arg-type]
         if retained is not None:
-            with self._lock:
-                held = self._retained.get(retained)
+            held = self._live.retained(retained)
             if held is None:
                 raise NotFoundError(
                     f"no retained view {retained!r}; retain the parent's view with "
                     "retain(view) before pinning a child turn to it"
                 )
-            return self._live.pin(turn_id, scope, held[0])
+            return self._live.pin(turn_id, scope, held)
         # A concurrent pin of the same turn may win meanwhile: the registry keeps the first.
         return self._live.pin(turn_id, scope, self._view(now, scope.memory_scope))
 
@@ -363,13 +361,11 @@ class ViewComposer:
     # -- retained views (child agents) -------------------------------------------------------
 
     def retain(self, view: TurnView) -> str:
-        """Keep ``view`` alive for a child agent (refcounted); returns the id to pin with."""
+        """Keep ``view`` alive for a child agent (refcounted, in the shared store too);
+        returns the id to pin with."""
         if not isinstance(view, TurnView):
             raise InvalidInputError("retain() takes a TurnView")
-        with self._lock:
-            held, count = self._retained.get(view.id, (view, 0))
-            self._retained[view.id] = (held, count + 1)
-        return view.id
+        return self._live.retain(view)
 
     def unretain(self, view_id: str) -> int:
         """Drop one retention of ``view_id``; returns how many remain (0: view forgotten).
@@ -377,25 +373,15 @@ class ViewComposer:
         Raises:
             NotFoundError: the view is not retained.
         """
-        with self._lock:
-            entry = self._retained.get(view_id)
-            if entry is None:
-                raise NotFoundError(f"view {view_id!r} is not retained")
-            count = entry[1] - 1
-            if count:
-                self._retained[view_id] = (entry[0], count)
-            else:
-                del self._retained[view_id]
-        return count
+        return self._live.unretain(view_id)
 
     def retained(self, view_id: str) -> TurnView:
-        """A retained view by id.
+        """A retained view by id (also one another process retained).
 
         Raises:
             NotFoundError: the view is not retained.
         """
-        with self._lock:
-            entry = self._retained.get(view_id)
-        if entry is None:
+        held = self._live.retained(view_id)
+        if held is None:
             raise NotFoundError(f"view {view_id!r} is not retained")
-        return entry[0]
+        return held

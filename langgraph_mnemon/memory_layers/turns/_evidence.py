@@ -390,3 +390,19 @@ class TurnLedger:
         self.digests.update(admission.digests)
         self.refs.update(admission.refs)
         self.rows.extend(admission.rows)
+
+    def absorb(
+        self,
+        digests: Iterable[str],
+        refs: Iterable[tuple[str, str]],
+        rows: Iterable[MemoryRecord],
+    ) -> bool:
+        """Add what the turn admitted elsewhere (call under :attr:`lock`); a row already held
+        here (by ``(space id, id)``) is kept once. Whether anything was added."""
+        held = {(r.space_id or "", r.id) for r in self.rows}
+        new_rows = [r for r in rows if (r.space_id or "", r.id) not in held]
+        before = (len(self.digests), len(self.refs))
+        self.digests.update(digests)
+        self.refs.update(refs)
+        self.rows.extend(new_rows)
+        return bool(new_rows) or before != (len(self.digests), len(self.refs))

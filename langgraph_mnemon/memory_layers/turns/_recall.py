@@ -144,6 +144,25 @@ class RecallEnvelope:
         with self.ledger.lock:
             return (self._results, self._chars)
 
+    @property
+    def recorded(self) -> tuple[RecallEvidence, ...]:
+        """The recorded attempts (read them under the ledger's lock)."""
+        return tuple(self._attempts)
+
+    def absorb(self, attempts: Sequence[RecallEvidence]) -> bool:
+        """Add attempts recorded elsewhere (call under the ledger's lock); an attempt of a
+        query digest already held here is kept as it is. Whether anything was added."""
+        added = False
+        for attempt in attempts:
+            if attempt.digest in self._by_digest:
+                continue
+            self._attempts.append(attempt)
+            self._by_digest[attempt.digest] = attempt
+            self._results += len(attempt.results)
+            self._chars += sum(len(r.content) for r in attempt.results)
+            added = True
+        return added
+
     # ---------------------------------------------------------------- shaping
 
     def shape(

@@ -71,6 +71,19 @@ class RelatedSlot:
         self._done: RelatedEvidence | None = None
         self._pending: Future[Any] | None = None
 
+    @property
+    def done(self) -> RelatedEvidence | None:
+        """The turn's traversal, once it ran (read it under the ledger's lock)."""
+        return self._done
+
+    def absorb(self, done: RelatedEvidence | None) -> bool:
+        """Take a traversal recorded elsewhere when this turn has none (call under the
+        ledger's lock); whether it did."""
+        if done is None or self._done is not None:
+            return False
+        self._done = done
+        return True
+
     def _space(self, space_id: str | None) -> str:
         where = self.ledger.where
         if space_id is None or not str(space_id).strip():

@@ -8,6 +8,11 @@ a fresh one (:class:`~langgraph_mnemon.memory_layers.turns.TurnRetrievals` maps 
 states). The rules of each part are in its module: ``_recall``, ``_related``, ``_documents``,
 ``_budget``.
 
+What the state recorded is plain data (:meth:`TurnRetrieval.state`, a
+:class:`~langgraph_mnemon.memory_layers.turns._state.RetrievalState`): the turn service keeps
+it in the shared database after every recorded call (``on_change``), and a process that never
+saw the turn continues it from there (:meth:`TurnRetrieval.restore`, :meth:`TurnRetrieval.absorb`).
+
 No LangGraph or LangChain here; the recall-refine graph (:mod:`langgraph_mnemon.graphs.recall`)
 drives this state.
 
@@ -21,9 +26,11 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Iterable, Sequence
 
+from langgraph_mnemon.errors import ConflictError
 from langgraph_mnemon.memory_layers.documents import DocumentSearchResult
 from langgraph_mnemon.memory_layers.spaces import MemoryRecord
 from langgraph_mnemon.memory_layers.turns._budget import RouteBudget
@@ -41,6 +48,7 @@ from langgraph_mnemon.memory_layers.turns._evidence import (
 from langgraph_mnemon.memory_layers.turns._limits import DOCUMENT_MAX_RECORDS
 from langgraph_mnemon.memory_layers.turns._recall import RecallEnvelope
 from langgraph_mnemon.memory_layers.turns._related import RelatedSlot
+from langgraph_mnemon.memory_layers.turns._state import RetrievalState
 
 __all__ = ["TurnRetrieval"]
 
@@ -55,7 +63,9 @@ class TurnRetrieval:
         source_key: identifies the Memory Spaces Source instance (part of every query digest).
         clock: seconds since the epoch, for evidence timestamps.
 
-    Thread- and task-safe: sync and async calls may share one state.
+    Thread- and task-safe: sync and async calls may share one state. ``on_change`` (set by
+    the turn service) is called, with no lock held, after each call that recorded something:
+    a searched recall attempt, the Related traversal, the Documents search, a route's call.
 
     Example:
         >>> TurnRetrieval(["ops"]).recall(mem.spaces, "deploy").status
@@ -77,7 +87,8 @@ class TurnRetrieval:
         self._recall = RecallEnvelope(self._ledger, self.grant)
         self._related = RelatedSlot(self._ledger, self.grant)
         self._documents = DocumentsSlot(self._ledger.lock)
-        self.routes = RouteBudget()  # the General strategy's per-route calls this turn
+        self.routes = RouteBudget(self._changed)  # the General strategy's per-route calls
+        self.on_change: Callable[[], None] | None = None
 
     def __repr__(self) -> str:
         return (
@@ -88,6 +99,80 @@ class TurnRetrieval:
     @property
     def view_id(self) -> str | None:
         return self._ledger.view_id
+
+    # ---------------------------------------------------------------- state as data
+
+    def state(self) -> RetrievalState:
+        """Everything this turn recorded, as plain data (one consistent snapshot)."""
+        ledger = self._ledger
+        with ledger.lock:
+            recorded = {
+                "attempts": self._recall.recorded,
+                "digests": tuple(sorted(ledger.digests)),
+                "refs": tuple(sorted(ledger.refs)),
+                "rows": tuple(ledger.rows),
+                "related": self._related.done,
+                "documents": self._documents.state(),
+            }
+        return RetrievalState(
+            grant=self.grant,
+            view_id=self.view_id,
+            source_key=self.source_key,
+            routes=self.routes.answers(),
+            **recorded,
+        )
+
+    def absorb(self, state: RetrievalState) -> bool:
+        """Add what ``state`` recorded and this one lacks (a call both hold counts once).
+
+        Returns:
+            Whether anything was added.
+
+        Raises:
+            ConflictError: ``state`` is another turn's (another grant, view or source).
+        """
+        if (state.grant, state.view_id, state.source_key) != (
+            self.grant,
+            self.view_id,
+            self.source_key,
+        ):
+            raise ConflictError(
+                f"the stored state of turn {self.turn_id!r} is for view {state.view_id!r}, "
+                f"not {self.view_id!r}; start a new turn"
+            )
+        with self._ledger.lock:
+            changed = self._recall.absorb(state.attempts)
+            changed = self._ledger.absorb(state.digests, state.refs, state.rows) or changed
+            changed = self._related.absorb(state.related) or changed
+            changed = self._documents.absorb(state.documents) or changed
+        return self.routes.absorb(state.routes) or changed
+
+    @classmethod
+    def restore(
+        cls,
+        state: RetrievalState,
+        *,
+        turn_id: str | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> TurnRetrieval:
+        """The retrieval state ``state`` describes, as the process that recorded it had it."""
+        turn = cls(
+            state.grant,
+            turn_id=turn_id,
+            view_id=state.view_id,
+            source_key=state.source_key,
+            clock=clock,
+        )
+        turn.absorb(state)
+        return turn
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change()
+
+    async def _achanged(self) -> None:
+        if self.on_change is not None:
+            await asyncio.to_thread(self.on_change)
 
     @property
     def source_key(self) -> str:
@@ -180,7 +265,10 @@ class TurnRetrieval:
             source=source,
             intent=intent,
         )
-        return await self._recall.arecall(spaces, request)
+        evidence = await self._recall.arecall(spaces, request)
+        if evidence.status == "searched":
+            await self._achanged()
+        return evidence
 
     def recall(
         self,
@@ -204,7 +292,10 @@ class TurnRetrieval:
             source=source,
             intent=intent,
         )
-        return self._recall.recall(spaces, request)
+        evidence = self._recall.recall(spaces, request)
+        if evidence.status == "searched":
+            self._changed()
+        return evidence
 
     # ---------------------------------------------------------------- related
 
@@ -224,7 +315,10 @@ class TurnRetrieval:
         free); any call after the traversal replays it with the same evidence id.
         """
         space_id, mid = self._related.arguments(memory_id, memory_body_id, depth, edge)
-        return await self._related.arelated(spaces, space_id, mid, depth, edge)
+        evidence = await self._related.arelated(spaces, space_id, mid, depth, edge)
+        if evidence.status == "traversed":
+            await self._achanged()
+        return evidence
 
     def related(
         self,
@@ -237,7 +331,10 @@ class TurnRetrieval:
     ) -> RelatedEvidence:
         """Sync twin of :meth:`arelated`."""
         space_id, mid = self._related.arguments(memory_id, memory_body_id, depth, edge)
-        return self._related.related(spaces, space_id, mid, depth, edge)
+        evidence = self._related.related(spaces, space_id, mid, depth, edge)
+        if evidence.status == "traversed":
+            self._changed()
+        return evidence
 
     # ---------------------------------------------------------------- documents
 
@@ -252,11 +349,15 @@ class TurnRetrieval:
         """The turn's one Documents search (≤4 records / 6,000 characters).
 
         A second call — even a concurrent one — returns ``not_run=True`` with a hint and does
-        no disk I/O. A search that raises (bad input) frees the slot and re-raises.
+        no disk I/O (the same call again gets the earlier results with it). A search that
+        raises (bad input) frees the slot and re-raises.
         """
-        return self._documents.search(
+        found = self._documents.search(
             documents, query, include_archived=include_archived, limit=limit
         )
+        if not found.not_run:
+            self._changed()
+        return found
 
     async def asearch_documents(
         self,
@@ -267,6 +368,9 @@ class TurnRetrieval:
         limit: int = DOCUMENT_MAX_RECORDS,
     ) -> DocumentSearchResult:
         """Async twin of :meth:`search_documents` (the file work runs in a worker thread)."""
-        return await self._documents.asearch(
+        found = await self._documents.asearch(
             documents, query, include_archived=include_archived, limit=limit
         )
+        if not found.not_run:
+            await self._achanged()
+        return found

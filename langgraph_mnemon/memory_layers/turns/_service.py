@@ -9,6 +9,13 @@ a child). End records the turn's activity for idle review and releases the turn,
 budgets at once. Tools resolve a turn's view with :meth:`Turns.pinned` and its budgets with
 :meth:`Turns.retrieval`.
 
+Given the host's database, a shared turn lives there too (``mnemon_turns``, see ``_store``):
+another replica, a restarted worker or a run resumed after an interrupt continues it exactly
+(the same view, system sections and budgets); every recorded call is written through, and
+the end removes it. The adapters share a turn as soon as it outlives the step that began it
+(``begin(share=True)`` or :meth:`Turns.share`). A read-only database keeps turns in this
+process only.
+
 Plain Python: the adapters (the middleware, the turn subgraph) turn a thread's messages into
 :class:`TurnFacts` and :class:`~langgraph_mnemon.memory_layers.activity.TurnActivity` and the
 result back into messages.
@@ -25,6 +32,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import logging
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -32,7 +40,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from langgraph_mnemon.config import MnemonConfig
 from langgraph_mnemon.contracts import FrozenModel, Scope
-from langgraph_mnemon.errors import InvalidInputError
+from langgraph_mnemon.errors import InvalidInputError, NotFoundError, StorageError
 from langgraph_mnemon.memory_layers.activity import TurnActivity
 from langgraph_mnemon.memory_layers.kernel import Kernel
 from langgraph_mnemon.memory_layers.turns._composer import ViewComposer
@@ -47,11 +55,15 @@ from langgraph_mnemon.memory_layers.turns._registry import LiveTurns
 from langgraph_mnemon.memory_layers.turns._retrieval import TurnRetrieval
 from langgraph_mnemon.memory_layers.turns._retrievals import TurnRetrievals
 from langgraph_mnemon.memory_layers.turns._sections import system_sections
+from langgraph_mnemon.memory_layers.turns._store import TurnStore
 from langgraph_mnemon.memory_layers.turns._wake import WakeTracker
+from langgraph_mnemon.storage.db import Database
 
 __all__ = ["ReviewScheduler", "TurnFacts", "TurnStart", "Turns"]
 
 _T = TypeVar("_T")
+
+logger = logging.getLogger("langgraph_mnemon.turns")
 
 
 class TurnFacts(FrozenModel):
@@ -112,6 +124,9 @@ class Turns:
         clock: the current time, for the views' ``created_at``.
         scoped: the Sources of a scope other than the local one (``TurnScope.memory_scope``);
             ``None`` serves the local scope only.
+        database: the database live turns are shared in, or a zero-argument callable
+            returning it (opened on the first begin); ``None`` or a read-only database keeps
+            them in this process only.
 
     Example:
         >>> turns = Turns(mem.config, kernel=mem.kernel, runtime=mem.runtime,
@@ -132,6 +147,7 @@ class Turns:
         branch: str | None = None,
         clock: Callable[[], datetime] | None = None,
         scoped: Callable[[Scope], ScopeSources] | None = None,
+        database: Database | Callable[[], Database] | None = None,
     ) -> None:
         self.config = config
         self.kernel = kernel or Kernel(config)
@@ -142,13 +158,24 @@ class Turns:
         self._branch = branch
         self._clock = clock
         self._scoped = scoped
-        self._live = LiveTurns()
+        self._database = _provider(database, Database)
+        self._store: TurnStore | None = None
+        self._live = LiveTurns(self._shared_store)
         self._composer: ViewComposer | None = None
         self.budgets = TurnRetrievals(live=self._live)
         """The per-turn recall / Related / Documents / route budgets (in the registry)."""
         idle = config.idle_review
         self.tracker = WakeTracker(ttl_seconds=idle.thread_ttl_hours * 3600, cap=idle.max_threads)
         """Which Wake digest and cue each thread / agent last received (bounded)."""
+
+    def _shared_store(self) -> TurnStore | None:
+        """The store live turns are shared in (``None``: no database, or a read-only one)."""
+        if self._store is None:
+            database = self._database()
+            if database is None or database.read_only:
+                return None
+            self._store = TurnStore(database)
+        return self._store
 
     @property
     def composer(self) -> ViewComposer:
@@ -170,7 +197,12 @@ class Turns:
     # -- the lifecycle -----------------------------------------------------------------------
 
     def begin(
-        self, scope: TurnScope, facts: TurnFacts | None = None, *, retained: str | None = None
+        self,
+        scope: TurnScope,
+        facts: TurnFacts | None = None,
+        *,
+        retained: str | None = None,
+        share: bool = False,
     ) -> TurnStart:
         """Begin an agent turn: pin its view, open its budgets, pick the Wake and cue.
 
@@ -178,6 +210,11 @@ class Turns:
             scope: whose turn it is (``root=False`` for a child agent: no cue, no review).
             facts: what the thread's messages say (default: a thread with nothing sent yet).
             retained: a view id from :meth:`retain` (a child pins its parent's view).
+            share: store the turn at once so that any process sharing the database can
+                continue it (the turn subgraph's begin: the turn outlives that step). By
+                default it lives in this process until :meth:`share` (the middleware shares a
+                turn once it outlives the model call that began it); a turn begun and ended
+                in one step writes nothing.
 
         Returns:
             The :class:`TurnStart`; the turn is live until :meth:`end`.
@@ -189,7 +226,10 @@ class Turns:
         facts = facts or TurnFacts()
         turn_id = uuid.uuid4().hex
         try:
-            return self._begin(turn_id, scope, facts, retained)
+            start = self._begin(turn_id, scope, facts, retained)
+            if share:
+                self._live.share(turn_id)  # any process continues it from here
+            return start
         except BaseException:
             with contextlib.suppress(Exception):  # the begin's own error is the one to report
                 self.end(turn_id)
@@ -222,14 +262,16 @@ class Turns:
         """End a turn: record its activity for idle review, then release it.
 
         Args:
-            turn_id: the turn from :meth:`begin`; an unknown turn (begun by a process that has
-                since restarted) has nothing to release.
+            turn_id: the turn from :meth:`begin` (in any process sharing the database); an
+                unknown turn (ended or expired) has nothing to release.
             activity: the turn's activity; ``None`` records nothing (a child agent's turn).
             thread_id: the thread to record it for (default: the pinned turn's thread).
             transcript: the thread's messages, kept for the idle review.
 
         Raises:
-            InvalidInputError: ``activity`` without ``thread_id`` for a turn not pinned here.
+            InvalidInputError: ``activity`` without ``thread_id`` for a turn not live.
+            StorageError: the database could not be read (a turn begun in another process)
+                or written (the rows of ended turns are deleted in batches).
 
         The turn is released even when recording fails.
         """
@@ -245,10 +287,32 @@ class Turns:
         finally:
             self._live.release(turn_id)
 
+    def share(self, turn_id: str) -> None:
+        """Store a turn begun with ``share=False``, so any process can continue it (once).
+
+        Raises:
+            NotFoundError: the turn was not begun in this process.
+            StorageError: the database cannot be written (the turn goes on here only).
+        """
+        entry = self._live.get(turn_id)
+        if entry is not None and entry.version is None:
+            self._live.share(turn_id)
+        elif entry is None:
+            raise NotFoundError(f"turn {turn_id!r} is not live; begin it before sharing it")
+
+    def close(self) -> None:
+        """Delete the stored rows of the turns that ended in this process (the host's
+        ``close()`` calls it); harmless to call again. A database that cannot be written
+        leaves them to expire (logged)."""
+        try:
+            self._live.flush()
+        except StorageError as exc:
+            logger.warning("ended turns stay stored until they expire: %s", exc.message)
+
     def _thread_of(self, turn_id: str) -> str:
         entry = self._live.get(turn_id)
         if entry is None or entry.scope is None:
-            raise InvalidInputError(f"turn {turn_id!r} is not live here; pass thread_id")
+            raise InvalidInputError(f"turn {turn_id!r} is not live; pass thread_id")
         return entry.scope.thread_id
 
     # -- what tools and adapters ask ---------------------------------------------------------
@@ -281,5 +345,10 @@ class Turns:
 
     @property
     def live_turns(self) -> list[str]:
-        """Ids of the turns with a pinned view."""
+        """Ids of the turns with a pinned view in this process."""
         return self._live.pinned_turns
+
+    @property
+    def store(self) -> TurnStore | None:
+        """Where live turns are shared (``None``: in this process only)."""
+        return self._live.store

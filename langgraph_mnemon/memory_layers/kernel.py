@@ -201,11 +201,12 @@ class Kernel:
         who: Trigger = trigger or current_trigger()
         if who not in _TRIGGERS:
             raise InvalidInputError(f"trigger must be one of {', '.join(_TRIGGERS)} (got {who!r})")
-        mode = self.mode(layer, channel)
-        if channel in _MUTATING and not self.write_enabled:
+        _check(layer, channel)
+        if channel in _MUTATING and not self.write_enabled:  # start-up only: no refresh needed
             return Decision(
                 layer, channel, who, "read-only", False, "write_enabled", _env("write_enabled")
             )
+        mode = self.mode(layer, channel)
         if (
             channel == "maintenance"
             and layer in _CAPACITY_LAYERS

@@ -241,13 +241,13 @@ def agent_bookkeeping(table: str) -> bool:
     """Tables every agent run writes by design, whatever the switches: Mnemos task memory and
     the checkpointer (``mnemos_*``), idle-review activity, and the live turns a turn that
     outlives its first model call is kept in for other processes (``mnemon_turns``,
-    ``mnemon_turn_views``; their schema step is ``schema_version:turns``). Not one of the three
+    ``mnemon_turn_views``; their schema step is ``mnemon_schema_version:turns``). Not one of the three
     layers."""
     return (
         table.startswith(("mnemos_", "mnemon_turn"))
         or "review" in table
         or "activit" in table
-        or table == "schema_version:turns"
+        or table == "mnemon_schema_version:turns"
     )
 
 
@@ -280,8 +280,8 @@ def _rows(database: Path, skip: Callable[[str], bool] | None) -> dict[str, list[
             if skip is not None and skip(table):
                 continue
             data = connection.execute(f'SELECT * FROM "{table}"').fetchall()
-            if table == "schema_version" and skip is not None:  # a skipped component's steps
-                data = [r for r in data if not skip(f"schema_version:{r[0]}")]
+            if table == "mnemon_schema_version" and skip is not None:  # a skipped component's steps
+                data = [r for r in data if not skip(f"mnemon_schema_version:{r[0]}")]
             rows[table] = sorted(data, key=repr)
         rows["<schema>"] = sorted(
             connection.execute(

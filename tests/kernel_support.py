@@ -241,8 +241,8 @@ def agent_bookkeeping(table: str) -> bool:
     """Tables every agent run writes by design, whatever the switches: Mnemos task memory and
     the checkpointer (``mnemos_*``), idle-review activity, and the live turns a turn that
     outlives its first model call is kept in for other processes (``mnemon_turns``,
-    ``mnemon_turn_views``; their schema step is ``mnemon_schema_version:turns``). Not one of the three
-    layers."""
+    ``mnemon_turn_views``; their schema step is ``mnemon_schema_version:turns``). Not one of
+    the three layers."""
     return (
         table.startswith(("mnemos_", "mnemon_turn"))
         or "review" in table

@@ -57,7 +57,7 @@ def _entries(view: dict[str, Any], target: str) -> list[str]:
 def test_many_users_2_bob_never_hears_what_alice_told_the_demo_agent(
     many_users: ManyUsers,
 ) -> None:
-    code = str(4000 + uuid.uuid4().int % 1000)
+    code = f"Q{4000 + uuid.uuid4().int % 1000}Z"  # never inside a hex digest
     saved = _turn(many_users, ALICE, f"remember my locker code is {code}")
     assert _tool_status(saved) == "committed"
     # Alice, in a new thread, is answered from memory: the memory works.
@@ -77,7 +77,7 @@ def test_many_users_2_bob_never_hears_what_alice_told_the_demo_agent(
 def test_many_users_2_a_granted_shared_project_is_shared_by_its_members_only(
     many_users: ManyUsers,
 ) -> None:
-    code = str(5000 + uuid.uuid4().int % 1000)
+    code = f"Q{5000 + uuid.uuid4().int % 1000}Z"  # never inside a hex digest
     saved = _turn(many_users, ALICE, f"remember the team locker code is {code}", "team")
     assert _tool_status(saved) == "committed"
     # Bob is granted team: in team he is answered from the shared memory ...

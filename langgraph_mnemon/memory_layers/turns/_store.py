@@ -83,6 +83,9 @@ MIGRATIONS: tuple[Migration, ...] = (
 """Schema steps of the ``turns`` component, for ``Database.setup``."""
 
 _WRITTEN_VIEWS = 64  # views this process knows are stored (skipped on the next insert)
+# Built once: SQLAlchemy then reuses each compiled statement (a turn's begin is on the hot path).
+_INSERT = TURNS.insert()
+_DELETE = TURNS.delete().where(TURNS.c.turn_id.in_(sa.bindparam("ids", expanding=True)))
 
 
 @dataclass(frozen=True)
@@ -180,8 +183,8 @@ class TurnStore:
             if fresh:
                 self._put_view(conn, view, now)
             if ended:
-                conn.execute(TURNS.delete().where(TURNS.c.turn_id.in_(list(ended))))
-            conn.execute(TURNS.insert(), values)
+                conn.execute(_DELETE, {"ids": list(ended)})
+            conn.execute(_INSERT, values)
         if fresh:
             self._wrote(view.id, now)
         return 1
@@ -234,9 +237,8 @@ class TurnStore:
         """Forget the live turns ``turn_ids`` (they ended); how many were stored."""
         if not turn_ids or not self.db.ready_for_read(MIGRATIONS):
             return 0
-        gone = TURNS.delete().where(TURNS.c.turn_id.in_(list(turn_ids)))
         with self.db.write() as conn:
-            return int(conn.execute(gone).rowcount)
+            return int(conn.execute(_DELETE, {"ids": list(turn_ids)}).rowcount)
 
     # -- retained views (child agents) -------------------------------------------------------
 

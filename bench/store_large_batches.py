@@ -30,22 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.testing.postgres import fresh_schema
-
-
-async def _workload(store: Any, n: int, m: int) -> list[object]:
-    coros = []
-    for round_ in range(m):
-        for i in range(n):
-            namespace = ("test", "foo", "bar", "baz", str(round_ % 2))
-            coros += [
-                store.aput(namespace, f"key{i}", value={"foo": f"bar{i}"}),
-                store.aget(namespace, f"key{i}"),
-                store.alist_namespaces(prefix=None, max_depth=round_ + 1),
-                store.asearch(("test",)),
-                store.aput(namespace, f"key{i}", value={"foo": f"bar{i}"}),
-                store.adelete(namespace, f"key{i}"),
-            ]
-    return await asyncio.gather(*coros, return_exceptions=True)
+from langgraph_mnemon.testing.store_load import large_batches
 
 
 def _run(n: int, m: int, postgres: str | None) -> tuple[int, list[BaseException], float]:
@@ -56,7 +41,7 @@ def _run(n: int, m: int, postgres: str | None) -> tuple[int, list[BaseException]
             options["database_url"] = stack.enter_context(fresh_schema(postgres, prefix="b"))
         host = stack.enter_context(Mnemon.open(root, **options))
         started = time.perf_counter()
-        results = asyncio.run(_workload(host.store(), n, m))
+        results = asyncio.run(large_batches(host.store(), n, m))
         seconds = time.perf_counter() - started
     failed = [r for r in results if isinstance(r, BaseException)]
     return len(results), failed, seconds

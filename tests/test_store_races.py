@@ -37,6 +37,7 @@ from langgraph_mnemon.storage.db import (
     create_engine,
     sqlite_write_gate,
 )
+from langgraph_mnemon.testing.store_load import large_batches
 
 ROUNDS = 10
 THREADS = 4
@@ -124,30 +125,13 @@ def test_a_unique_key_taken_by_another_writer_is_a_conflict(database_url: str) -
 # --- heavy async load on the embedded SQLite file --------------------------------------------
 
 
-async def _large_batches(store, n: int, m: int) -> list[object]:
-    """LangGraph's ``test_large_batches_async`` workload: ``6 * n * m`` concurrent ops."""
-    coros = []
-    for round_ in range(m):
-        for i in range(n):
-            namespace = ("test", "foo", "bar", "baz", str(round_ % 2))
-            coros += [
-                store.aput(namespace, f"key{i}", value={"foo": f"bar{i}"}),
-                store.aget(namespace, f"key{i}"),
-                store.alist_namespaces(prefix=None, max_depth=round_ + 1),
-                store.asearch(("test",)),
-                store.aput(namespace, f"key{i}", value={"foo": f"bar{i}"}),
-                store.adelete(namespace, f"key{i}"),
-            ]
-    return await asyncio.gather(*coros, return_exceptions=True)
-
-
 def test_heavy_async_load_on_sqlite_is_serialized_not_locked(tmp_path: Path) -> None:
     # A short busy timeout and 32 worker threads: SQLite's busy handler starved some writer
     # past 300 ms in every run before the gate (dozens of "database is locked").
     async def run() -> list[object]:
         asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(32))
         with Mnemon.open(tmp_path / "h", mnemos={"sqlite_busy_timeout_ms": 300}) as host:
-            results = await _large_batches(host.store(), 50, 10)
+            results = await large_batches(host.store(), 50, 10)
             # After the storm the store still works and keeps what it acknowledged.
             await host.store().aput(("after",), "k", {"v": 1})
             assert (await host.store().aget(("after",), "k")).value == {"v": 1}

@@ -13,6 +13,8 @@ written through ``MemorySpaces.remember_many``.
       against the same graph without the two memory nodes, interleaved turn by turn (the order
       alternates) so drift cancels; without a checkpointer and over ``mem.checkpointer()``
       (MnemosSaver; a new thread per turn). Both get the same 5-message input history.
+   c. begin + end with the turn stored in the database for every process (issue 30) against
+      the same turn kept in this process only (as before it), interleaved, steady threads.
    Goal: begin + end ≤ 5 ms p95.
 2. One recall through the per-turn envelope: ``TurnRetrieval.recall`` on the 10k-memory native
    space, a fresh turn state and a distinct query per call (2-6 words of a stored memory plus
@@ -165,6 +167,29 @@ def direct(mem: Mnemon, turns: int, per_thread: int, *, new_thread: bool) -> lis
         if i >= WARMUP:
             out.append(took)
     return out
+
+
+def share_row(mem: Mnemon, turns: int, per_thread: int) -> Row:
+    """begin + end with the turn stored for every process (``share=True``, since issue 30)
+    against the same turn kept in this process only (how every turn was kept before), steady
+    threads, interleaved turn by turn (the order alternates)."""
+    reply = AIMessage("Two approvers from the owning team.")
+    out: dict[bool, list[float]] = {True: [], False: []}
+    bases: dict[bool, list[BaseMessage]] = {}
+    for i in range(WARMUP + turns):
+        for share in (True, False) if i % 2 else (False, True):
+            thread = f"share-{share}-{i // per_thread}"
+            if i % per_thread == 0:
+                bases[share] = history(mem, thread)  # untimed first turn of the thread
+            t0 = time.perf_counter()
+            turn, sent = begin_turn(
+                mem, thread, bases[share], agent_id="main", root=True, share=share
+            )
+            end_turn(mem, thread, turn, [*bases[share], *sent, reply], root=True)
+            if i >= WARMUP:
+                out[share].append(time.perf_counter() - t0)
+    label = "begin_turn + end_turn, turn stored for every process vs kept in process, steady"
+    return (label, p50_p95(out[True]), p50_p95(out[False]), "–")
 
 
 def graphs(mem: Mnemon, checkpointer: Any) -> tuple[Any, Any, ScriptedChatModel]:
@@ -401,6 +426,7 @@ def main() -> None:
             )
             fresh = direct(mem, args.turns, args.thread_turns, new_thread=True)
             rows.append(("begin_turn + end_turn, new thread", p50_p95(fresh), None, "p95 ≤ 5 ms"))
+            rows.append(share_row(mem, args.turns, args.thread_turns))
             for saver, label in ((False, "no checkpointer"), (True, "MnemosSaver")):
                 ours, bare = graph_pair(mem, args.turns, args.thread_turns, saver=saver)
                 rows.append(

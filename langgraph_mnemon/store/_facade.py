@@ -94,7 +94,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Generator, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -281,6 +281,23 @@ class MnemonStore(CheckedArguments):
         if scope == self._scope:
             return self
         return self._sibling(self._trigger, scope)
+
+    def setup(self) -> _Done:
+        """Create or migrate the tables behind the store now (idempotent).
+
+        Optional: the first op does it too. It is there for code written for LangGraph's SQL
+        stores, and it is also awaitable, so ``store.setup()`` and ``await store.setup()`` (the
+        async stores' form) both work.
+
+        Raises:
+            ReadOnlyError: the host has ``write_enabled=false`` (it creates no tables).
+            StorageError: the database cannot be opened or migrated.
+
+        Example:
+            >>> mem.store().setup()
+        """
+        self._host.spaces.setup()
+        return _Done()
 
     def close(self) -> None:
         """Stop the private loop that runs sync ``batch`` calls (shared with the siblings).
@@ -708,3 +725,11 @@ def _keyed_write(op: PutOp) -> KeyedWrite:
     metadata = {_KEY: op.key, _INDEXED: _check_index(op.index)}
     item = {"content": _encode_value(op.value), "source": "external", "metadata": metadata}
     return KeyedWrite(op.key, item)
+
+
+class _Done:
+    """What ``setup`` returns: nothing, and awaitable for the async stores' form."""
+
+    def __await__(self) -> Generator[None, None, None]:
+        return
+        yield  # a generator that finishes at once: awaiting it returns None

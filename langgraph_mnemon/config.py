@@ -254,10 +254,23 @@ class PersistenceStrategyConfig(_Section):
 
 # --- Mnemos task memory -------------------------------------------------------------
 class MnemosConfig(_Section):
-    """Mnemos task memory: fatigue model, consolidation, checkpoints, SQLite tuning."""
+    """Mnemos task memory: fatigue model, consolidation, checkpoints, SQLite tuning.
+
+    The window token use is measured against: ``context_window`` when set, else the calling
+    model's ``profile["max_input_tokens"]``, else ``context_window_tokens``.
+    """
 
     context_window_tokens: int = Field(
-        200_000, ge=1_000, le=10_000_000, description="Model context window for token use."
+        200_000,
+        ge=1_000,
+        le=10_000_000,
+        description="Default window: used when the model's profile declares no max_input_tokens.",
+    )
+    context_window: int | None = Field(
+        None,
+        ge=1_000,
+        le=10_000_000,
+        description="The window of every reading, over the model's profile (None: the model's).",
     )
     chars_per_token: float = Field(
         4.0, ge=1.0, le=16.0, description="Estimate when a model reports no usage_metadata."

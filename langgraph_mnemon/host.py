@@ -524,7 +524,9 @@ class Mnemon:
             max_tokens=cfg.max_tokens,
         )
 
-    def turn_graph(self, *, agent_id: str = "main", root: bool = True) -> CompiledStateGraph:
+    def turn_graph(
+        self, *, agent_id: str = "main", root: bool = True, model: Any = None
+    ) -> CompiledStateGraph:
         """The turn-lifecycle subgraph: add it before and after the agent node.
 
         The parent state needs ``messages`` (with ``add_messages``) and ``mnemon_turn``; subclass
@@ -535,24 +537,30 @@ class Mnemon:
         Args:
             agent_id: The agent whose turns these are (``"main"`` by default).
             root: ``False`` marks a child agent: no reminder cue and no idle review.
+            model: The agent's chat model, whose ``profile["max_input_tokens"]`` is the
+                window Mnemos measures token use against.
 
         Returns:
             The compiled one-node subgraph ``mnemon_turn`` (no checkpointer of its own).
 
+        Raises:
+            InvalidInputError: ``model`` is neither ``None`` nor a LangChain chat model.
+
         Example:
-            >>> builder.add_node("memory_begin", mem.turn_graph())
-            >>> builder.add_node("memory_end", mem.turn_graph())
+            >>> builder.add_node("memory_begin", mem.turn_graph(model=model))
+            >>> builder.add_node("memory_end", mem.turn_graph(model=model))
         """
         from langgraph_mnemon.graphs.turn import build_turn_graph
 
-        return build_turn_graph(self, agent_id=agent_id, root=root)
+        return build_turn_graph(self, agent_id=agent_id, root=root, model=model)
 
-    def model_call_graph(self, *, root: bool = True) -> CompiledStateGraph:
+    def model_call_graph(self, *, root: bool = True, model: Any = None) -> CompiledStateGraph:
         """Mnemos before each model call (``graphs.turn.build_model_call_graph``); e.g.
-        ``builder.add_node("mnemos", mem.model_call_graph())`` before the model node."""
+        ``builder.add_node("mnemos", mem.model_call_graph(model=model))`` before the model
+        node (``model``: the chat model it calls, whose profile gives the context window)."""
         from langgraph_mnemon.graphs.turn import build_model_call_graph
 
-        return build_model_call_graph(self, root=root)
+        return build_model_call_graph(self, root=root, model=model)
 
     def tools(self) -> list[BaseTool]:
         """The model-facing memory tools: those whose channel the kernel admits a model to now.

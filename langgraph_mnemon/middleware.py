@@ -36,6 +36,7 @@ from langgraph_mnemon.memory_layers.kernel import acting
 from langgraph_mnemon.memory_layers.turns import system_sections
 from langgraph_mnemon.nodes import memory_step
 from langgraph_mnemon.nodes.agent_turn import CallPlan, finish_call, plan_call, release_begun
+from langgraph_mnemon.nodes.mnemos import call_window
 from langgraph_mnemon.nodes.turn import DEGRADED_TURN, TurnHost
 
 __all__ = ["MnemonAgentState", "MnemonMiddleware"]
@@ -116,6 +117,7 @@ class MnemonMiddleware(AgentMiddleware[MnemonAgentState]):
                 agent_id=self.agent_id,
                 root=self.root,
                 retained=self.retained,
+                window=call_window(self.mem, request.model),  # the called model's own window
             )
         return CallPlan(turn_id=None)  # memory failed: no turn for this call
 

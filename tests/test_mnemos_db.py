@@ -105,7 +105,7 @@ def test_setup_is_idempotent_and_versioned(database_url: str) -> None:
     ensure_sqlite_directory(database_url)
     db = Database(create_engine(database_url), owns_engine=True)
     first = db.setup(MIGRATIONS)
-    assert [(m.component, m.version) for m in first] == [("mnemos", 1), ("mnemos", 2)]
+    assert [(m.component, m.version) for m in first] == [("mnemos", v) for v in (1, 2, 3)]
     assert db.setup(MIGRATIONS) == []
     # a second engine on the same database finds everything applied
     other = Database(create_engine(database_url), owns_engine=True)
@@ -113,7 +113,7 @@ def test_setup_is_idempotent_and_versioned(database_url: str) -> None:
     with other.read() as conn:
         rows = conn.execute(sa.select(SCHEMA_VERSION.c.component, SCHEMA_VERSION.c.version)).all()
         names = set(sa.inspect(conn).get_table_names())
-    assert sorted(tuple(r) for r in rows) == [("mnemos", 1), ("mnemos", 2)]
+    assert sorted(tuple(r) for r in rows) == [("mnemos", v) for v in (1, 2, 3)]
     assert {t.name for t in METADATA.sorted_tables} <= names
     db.dispose()
     other.dispose()
@@ -135,7 +135,7 @@ def test_a_version_1_database_gains_the_derived_key(tmp_path: Path) -> None:
         )
     db.dispose()
     again = Database(create_engine(path), owns_engine=True)
-    assert [m.version for m in again.setup(MIGRATIONS)] == [2]
+    assert [m.version for m in again.setup(MIGRATIONS)] == [2, 3]
     with again.read() as conn:
         columns = {c["name"] for c in sa.inspect(conn).get_columns("mnemos_nodes")}
         content = conn.execute(sa.text("SELECT content FROM mnemos_nodes")).scalar_one()
@@ -220,7 +220,7 @@ async def test_async_engine_runs_the_same_operations(tmp_path: Path) -> None:
 
     adb = AsyncDatabase(create_async_engine(f"sqlite:///{tmp_path}/a.db"), owns_engine=True)
     applied = await adb.setup(MIGRATIONS)
-    assert [m.version for m in applied] == [1, 2]
+    assert [m.version for m in applied] == [1, 2, 3]
     assert await adb.setup(MIGRATIONS) == []
 
     def mode(conn: sa.Connection) -> str:

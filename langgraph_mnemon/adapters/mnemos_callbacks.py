@@ -6,8 +6,13 @@ call, its outcome and every model call's ``usage_metadata`` are recorded for the
 the configurable thread id there). A run without a task is ignored. Recording never breaks the run:
 LangChain logs handler errors instead of raising them.
 
+A callback does not see the model object, so the handler is told the agent's model (``model=``):
+each token reading keeps that model's window (``profile["max_input_tokens"]``, else
+``mnemos.context_window_tokens``; ``mnemos.context_window`` overrides it), or a number of tokens
+(``context_window_tokens=``, labelled "given by the caller").
+
 Example:
-    >>> handler = MnemosSignalHandler(mem.mnemos)
+    >>> handler = MnemosSignalHandler(mem.mnemos, model=model)
     >>> graph.invoke(inputs, {"configurable": {"thread_id": "t1"}, "callbacks": [handler]})
     >>> mem.mnemos.fatigue("t1").state
     'FLOW'
@@ -24,15 +29,27 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.outputs import LLMResult
 
+from langgraph_mnemon.adapters.models import check_window_model, model_window
 from langgraph_mnemon.errors import InvalidInputError
 from langgraph_mnemon.memory_layers.messages import is_error_text, read_message
-from langgraph_mnemon.memory_layers.mnemos import Mnemos
+from langgraph_mnemon.memory_layers.mnemos import ContextWindow, Mnemos, check_window
 
 __all__ = ["MnemosSignalHandler"]
 
 
 class MnemosSignalHandler(BaseCallbackHandler):
-    """Record tool calls, tool outcomes and token usage as Mnemos fatigue signals."""
+    """Record tool calls, tool outcomes and token usage as Mnemos fatigue signals.
+
+    Args:
+        mnemos: the Mnemos service (``mem.mnemos``).
+        task_id: the task of every run (``None``: the run's ``mnemos_task_id`` / ``thread_id``).
+        model: the agent's chat model; its ``profile["max_input_tokens"]`` is the window
+            kept with each token reading.
+        context_window_tokens: a window to keep instead (without ``model``).
+
+    Raises:
+        InvalidInputError: a bad argument, or both ``model`` and ``context_window_tokens``.
+    """
 
     raise_error = False
 
@@ -41,6 +58,7 @@ class MnemosSignalHandler(BaseCallbackHandler):
         mnemos: Mnemos,
         task_id: str | None = None,
         *,
+        model: Any = None,
         context_window_tokens: int | None = None,
     ) -> None:
         if not isinstance(mnemos, Mnemos):
@@ -50,9 +68,17 @@ class MnemosSignalHandler(BaseCallbackHandler):
             )
         if task_id is not None and (not isinstance(task_id, str) or not task_id):
             raise InvalidInputError("task_id must be a non-empty string or None")
+        if model is not None and context_window_tokens is not None:
+            raise InvalidInputError(
+                "pass model (its profile gives the window) or context_window_tokens, not both"
+            )
         self.mnemos = mnemos
         self.task_id = task_id
-        self.context_window_tokens = context_window_tokens
+        self.window: ContextWindow | None = (
+            model_window(check_window_model(model), mnemos.config)
+            if model is not None
+            else check_window(context_window_tokens, "context_window_tokens")
+        )
         self._lock = threading.Lock()
         self._tools: dict[UUID, tuple[str, str]] = {}
         self._models: dict[UUID, str] = {}
@@ -152,7 +178,7 @@ class MnemosSignalHandler(BaseCallbackHandler):
             self.mnemos.record_usage(
                 task,
                 tokens,
-                context_window=self.context_window_tokens,
+                context_window=self.window,
                 call_id=f"llm:{run_id}",
             )
 

@@ -133,10 +133,10 @@ def mnemos_fatigue(
         markup=False,
     )
     tokens = (
-        f"{reading.tokens_used} / {reading.context_window} tokens"
-        + (" (estimated)" if reading.tokens_estimated else "")
+        f"{reading.tokens_used:,} / {reading.window.label}"
+        + (", estimated" if reading.tokens_estimated else "")
         if reading.tokens_used is not None
-        else "no usage recorded"
+        else f"no usage recorded (window {reading.window.label})"
     )
     rows = (
         ("token utilisation", 0.40, reading.token_utilization, tokens),

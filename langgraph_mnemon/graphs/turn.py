@@ -31,7 +31,8 @@ from langgraph.graph.message import add_messages
 from langgraph.graph.state import CompiledStateGraph
 
 # Re-exported for code that imports them from here (README, examples, benchmarks).
-from langgraph_mnemon.nodes.mnemos import model_call_update
+from langgraph_mnemon.adapters.models import check_window_model
+from langgraph_mnemon.nodes.mnemos import call_window, model_call_update
 from langgraph_mnemon.nodes.turn import (
     DEGRADED_TURN,
     TurnHost,
@@ -78,7 +79,12 @@ class _TurnIO(TypedDict, total=False):
 
 
 def build_turn_graph(
-    mem: TurnHost, *, agent_id: str = "main", root: bool = True, retained: str | None = None
+    mem: TurnHost,
+    *,
+    agent_id: str = "main",
+    root: bool = True,
+    retained: str | None = None,
+    model: Any = None,
 ) -> CompiledStateGraph:
     """Compile the turn subgraph over a host. Use it before and after the agent node.
 
@@ -87,16 +93,26 @@ def build_turn_graph(
         agent_id: the agent whose turns these are.
         root: ``False`` marks a child agent: no reminder cue and no idle review for its turns.
         retained: a view id from ``mem.turns.retain(parent_view)``: every turn pins that view.
+        model: the agent's chat model: Mnemos measures token use at the end of a turn against
+            its ``profile["max_input_tokens"]`` (``None``: the window stored with the task's
+            token reading, else ``mnemos.context_window`` / ``context_window_tokens``).
 
     Returns:
         The compiled one-node subgraph ``mnemon_turn`` (no checkpointer of its own).
 
+    Raises:
+        InvalidInputError: ``model`` is neither ``None`` nor a LangChain chat model.
+
     Example:
-        >>> builder.add_node("memory_begin", build_turn_graph(mem))
+        >>> builder.add_node("memory_begin", build_turn_graph(mem, model=model))
     """
+    chosen = check_window_model(model)
+    window = call_window(mem, chosen) if chosen is not None else None
 
     def node(state: _TurnIO, config: RunnableConfig) -> dict[str, Any]:
-        return lifecycle(state, config, mem=mem, agent_id=agent_id, root=root, retained=retained)
+        return lifecycle(
+            state, config, mem=mem, agent_id=agent_id, root=root, retained=retained, window=window
+        )
 
     graph = StateGraph(_TurnIO)
     graph.add_node("lifecycle", node)
@@ -107,7 +123,9 @@ def build_turn_graph(
     return graph.compile(name="mnemon_turn", checkpointer=False)
 
 
-def build_model_call_graph(mem: TurnHost, *, root: bool = True) -> CompiledStateGraph:
+def build_model_call_graph(
+    mem: TurnHost, *, root: bool = True, model: Any = None
+) -> CompiledStateGraph:
     """Compile the per-model-call subgraph: put it right before the model node of a loop.
 
     It runs :func:`langgraph_mnemon.nodes.mnemos.model_call_update` on the parent's messages:
@@ -118,17 +136,25 @@ def build_model_call_graph(mem: TurnHost, *, root: bool = True) -> CompiledState
     Args:
         mem: the host (``Mnemon``).
         root: ``False`` for a child agent: the node does nothing.
+        model: the chat model the next node calls: fatigue states and compaction use its
+            ``profile["max_input_tokens"]`` (see :func:`build_turn_graph`).
 
     Returns:
         The compiled one-node subgraph ``mnemon_model_call`` (no checkpointer of its own).
 
+    Raises:
+        InvalidInputError: ``model`` is neither ``None`` nor a LangChain chat model.
+
     Example:
-        >>> builder.add_node("mnemos", build_model_call_graph(mem))
+        >>> builder.add_node("mnemos", build_model_call_graph(mem, model=model))
         >>> builder.add_edge("mnemos", "model")
     """
+    chosen = check_window_model(model)
+    # The profile is read once: a model's declared window does not change between calls.
+    window = call_window(mem, chosen) if chosen is not None else None
 
     def node(state: _TurnIO, config: RunnableConfig) -> dict[str, Any]:
-        update = model_call_update(mem, config, state.get("messages"), root=root)
+        update = model_call_update(mem, config, state.get("messages"), root=root, window=window)
         return update or {"messages": []}  # no reducer here: an empty list changes nothing
 
     graph = StateGraph(_TurnIO)

@@ -35,6 +35,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from langgraph_mnemon.memory_layers.messages import read_messages
+from langgraph_mnemon.memory_layers.mnemos import ContextWindow
 from langgraph_mnemon.nodes._guard import DEGRADED_TURN
 from langgraph_mnemon.nodes._run import TurnHost
 from langgraph_mnemon.nodes.mnemos import model_call_update
@@ -52,7 +53,8 @@ class CallPlan:
     ``fresh``: this call set ``turn_id`` (a begun turn, or a begin that failed);
     ``before``: the messages update that goes in front of the model's messages (appended
     messages, or ``RemoveMessage(REMOVE_ALL_MESSAGES)`` and the compacted history);
-    ``history``: the thread's messages as the model sees them (the state with ``before``).
+    ``history``: the thread's messages as the model sees them (the state with ``before``);
+    ``window``: the called model's context window, for Mnemos before and after the call.
     """
 
     turn_id: str | None
@@ -60,6 +62,7 @@ class CallPlan:
     fresh: bool = False
     before: list[BaseMessage] = field(default_factory=list)
     history: list[BaseMessage] = field(default_factory=list)
+    window: ContextWindow | None = None
 
     @property
     def rewrites(self) -> bool:
@@ -123,6 +126,7 @@ def plan_call(
     agent_id: str,
     root: bool,
     retained: str | None = None,
+    window: ContextWindow | None = None,
 ) -> CallPlan:
     """Before a model call: end a turn left open, begin one if none is live, tend the task.
 
@@ -132,6 +136,7 @@ def plan_call(
     Args:
         mem: the host. config: the run's config. messages: the state's messages.
         turn_id: the state's ``mnemon_turn``. agent_id, root, retained: as for the middleware.
+        window: the called model's context window (kept in the plan for :func:`finish_call`).
 
     Returns:
         The :class:`CallPlan` for :func:`finish_call`.
@@ -144,8 +149,10 @@ def plan_call(
     if turn_id:
         request = left_open(history)
         if request is None:
-            return _tended(mem, config, CallPlan(turn_id=turn_id, history=history), root)
-        end_update(mem, config, turn_id, history[:request], root=root)  # its messages: none now
+            plan = CallPlan(turn_id=turn_id, history=history, window=window)
+            return _tended(mem, config, plan, root)
+        # The turn left open ends without its messages (none now).
+        end_update(mem, config, turn_id, history[:request], root=root, window=window)
     begin = begin_update(
         mem, config, history, agent_id=agent_id, root=root, retained=retained, share=False
     )
@@ -156,13 +163,15 @@ def plan_call(
         fresh=True,
         before=list(begin["messages"]),
         history=[*history, *begin["messages"]],
+        window=window,
     )
     return _tended(mem, config, plan, root)
 
 
 def _tended(mem: TurnHost, config: RunnableConfig | None, plan: CallPlan, root: bool) -> CallPlan:
     """``plan`` with Mnemos's update before the call (a warning, or the compacted history)."""
-    update = model_call_update(mem, config, plan.history, root=root).get("messages") or []
+    update = model_call_update(mem, config, plan.history, root=root, window=plan.window)
+    update = update.get("messages") or []
     if update:
         plan.before = list(update) if _removes_all(update[0]) else [*plan.before, *update]
         plan.history = _apply(plan.history, update)
@@ -201,7 +210,8 @@ def finish_call(
     if plan.turn_id is None:
         return {}
     if turn_ends(result, structured):
-        return end_update(mem, config, plan.turn_id, [*plan.history, *result], root=root)
+        messages = [*plan.history, *result]
+        return end_update(mem, config, plan.turn_id, messages, root=root, window=plan.window)
     if plan.begun is not None:
         share_turn(mem, plan.begun)
     return {"mnemon_turn": plan.turn_id} if plan.fresh else {}

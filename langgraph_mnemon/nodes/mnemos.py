@@ -12,9 +12,9 @@ acts on its state:
 - EMERGENCY: a checkpoint (cooldown too) and, before the model call, the history compacted:
   leading system messages, one plugin message (form ``resume``) with a summary of what was cut
   and the resume block rendered from the task's live state, the turn's user request, then the
-  newest tool-call groups that fit ``compact_keep_share`` of the window. A reading of the
-  compacted history is recorded so the next call does not read EMERGENCY again from the stale
-  usage of the last AI message it kept.
+  newest tool-call groups that fit ``compact_keep_share`` of the window (the called model's:
+  :func:`call_window`). A reading of the compacted history is recorded so the next call does
+  not read EMERGENCY again from the stale usage of the last AI message it kept.
 
 Memory never ends the run: a failing step is logged and recorded in ``mem.health`` and the
 request goes to the model unchanged.
@@ -34,20 +34,35 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
+from langgraph_mnemon.adapters.models import model_window
 from langgraph_mnemon.errors import NotFoundError
 from langgraph_mnemon.memory_layers.kernel import acting
 from langgraph_mnemon.memory_layers.messages import MessageText, messages_chars, read_messages
-from langgraph_mnemon.memory_layers.mnemos import FatigueResponse, Mnemos
+from langgraph_mnemon.memory_layers.mnemos import ContextWindow, FatigueResponse, Mnemos
+from langgraph_mnemon.memory_layers.mnemos.fatigue import context_use
 from langgraph_mnemon.memory_layers.turns import plugin_metadata
 from langgraph_mnemon.nodes._guard import memory_step
 from langgraph_mnemon.nodes._history import budget_cut, rewrite_history
 from langgraph_mnemon.nodes._run import TurnHost, task_of, thread_of
 
-__all__ = ["compaction_message", "model_call_update", "tend_task", "warned"]
+__all__ = ["call_window", "compaction_message", "model_call_update", "tend_task", "warned"]
 
 _KEY = "mnemon"
 _QUOTE_CHARS = 300
 _USER_QUOTES = 3
+
+
+def call_window(mem: TurnHost, model: Any) -> ContextWindow:
+    """The context window Mnemos measures a call of ``model`` against.
+
+    ``mnemos.context_window`` when set, else the model's ``profile["max_input_tokens"]``,
+    else ``mnemos.context_window_tokens``.
+
+    Example:
+        >>> call_window(mem, ScriptedChatModel(profile={"max_input_tokens": 8000})).label
+        '8,000 tokens (model profile)'
+    """
+    return model_window(model, mem.config.mnemos)
 
 
 def model_call_update(
@@ -56,6 +71,7 @@ def model_call_update(
     messages: Sequence[BaseMessage] | None,
     *,
     root: bool,
+    window: ContextWindow | None = None,
 ) -> dict[str, Any]:
     """The state update to apply before a model call (``{}`` when there is nothing to do).
 
@@ -67,6 +83,8 @@ def model_call_update(
         config: the run's config (its ``thread_id`` / Mnemos task id).
         messages: the state's messages (what the model is about to be sent).
         root: ``False`` for a child agent: nothing is observed.
+        window: the called model's window (:func:`langgraph_mnemon.adapters.models.model_window`);
+            ``None``: the one stored with the task's token reading, else the settings'.
 
     Returns:
         ``{"messages": [...]}`` with a REM warning to append, or the compacted history
@@ -80,19 +98,27 @@ def model_call_update(
         return {}
     update: list[BaseMessage] = []
     with acting("automatic"), memory_step(mem.health, "mnemos") as step:
-        update = tend_task(mem, task_of(mem, config, thread_of(config)), list(messages))
+        task = task_of(mem, config, thread_of(config))
+        update = tend_task(mem, task, list(messages), window=window)
     if step.failed or not update:
         return {}
     return {"messages": update}
 
 
-def tend_task(mem: TurnHost, task: str, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+def tend_task(
+    mem: TurnHost,
+    task: str,
+    messages: Sequence[BaseMessage],
+    *,
+    window: ContextWindow | None = None,
+) -> list[BaseMessage]:
     """Observe ``messages`` for ``task``, maintain it and return the messages update.
 
     Unguarded (the caller guards it): :func:`model_call_update` and the end of a turn.
 
     Args:
         mem: the host. task: the Mnemos task. messages: the run's messages.
+        window: the called model's window (see :func:`model_call_update`).
 
     Returns:
         ``[]``, a REM warning (a checkpoint was just committed, or none is in the history), or
@@ -108,7 +134,7 @@ def tend_task(mem: TurnHost, task: str, messages: Sequence[BaseMessage]) -> list
     if not mem.kernel.admits("mnemos", "write"):
         return []  # recording signals and checkpoints is a write: a read-only host does neither
     # Observation and the fatigue reading in one transaction (one commit when no action runs).
-    response = mem.mnemos.maintain(task, messages=messages)
+    response = mem.mnemos.maintain(task, messages=messages, window=window)
     state = response.reading.state
     committed = response.checkpoint is not None and response.checkpoint.status == "committed"
     if state == "EMERGENCY":
@@ -138,8 +164,8 @@ def _compact(
 ) -> list[BaseMessage]:
     """The compacted history (``[]`` when nothing can be cut), and its token reading."""
     config = mem.config.mnemos
-    window = response.reading.context_window or config.context_window_tokens
-    budget = int(window * config.compact_keep_share * config.chars_per_token)
+    window = response.reading.window  # the called model's, as the reading measured it
+    budget = int(window.tokens * config.compact_keep_share * config.chars_per_token)
     cut = budget_cut(messages, budget)
     if cut == 0:
         return []
@@ -150,7 +176,8 @@ def _compact(
     cut_part = [m for i, m in enumerate(read[:cut]) if i != request]  # the request stays
     if not cut_part:
         return []  # only the request would go, and it stays: nothing to compact
-    note = compaction_message(cut_part, _live_resume(mem.mnemos, task, response))
+    resume = _live_resume(mem.mnemos, task, response)
+    note = compaction_message(cut_part, resume, context=context_use(response.reading))
     update = rewrite_history(messages, cut, note)
     if request is not None:  # the turn's own request stays, verbatim, right after the note
         at = next(i for i, m in enumerate(update) if m is note)
@@ -159,7 +186,8 @@ def _compact(
     tokens = round(messages_chars(kept) / config.chars_per_token)
     # The kept AI messages still carry the pre-compaction usage; usage rows are kept once per
     # call id, so this reading stays the newest until the model reports a new one.
-    mem.mnemos.record_usage(task, tokens, estimated=True, call_id=f"compacted:{uuid.uuid4()}")
+    call_id = f"compacted:{uuid.uuid4()}"
+    mem.mnemos.record_usage(task, tokens, context_window=window, estimated=True, call_id=call_id)
     return update
 
 
@@ -179,12 +207,16 @@ def _live_resume(mnemos: Mnemos, task: str, response: FatigueResponse) -> str:
         return response.message or "Context is nearly full."
 
 
-def compaction_message(cut: Sequence[MessageText], resume: str) -> HumanMessage:
+def compaction_message(
+    cut: Sequence[MessageText], resume: str, *, context: str | None = None
+) -> HumanMessage:
     """The plugin message (form ``resume``) that replaces the cut part of the history.
 
     Args:
         cut: the removed messages, read with ``read_messages``.
         resume: the resume block (Markdown).
+        context: how full the context was, naming the window
+            (``fatigue.context_use(reading)``, e.g. "99% of 8,000 tokens used (model profile)").
 
     Returns:
         A ``HumanMessage`` marked as this plugin's: what was cut, then the resume block.
@@ -193,8 +225,9 @@ def compaction_message(cut: Sequence[MessageText], resume: str) -> HumanMessage:
         >>> compaction_message(read_messages(old), mem.mnemos.resume("t")).content[:9]
         '[MNEMON] '
     """
+    full = f", {context}" if context else ""
     lines = [
-        f"[MNEMON] The context was nearly full: {len(cut)} earlier messages were compacted.",
+        f"[MNEMON] The context was nearly full{full}: {len(cut)} earlier messages were compacted.",
         *_cut_lines(cut),
         "",
         resume.strip(),

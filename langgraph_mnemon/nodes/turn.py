@@ -32,7 +32,7 @@ from langgraph_mnemon.errors import NotFoundError
 from langgraph_mnemon.memory_layers.activity import TurnActivity
 from langgraph_mnemon.memory_layers.kernel import acting
 from langgraph_mnemon.memory_layers.messages import MessageText, read_messages
-from langgraph_mnemon.memory_layers.mnemos import Mnemos
+from langgraph_mnemon.memory_layers.mnemos import ContextWindow, Mnemos
 from langgraph_mnemon.memory_layers.turns import (
     TurnFacts,
     TurnScope,
@@ -217,10 +217,6 @@ def begin_turn(
     return start.turn_id, _start_messages(start, resume)
 
 
-def _tend_fatigue(mem: TurnHost, task: str, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
-    return tend_task(mem, task, messages)  # the same code as before every model call
-
-
 def end_turn(
     mem: TurnHost,
     thread: str,
@@ -229,6 +225,7 @@ def end_turn(
     *,
     root: bool,
     task: str | None = None,
+    window: ContextWindow | None = None,
 ) -> list[BaseMessage]:
     """End the turn; for a root agent record its activity and tend the task's fatigue.
 
@@ -236,7 +233,7 @@ def end_turn(
     that runs before every model call): a warning at REM when a checkpoint was just committed;
     at EMERGENCY the history compacted around the resume block (tool-call groups kept whole,
     the tail sized by tokens); nothing otherwise. The turn (its pin and its budgets) is
-    released even when recording fails.
+    released even when recording fails. ``window``: the agent model's context window.
     """
     try:
         activity = turn_activity(messages) if root else None  # a child records nothing
@@ -244,7 +241,8 @@ def end_turn(
         mem.turns.end(turn_id)  # release the turn all the same
         raise
     mem.turns.end(turn_id, activity, thread_id=thread, transcript=messages)
-    return _tend_fatigue(mem, task or thread, messages) if root else []
+    # The same code as before every model call.
+    return tend_task(mem, task or thread, messages, window=window) if root else []
 
 
 # --------------------------------------------------------------------------------------------
@@ -306,11 +304,13 @@ def end_update(
     messages: Sequence[BaseMessage] | None,
     *,
     root: bool,
+    window: ContextWindow | None = None,
 ) -> dict[str, Any]:
     """The state update that ends a turn (``mnemon_turn`` back to None).
 
     A failing end is logged and recorded in ``mem.health`` and changes no message; a turn
-    whose begin failed (:data:`DEGRADED_TURN`) has nothing to end.
+    whose begin failed (:data:`DEGRADED_TURN`) has nothing to end. ``window``: the agent
+    model's context window (Mnemos tends the task against it).
     """
     update: list[BaseMessage] = []
     if turn_id and turn_id != DEGRADED_TURN:
@@ -323,6 +323,7 @@ def end_update(
                 list(messages or []),
                 root=root,
                 task=task_of(mem, config, thread),
+                window=window,
             )
         if step.failed:
             update = []
@@ -339,10 +340,14 @@ def lifecycle(
     agent_id: str,
     root: bool,
     retained: str | None,
+    window: ContextWindow | None = None,
 ) -> dict[str, Any]:
-    """The turn subgraph's one node: end the turn in ``mnemon_turn``, else begin one."""
+    """The turn subgraph's one node: end the turn in ``mnemon_turn``, else begin one.
+
+    ``window``: the agent model's context window, when the graph was built with the model.
+    """
     messages = state.get("messages")
     turn_id = state.get("mnemon_turn")
     if turn_id:
-        return end_update(mem, config, turn_id, messages, root=root)
+        return end_update(mem, config, turn_id, messages, root=root, window=window)
     return begin_update(mem, config, messages, agent_id=agent_id, root=root, retained=retained)

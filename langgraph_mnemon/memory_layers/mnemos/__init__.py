@@ -28,12 +28,15 @@ if TYPE_CHECKING:
     from langgraph_mnemon.memory_layers.mnemos._checks import (
         MAX_CONTENT_CHARS,
         MAX_TASK_ID_CHARS,
+        check_window,
         validate_task_id,
     )
+    from langgraph_mnemon.memory_layers.mnemos._maintenance import choose_window
     from langgraph_mnemon.memory_layers.mnemos._models import (
         CheckpointReceipt,
         CheckpointRecord,
         ConsolidationResult,
+        ContextWindow,
         CurationReceipt,
         DerivationResult,
         FatigueReading,
@@ -46,6 +49,7 @@ if TYPE_CHECKING:
         RecentFile,
         TaskOverview,
         TaskSummary,
+        WindowSource,
     )
     from langgraph_mnemon.memory_layers.mnemos._resume import (
         ResumeBlock,
@@ -74,6 +78,7 @@ __all__ = [
     "CheckpointReceipt",
     "CheckpointRecord",
     "ConsolidationResult",
+    "ContextWindow",
     "CurationReceipt",
     "Database",
     "DerivationResult",
@@ -92,7 +97,10 @@ __all__ = [
     "TaskOverview",
     "TaskSummary",
     "ThreadedAsyncDatabase",
+    "WindowSource",
     "actions_for",
+    "check_window",
+    "choose_window",
     "create_async_engine",
     "create_engine",
     "is_read_only_tool",
@@ -109,9 +117,11 @@ _LAZY = {
     "MAX_CONTENT_CHARS": "langgraph_mnemon.memory_layers.mnemos._checks",
     "MAX_TASK_ID_CHARS": "langgraph_mnemon.memory_layers.mnemos._checks",
     "validate_task_id": "langgraph_mnemon.memory_layers.mnemos._checks",
+    "check_window": "langgraph_mnemon.memory_layers.mnemos._checks",
     "CheckpointReceipt": "langgraph_mnemon.memory_layers.mnemos._models",
     "CheckpointRecord": "langgraph_mnemon.memory_layers.mnemos._models",
     "ConsolidationResult": "langgraph_mnemon.memory_layers.mnemos._models",
+    "ContextWindow": "langgraph_mnemon.memory_layers.mnemos._models",
     "CurationReceipt": "langgraph_mnemon.memory_layers.mnemos._models",
     "DerivationResult": "langgraph_mnemon.memory_layers.mnemos._models",
     "FatigueReading": "langgraph_mnemon.memory_layers.mnemos._models",
@@ -124,6 +134,8 @@ _LAZY = {
     "RecentFile": "langgraph_mnemon.memory_layers.mnemos._models",
     "TaskOverview": "langgraph_mnemon.memory_layers.mnemos._models",
     "TaskSummary": "langgraph_mnemon.memory_layers.mnemos._models",
+    "WindowSource": "langgraph_mnemon.memory_layers.mnemos._models",
+    "choose_window": "langgraph_mnemon.memory_layers.mnemos._maintenance",
     "ResumeBlock": "langgraph_mnemon.memory_layers.mnemos._resume",
     "ResumeSection": "langgraph_mnemon.memory_layers.mnemos._resume",
     "parse_resume": "langgraph_mnemon.memory_layers.mnemos._resume",

@@ -18,7 +18,7 @@ from typing import Any
 
 from langgraph_mnemon.contracts import check_text, shown, text_problem
 from langgraph_mnemon.errors import InvalidInputError
-from langgraph_mnemon.memory_layers.mnemos._models import ADDABLE_NODE_TYPES
+from langgraph_mnemon.memory_layers.mnemos._models import ADDABLE_NODE_TYPES, ContextWindow
 
 __all__ = [
     "LINK_TYPES",
@@ -35,6 +35,7 @@ __all__ = [
     "check_positive_int",
     "check_tool_name",
     "check_unit",
+    "check_window",
     "string_list",
     "validate_task_id",
 ]
@@ -142,6 +143,26 @@ def check_positive_int(value: Any, field: str, *, maximum: int = 100_000) -> int
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
         raise InvalidInputError(f"{field} must be an integer between 1 and {maximum}")
     return value
+
+
+MAX_WINDOW = 100_000_000
+
+
+def check_window(value: Any, field: str = "context_window") -> ContextWindow | None:
+    """A context window: ``None``, a :class:`ContextWindow`, or a number of tokens (``given``).
+
+    Example:
+        >>> check_window(8_000).label
+        '8,000 tokens (given by the caller)'
+    """
+    if value is None or isinstance(value, ContextWindow):
+        return value
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_WINDOW:
+        raise InvalidInputError(
+            f"{field} must be a number of tokens between 1 and {MAX_WINDOW:,}, a "
+            "ContextWindow or None (None: the window of the last reading, else the settings)"
+        )
+    return ContextWindow(tokens=value, source="given")
 
 
 def check_node_ref(value: Any, field: str = "node_id") -> str:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from langgraph_mnemon.config import MnemosConfig
-from langgraph_mnemon.memory_layers.mnemos._models import FatigueReading
+from langgraph_mnemon.memory_layers.mnemos._models import ContextWindow, FatigueReading
 from langgraph_mnemon.memory_layers.mnemos.fatigue import (
     actions_for,
     composite_score,
@@ -34,19 +34,57 @@ from langgraph_mnemon.memory_layers.mnemos.store import (
     tool_window,
 )
 
-__all__ = ["MaintenanceActions", "measure", "plan_actions"]
+__all__ = ["MaintenanceActions", "choose_window", "measure", "plan_actions", "stored_window"]
+
+
+def choose_window(config: MnemosConfig, *known: ContextWindow | None) -> ContextWindow:
+    """The window of a reading: ``mnemos.context_window`` when set, else the first of ``known``
+    (the calling model's, the one stored with the token reading), else the default
+    ``mnemos.context_window_tokens``.
+
+    Example:
+        >>> choose_window(MnemosConfig(), None).label
+        '200,000 tokens (default mnemos.context_window_tokens)'
+    """
+    if config.context_window is not None:
+        return ContextWindow(tokens=config.context_window, source="setting")
+    for window in known:
+        if window is not None:
+            return window
+    return ContextWindow(tokens=config.context_window_tokens, source="default")
+
+
+def stored_window(tokens: int | None, source: str | None) -> ContextWindow | None:
+    """The window a row stored, ``None`` when it stored none.
+
+    A row written before windows had a source holds only a number the caller gave.
+
+    Example:
+        >>> stored_window(8_000, "model profile").label
+        '8,000 tokens (model profile)'
+    """
+    if not tokens:
+        return None
+    known = source in ("setting", "model profile", "given", "default")
+    return ContextWindow(tokens=tokens, source=source if known else "given")  # type: ignore[arg-type]
 
 
 def measure(
-    conn: sa.Connection | None, task: str, config: MnemosConfig, clock: Callable[[], float]
+    conn: sa.Connection | None,
+    task: str,
+    config: MnemosConfig,
+    clock: Callable[[], float],
+    window: ContextWindow | None = None,
 ) -> FatigueReading:
     """The reading from the task's signals (none at all when ``conn`` is None).
 
     Args:
         conn: an open connection, or None for a reading without signals (FLOW).
         task: the task id (validated by the caller).
-        config: the window, the minimum samples and ``token_floors``.
+        config: the window settings, the minimum samples and ``token_floors``.
         clock: the time source of ``computed_at``.
+        window: the calling model's window (:func:`choose_window` decides: the setting, this,
+            the window stored with the token reading, the default).
 
     Returns:
         The four dimensions over the last ``signal_window`` tool calls, their composite, the
@@ -58,14 +96,11 @@ def measure(
     """
     calls = tool_window(conn, task, config.signal_window) if conn is not None else []
     usage = latest_usage(conn, task) if conn is not None else None
-    window = config.context_window_tokens
-    tokens = None
-    estimated = False
-    if usage is not None:
-        tokens = usage.tokens
-        window = usage.context_window or window
-        estimated = bool(usage.estimated)
-    token_util = token_utilization(tokens, window)
+    tokens = usage.tokens if usage is not None else None
+    estimated = bool(usage.estimated) if usage is not None else False
+    stored = stored_window(usage.context_window, usage.window_source) if usage else None
+    chosen = choose_window(config, window, stored)
+    token_util = token_utilization(tokens, chosen.tokens)
     scatter = scope_scatter([c.dir_key for c in calls], config.scatter_min_sample)
     reread = reread_ratio(calls, config.reread_min_reads)
     errors = error_density(calls)
@@ -82,7 +117,8 @@ def measure(
         token_floor=token_floor(token_util, floors),
         tool_calls=len(calls),
         tokens_used=tokens,
-        context_window=window,
+        context_window=chosen.tokens,
+        window_source=chosen.source,
         tokens_estimated=estimated,
         computed_at=to_datetime(clock()),
     )

@@ -18,6 +18,7 @@ __all__ = [
     "CheckpointReceipt",
     "CheckpointRecord",
     "ConsolidationResult",
+    "ContextWindow",
     "CurationReceipt",
     "DerivationResult",
     "EvictionPolicy",
@@ -32,6 +33,7 @@ __all__ = [
     "RecentFile",
     "TaskOverview",
     "TaskSummary",
+    "WindowSource",
 ]
 
 NodeType = Literal[
@@ -40,6 +42,10 @@ NodeType = Literal[
 NodeStatus = Literal["active", "compressed", "evicted"]
 EvictionPolicy = Literal["never", "evictable", "compress_first"]
 FatigueState = Literal["FLOW", "COMPRESS", "PRE_SLEEP", "REM", "EMERGENCY"]
+WindowSource = Literal["setting", "model profile", "given", "default"]
+"""Where a reading's context window came from: ``mnemos.context_window`` (``setting``), the
+calling model's ``profile["max_input_tokens"]``, a number the caller passed (``given``), or
+``mnemos.context_window_tokens`` (``default``)."""
 
 NODE_TYPES: tuple[NodeType, ...] = (
     "goal",
@@ -139,12 +145,43 @@ class CurationReceipt(Receipt):
     superseded: tuple[str, ...] = ()
 
 
+class ContextWindow(FrozenModel):
+    """The window token use is measured against, and where it came from.
+
+    Example:
+        >>> ContextWindow(tokens=8_000, source="model profile").label
+        '8,000 tokens (model profile)'
+    """
+
+    tokens: int = Field(ge=1, le=100_000_000)
+    source: WindowSource
+
+    @property
+    def origin(self) -> str:
+        """Where the window came from, as the state messages say it."""
+        return _SOURCE_LABELS[self.source]
+
+    @property
+    def label(self) -> str:
+        """The window as the state messages name it."""
+        return f"{self.tokens:,} tokens ({self.origin})"
+
+
+_SOURCE_LABELS: dict[str, str] = {
+    "setting": "mnemos.context_window",
+    "model profile": "model profile",
+    "given": "given by the caller",
+    "default": "default mnemos.context_window_tokens",
+}
+
+
 class FatigueReading(FrozenModel):
     """Four observable dimensions, their weighted composite and the resulting state.
 
     ``state`` is the composite's state raised to ``token_floor``, the floor token use alone
     reached (``MnemosConfig.token_floors``; None below the first floor, and in readings read
-    back from the fatigue log, which does not store it).
+    back from the fatigue log, which does not store it). ``token_utilization`` is
+    ``tokens_used`` over ``context_window``, the window ``window_source`` names.
     """
 
     task_id: str
@@ -160,8 +197,16 @@ class FatigueReading(FrozenModel):
     tool_calls: int = Field(description="Tool calls in the window the reading used.")
     tokens_used: int | None = None
     context_window: int
+    window_source: WindowSource = Field(
+        "default", description="Where ``context_window`` came from (see :data:`WindowSource`)."
+    )
     tokens_estimated: bool = False
     computed_at: datetime
+
+    @property
+    def window(self) -> ContextWindow:
+        """``context_window`` with its source."""
+        return ContextWindow(tokens=self.context_window, source=self.window_source)
 
 
 class RecentFile(FrozenModel):

@@ -16,12 +16,12 @@ from langgraph_mnemon.memory_layers.messages import MessageText, read_messages
 from langgraph_mnemon.memory_layers.mnemos._checks import (
     check_call_id,
     check_flag,
-    check_positive_int,
     check_tool_name,
+    check_window,
     validate_task_id,
 )
 from langgraph_mnemon.memory_layers.mnemos._derive import derive_into
-from langgraph_mnemon.memory_layers.mnemos._models import DerivationResult
+from langgraph_mnemon.memory_layers.mnemos._models import ContextWindow, DerivationResult
 from langgraph_mnemon.memory_layers.mnemos._signals import (
     SignalSource,
     observe,
@@ -32,8 +32,6 @@ from langgraph_mnemon.memory_layers.mnemos._signals import (
 from langgraph_mnemon.storage.db import Database
 
 __all__ = ["Observing"]
-
-_MAX_WINDOW = 100_000_000
 
 
 class Observing:
@@ -87,11 +85,26 @@ class Observing:
         task_id: str,
         tokens: int,
         *,
-        context_window: int | None = None,
+        context_window: int | ContextWindow | None = None,
         estimated: bool = False,
         call_id: str | None = None,
     ) -> None:
-        """Record the tokens of the last model call (its ``usage_metadata`` total)."""
+        """Record the tokens of the last model call (its ``usage_metadata`` total).
+
+        Args:
+            task_id: the task. tokens: the call's token total.
+            context_window: the calling model's window, kept with the reading (a number is
+                ``given``); ``None``: readings use ``mnemos.context_window`` when set, else
+                ``mnemos.context_window_tokens``.
+            estimated: the tokens are a character estimate.
+            call_id: the model call (a reading is kept once per call id).
+
+        Raises:
+            InvalidInputError: a bad argument. ReadOnlyError: writes are off.
+
+        Example:
+            >>> mnemos.record_usage("task-1", 7_950, context_window=8_000)
+        """
         task = validate_task_id(task_id)
         if isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens < 2**31:
             raise InvalidInputError("tokens must be a non-negative integer below 2**31")
@@ -99,11 +112,7 @@ class Observing:
             check_call_id(call_id)
         if not isinstance(estimated, bool):
             raise InvalidInputError("estimated must be true or false")
-        window = (
-            check_positive_int(context_window, "context_window", maximum=_MAX_WINDOW)
-            if context_window is not None
-            else None
-        )
+        window = check_window(context_window)
         self._ready()
         with self.db.write() as conn:
             store_usage(conn, task, tokens, window, estimated, call_id, moment=self._clock())
@@ -115,6 +124,7 @@ class Observing:
         *,
         derive: bool | None = None,
         also: Callable[[Any], None] | None = None,
+        window: int | ContextWindow | None = None,
     ) -> int:
         """Feed fatigue signals and task nodes from a run's message list.
 
@@ -133,12 +143,15 @@ class Observing:
             derive: derive nodes too (``None``: ``MnemosConfig.derive_nodes``).
             also: more writes for the same transaction, given its connection (``maintain``
                 logs the fatigue reading this way: one commit per model call).
+            window: the window of the model the messages go to, kept with the token reading
+                (a number is ``given``; see :meth:`record_usage`).
 
         Returns:
             How many tool calls were new.
 
         Raises:
-            InvalidInputError: ``messages`` is not a list, or ``derive`` not a bool.
+            InvalidInputError: ``messages`` is not a list, ``derive`` not a bool, or a bad
+                ``window``.
             ReadOnlyError: writes are off. StorageError: the database refused the write.
 
         Example:
@@ -148,6 +161,7 @@ class Observing:
         task = validate_task_id(task_id)
         read = self._read(messages)
         with_nodes = self.config.derive_nodes if derive is None else check_flag(derive, "derive")
+        declared = check_window(window, "window")
         seen = observe(task, read, self._signal_source(), self.config.chars_per_token)
         self._ready()
         moment = self._clock()
@@ -155,7 +169,7 @@ class Observing:
             new = store_tool_rows(conn, task, seen.rows)
             if seen.tokens is not None:
                 store_usage(
-                    conn, task, seen.tokens, None, seen.estimated, seen.usage_id, moment=moment
+                    conn, task, seen.tokens, declared, seen.estimated, seen.usage_id, moment=moment
                 )
             if with_nodes:
                 derive_into(conn, task, read, self.config, workspace=self.workspace, moment=moment)

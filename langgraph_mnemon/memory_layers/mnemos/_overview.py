@@ -11,6 +11,7 @@ import sqlalchemy as sa
 
 from langgraph_mnemon.config import MnemosConfig
 from langgraph_mnemon.errors import NotFoundError
+from langgraph_mnemon.memory_layers.mnemos._maintenance import choose_window
 from langgraph_mnemon.memory_layers.mnemos._models import TaskOverview
 from langgraph_mnemon.memory_layers.mnemos._resume import (
     compress_summary,
@@ -78,7 +79,7 @@ def handoff_text(conn: sa.Connection, task: str, config: MnemosConfig) -> str:
         compress_summary(n.text)
         for n in fetch_nodes(conn, task_id=task, types=["skill"], order="weight")
     ][:_HANDOFF_SKILLS]
-    history = list_fatigue(conn, task, 1, config.context_window_tokens)
+    history = list_fatigue(conn, task, 1, choose_window(config))
     fatigue_line = f"Fatigue: {history[0].composite:.2f} ({history[0].state})" if history else None
     return render_handoff(
         task,
@@ -96,7 +97,7 @@ def task_overview(conn: sa.Connection, task: str, config: MnemosConfig) -> TaskO
     Args:
         conn: an open connection.
         task: the task id.
-        config: the Mnemos settings (the context window of the fatigue reading).
+        config: the Mnemos settings (the window of a reading logged without one).
 
     Returns:
         The :class:`TaskOverview`; ``goal`` is the one resume shows (``None`` without one).
@@ -106,7 +107,7 @@ def task_overview(conn: sa.Connection, task: str, config: MnemosConfig) -> TaskO
         ...     task_overview(conn, "task-1", config).label
         'Ship the password reset flow'
     """
-    history = list_fatigue(conn, task, 1, config.context_window_tokens)
+    history = list_fatigue(conn, task, 1, choose_window(config))
     counts = checkpoint_counts(conn, task)
     return TaskOverview(
         task_id=task,

@@ -36,18 +36,24 @@ from langgraph_mnemon.memory_layers.mnemos._checks import (
     check_node_ref,
     check_positive_int,
     check_unit,
+    check_window,
     string_list,
     validate_task_id,
 )
 from langgraph_mnemon.memory_layers.mnemos._consolidation import consolidate as consolidate_task
 from langgraph_mnemon.memory_layers.mnemos._curate import check_curation, curate_into
 from langgraph_mnemon.memory_layers.mnemos._git import collect_git_state
-from langgraph_mnemon.memory_layers.mnemos._maintenance import measure, plan_actions
+from langgraph_mnemon.memory_layers.mnemos._maintenance import (
+    choose_window,
+    measure,
+    plan_actions,
+)
 from langgraph_mnemon.memory_layers.mnemos._models import (
     ADDABLE_NODE_TYPES,
     CheckpointReceipt,
     CheckpointRecord,
     ConsolidationResult,
+    ContextWindow,
     CurationReceipt,
     FatigueReading,
     FatigueResponse,
@@ -434,15 +440,20 @@ class Mnemos(Observing):
 
     # ---------------------------------------------------------------------------- fatigue
 
-    def fatigue(self, task_id: str, *, log: bool = True) -> FatigueReading:
+    def fatigue(
+        self, task_id: str, *, log: bool = True, window: int | ContextWindow | None = None
+    ) -> FatigueReading:
         """Measure the task's fatigue now.
 
         Every reading is logged unless ``log=False`` or the host is read-only
-        (``write_enabled=false``: a reading is then a pure read).
+        (``write_enabled=false``: a reading is then a pure read). Token use is measured against
+        ``mnemos.context_window`` when set, else ``window``, else the window stored with the
+        newest token reading, else ``mnemos.context_window_tokens``.
 
         Args:
             task_id: the task (for a LangGraph thread: its ``thread_id``).
             log: store the reading (see :meth:`fatigue_history`).
+            window: the calling model's window (a number is ``given``).
 
         Returns:
             A :class:`FatigueReading`: the four dimensions, their ``composite`` and the
@@ -450,7 +461,7 @@ class Mnemos(Observing):
             with no signals reads ``FLOW``.
 
         Raises:
-            InvalidInputError: a bad ``task_id``, or ``log`` is not a bool.
+            InvalidInputError: a bad ``task_id`` or ``window``, or ``log`` is not a bool.
             StorageError: the database could not be read or written.
 
         Example:
@@ -458,26 +469,29 @@ class Mnemos(Observing):
             'FLOW'
         """
         task = validate_task_id(task_id)
+        declared = check_window(window, "window")
         if check_flag(log, "log") and self.kernel.write_enabled:
             self._ready()
             with self.db.write() as conn:
-                reading = measure(conn, task, self.config, self._clock)
+                reading = measure(conn, task, self.config, self._clock, declared)
                 insert_fatigue(conn, reading)
             return reading
         if self._readable():
             with self.db.read() as conn:
-                return measure(conn, task, self.config, self._clock)
-        return measure(None, task, self.config, self._clock)
+                return measure(conn, task, self.config, self._clock, declared)
+        return measure(None, task, self.config, self._clock, declared)
 
-    def _observed_reading(self, task: str, messages: Sequence[Any]) -> FatigueReading:
+    def _observed_reading(
+        self, task: str, messages: Sequence[Any], window: ContextWindow | None
+    ) -> FatigueReading:
         """Observe ``messages`` and log the fatigue reading they lead to: one transaction."""
         taken: list[FatigueReading] = []
 
         def log_reading(conn: Any) -> None:
-            taken.append(measure(conn, task, self.config, self._clock))
+            taken.append(measure(conn, task, self.config, self._clock, window))
             insert_fatigue(conn, taken[0])
 
-        self.observe_messages(task, messages, also=log_reading)
+        self.observe_messages(task, messages, also=log_reading, window=window)
         return taken[0]
 
     def fatigue_history(self, task_id: str, *, limit: int = 20) -> list[FatigueReading]:
@@ -487,9 +501,15 @@ class Mnemos(Observing):
         if not self._readable():
             return []
         with self.db.read() as conn:
-            return list_fatigue(conn, task, count, self.config.context_window_tokens)
+            return list_fatigue(conn, task, count, choose_window(self.config))
 
-    def maintain(self, task_id: str, *, messages: Sequence[Any] | None = None) -> FatigueResponse:
+    def maintain(
+        self,
+        task_id: str,
+        *,
+        messages: Sequence[Any] | None = None,
+        window: int | ContextWindow | None = None,
+    ) -> FatigueResponse:
         """Measure fatigue and take the actions of its state.
 
         COMPRESS consolidates; PRE_SLEEP checkpoints and consolidates; REM writes an emergency
@@ -502,20 +522,26 @@ class Mnemos(Observing):
             messages: observe these first (:meth:`observe_messages`, derived nodes per
                 ``MnemosConfig.derive_nodes``), in the same transaction as the reading: a
                 model call's tending is one commit in every state without an action.
+            window: the window of the model about to be called (its profile's
+                ``max_input_tokens``; see :meth:`fatigue` for the order).
 
         Returns:
             The :class:`FatigueResponse`: the reading, the actions taken and their receipts.
 
         Raises:
-            InvalidInputError: a bad ``task_id`` or ``messages``.
+            InvalidInputError: a bad ``task_id``, ``messages`` or ``window``.
             ReadOnlyError: writes are off (with ``messages``). StorageError: a write failed.
 
         Example:
-            >>> mnemos.maintain("task-1", messages=state["messages"]).actions
+            >>> mnemos.maintain("task-1", messages=state["messages"], window=128_000).actions
             ()
         """
         task = validate_task_id(task_id)
-        reading = self.fatigue(task) if messages is None else self._observed_reading(task, messages)
+        declared = check_window(window, "window")
+        if messages is None:
+            reading = self.fatigue(task, window=declared)
+        else:
+            reading = self._observed_reading(task, messages, declared)
         plan = plan_actions(reading)
         receipt = consolidation = handoff = None
         if plan.checkpoint:

@@ -28,6 +28,7 @@ import sqlalchemy as sa
 
 from langgraph_mnemon.contracts import safe_text
 from langgraph_mnemon.memory_layers.messages import MessageText, messages_chars
+from langgraph_mnemon.memory_layers.mnemos._models import ContextWindow
 from langgraph_mnemon.memory_layers.mnemos._scope import (
     dir_key,
     extract_paths,
@@ -180,6 +181,7 @@ class SignalSource:
             "status": status,
             "tokens": None,
             "context_window": None,
+            "window_source": None,
             "estimated": False,
             "created_at": self.clock(),
         }
@@ -336,7 +338,7 @@ def store_usage(
     conn: sa.Connection,
     task: str,
     tokens: int,
-    window: int | None,
+    window: ContextWindow | None,
     estimated: bool,
     call_id: str | None,
     *,
@@ -346,11 +348,13 @@ def store_usage(
 
     A reading whose ``call_id`` is already stored is updated in place and keeps its place in
     the order: a history that still holds an old AI message (after a compaction) re-observes
-    its usage without making that stale reading the newest again.
+    its usage without making that stale reading the newest again. ``window``: the window the
+    calling model declared (or the caller gave), kept with the reading.
     """
     values = {
         "tokens": tokens,
-        "context_window": window,
+        "context_window": window.tokens if window is not None else None,
+        "window_source": window.source if window is not None else None,
         "estimated": estimated,
     }
     row = {

@@ -60,6 +60,7 @@ __all__ = [
     "ToolCall",
     "actions_for",
     "composite_score",
+    "context_use",
     "error_density",
     "final_state",
     "reread_ratio",
@@ -303,20 +304,21 @@ def state_message(reading: FatigueReading) -> str | None:
     Returns:
         None in FLOW and COMPRESS; otherwise one line with the level (NOTICE, WARNING,
         EMERGENCY), the composite and state, the context's use of the window in tokens
-        ("about" when estimated from characters), the dimensions that weigh (re-reads,
+        ("about" when estimated from characters) and where the window came from
+        (:func:`context_use`), the dimensions that weigh (re-reads,
         errors, scatter at 25 % or more), whether token use alone set the state, and the
         state's advice.
 
     Example:
         >>> print(state_message(reading))  # doctest: +SKIP
-        NOTICE: fatigue 0.62 (PRE_SLEEP), context 71% of 50,000 tokens used. Checkpoint
-        written. Keep changes focused.
+        NOTICE: fatigue 0.62 (PRE_SLEEP), context 71% of 50,000 tokens used (model profile).
+        Checkpoint written. Keep changes focused.
     """
     advice = _ADVICE.get(reading.state)
     if advice is None:
         return None
     level, todo = advice
-    facts = [f"context {_context_use(reading)}"]
+    facts = [f"context {context_use(reading)}"]
     if reading.reread_ratio >= _NOTABLE:
         facts.append(f"{_pct(reading.reread_ratio)} of reads are re-reads")
     if reading.error_density >= _NOTABLE:
@@ -333,11 +335,19 @@ def _pct(value: float) -> str:
     return f"{math.floor(value * 100 + 1e-9)}%"
 
 
-def _context_use(reading: FatigueReading) -> str:
+def context_use(reading: FatigueReading) -> str:
+    """How full the context is, naming the window and where it came from.
+
+    Example:
+        >>> context_use(reading)  # doctest: +SKIP
+        '99% of 8,000 tokens used (model profile)'
+    """
+    window = reading.window
     if reading.tokens_used is None:
-        return "use unknown (no token usage reported)"
+        return f"use unknown (no token usage reported; window {window.label})"
     about = "about " if reading.tokens_estimated else ""
-    return f"{about}{_pct(reading.token_utilization)} of {reading.context_window:,} tokens used"
+    used = f"{_pct(reading.token_utilization)} of {window.tokens:,} tokens used"
+    return f"{about}{used} ({window.origin})"
 
 
 def actions_for(state: FatigueState) -> tuple[str, ...]:

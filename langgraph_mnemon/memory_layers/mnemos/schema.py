@@ -202,6 +202,7 @@ SIGNALS = sa.Table(
     sa.Column("status", sa.String(8), nullable=False, server_default="pending"),
     sa.Column("tokens", sa.Integer, nullable=True),
     sa.Column("context_window", sa.Integer, nullable=True),
+    sa.Column("window_source", sa.String(16), nullable=True),  # see _models.WindowSource
     sa.Column("estimated", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Column("created_at", sa.Float, nullable=False),
     sa.UniqueConstraint("task_id", "kind", "call_id", name="uq_mnemos_signals_call"),
@@ -222,6 +223,9 @@ FATIGUE_LOG = sa.Table(
     sa.Column("tool_calls", sa.Integer, nullable=False),
     sa.Column("tokens_estimated", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Column("computed_at", sa.Float, nullable=False),
+    sa.Column("tokens_used", sa.Integer, nullable=True),
+    sa.Column("context_window", sa.Integer, nullable=True),  # the window of token_utilization
+    sa.Column("window_source", sa.String(16), nullable=True),
     sa.Index("ix_mnemos_fatigue_log_task", "task_id", "seq"),
 )
 
@@ -296,6 +300,26 @@ def _add_derived_key(conn: sa.Connection) -> None:
     )
 
 
+# Version 3: each reading keeps the window it was measured against and where that came from.
+_WINDOW_COLUMNS = {
+    SIGNALS.name: ("window_source VARCHAR(16)",),
+    FATIGUE_LOG.name: (
+        "tokens_used INTEGER",
+        "context_window INTEGER",
+        "window_source VARCHAR(16)",
+    ),
+}
+
+
+def _add_window_columns(conn: sa.Connection) -> None:
+    # A database made before version 3 lacks them; one made now has them from create().
+    for table, columns in _WINDOW_COLUMNS.items():
+        have = column_names(conn, table)
+        for column in columns:
+            if column.split()[0] not in have:
+                conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN {column}")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         "mnemos",
@@ -308,6 +332,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         2,
         "mnemos_nodes.derived_key: nodes derived from agent activity, found again by their key",
         _add_derived_key,
+    ),
+    Migration(
+        "mnemos",
+        3,
+        "context windows: mnemos_signals.window_source, mnemos_fatigue_log.tokens_used, "
+        "context_window and window_source",
+        _add_window_columns,
     ),
 )
 """Schema steps of the ``mnemos`` component, for :func:`~.db.migrate` / ``Database.setup``."""

@@ -20,6 +20,7 @@ from langgraph_mnemon.errors import AmbiguousMatchError, NotFoundError
 from langgraph_mnemon.memory_layers.mnemos._models import (
     DECAY_EXEMPT_TYPES,
     CheckpointRecord,
+    ContextWindow,
     FatigueReading,
     MnemoNode,
     NodeSummary,
@@ -602,7 +603,12 @@ def fetch_signals(conn: Connection, task_id: str, limit: int) -> list[Any]:
 def latest_usage(conn: Connection, task_id: str) -> Any:
     """The newest token-usage signal of a task, or ``None``."""
     return conn.execute(
-        sa.select(SIGNALS.c.tokens, SIGNALS.c.context_window, SIGNALS.c.estimated)
+        sa.select(
+            SIGNALS.c.tokens,
+            SIGNALS.c.context_window,
+            SIGNALS.c.window_source,
+            SIGNALS.c.estimated,
+        )
         .where(SIGNALS.c.task_id == task_id, SIGNALS.c.kind == "usage")
         .order_by(SIGNALS.c.seq.desc())
         .limit(1)
@@ -661,6 +667,9 @@ def insert_fatigue(conn: Connection, reading: FatigueReading) -> None:
             tool_calls=reading.tool_calls,
             tokens_estimated=reading.tokens_estimated,
             computed_at=reading.computed_at.timestamp(),
+            tokens_used=reading.tokens_used,
+            context_window=reading.context_window,
+            window_source=reading.window_source,
         )
     )
     if trim_now(result):
@@ -668,9 +677,10 @@ def insert_fatigue(conn: Connection, reading: FatigueReading) -> None:
 
 
 def list_fatigue(
-    conn: Connection, task_id: str, limit: int, context_window: int
+    conn: Connection, task_id: str, limit: int, fallback: ContextWindow
 ) -> list[FatigueReading]:
-    """Logged readings of a task, newest first."""
+    """Logged readings of a task, newest first, each with the window it was measured against
+    (``fallback`` for a reading logged before readings stored their window)."""
     rows = conn.execute(
         sa.select(FATIGUE_LOG)
         .where(FATIGUE_LOG.c.task_id == task_id)
@@ -687,7 +697,9 @@ def list_fatigue(
             composite=r.composite,
             state=r.state,
             tool_calls=r.tool_calls,
-            context_window=context_window,
+            tokens_used=r.tokens_used,
+            context_window=r.context_window or fallback.tokens,
+            window_source=(r.window_source or "given") if r.context_window else fallback.source,
             tokens_estimated=bool(r.tokens_estimated),
             computed_at=to_datetime(r.computed_at),
         )

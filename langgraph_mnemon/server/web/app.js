@@ -957,7 +957,7 @@ function drawFatigue({ current, history }) {
   }
   fill("fatigue-chart", chart,
     current ? el("p", { testid: "fatigue-current" }, "Now: ", el("span", { class: `badge ${current.state}` }, current.state),
-      ` composite ${current.composite.toFixed(3)} · tokens ${current.token_utilization} · scatter ${current.scope_scatter} · re-read ${current.reread_ratio} · errors ${current.error_density}`) : null);
+      ` composite ${current.composite.toFixed(3)} · tokens ${current.token_utilization} of ${current.context_window.toLocaleString("en")} (${current.window_source}) · scatter ${current.scope_scatter} · re-read ${current.reread_ratio} · errors ${current.error_density}`) : null);
 }
 
 async function showResume() {

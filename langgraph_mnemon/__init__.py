@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from langgraph_mnemon.storage.lazy import lazy_attributes
 
 if TYPE_CHECKING:
+    from langgraph_mnemon.adapters.messages import latest_request
     from langgraph_mnemon.checkpointers import AsyncMnemosSaver, MnemosSaver
     from langgraph_mnemon.config import MnemonConfig
     from langgraph_mnemon.host import Mnemon
@@ -28,6 +29,7 @@ __all__ = [
     "RuntimeMutation",
     "WriteCandidate",
     "__version__",
+    "latest_request",
 ]
 __version__ = "0.1.0"
 
@@ -43,6 +45,7 @@ _PUBLIC = {
     "MnemosSaver": "langgraph_mnemon.checkpointers",
     "RuntimeMutation": "langgraph_mnemon.memory_layers.runtime",
     "WriteCandidate": "langgraph_mnemon.memory_layers.write_worker",
+    "latest_request": "langgraph_mnemon.adapters.messages",
 }
 
 

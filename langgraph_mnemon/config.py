@@ -95,6 +95,9 @@ class RuntimeConfig(_Section):
     user_limit_bytes: int = Field(4096, ge=1, le=1_048_576)
     memory_limit_bytes: int = Field(10240, ge=1, le=1_048_576)
     lock_timeout_seconds: float = Field(10.0, gt=0, le=600)
+    # False: a new Wake turns the thread's older ones into one-line stubs (a smaller thread);
+    # True keeps them all, so the history before a new Wake stays a stable prompt-cache prefix.
+    keep_snapshots: bool = False
 
 
 class DocumentsConfig(_Section):

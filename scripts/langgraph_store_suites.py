@@ -185,7 +185,7 @@ def main() -> int:
 
 
 def _print(rows: list[tuple[Suite, dict[str, object]]]) -> None:
-    print("\n| suite | passed | failed | skipped | left out (peer internals) |")
+    print("\n| suite | passed | failed | skipped | names left out (peer internals) |")
     print("|---|---:|---:|---:|---:|")
     for suite, result in rows:
         failed = result["failed"]

@@ -41,6 +41,8 @@ __all__ = [
     "Role",
     "ToolCallPart",
     "is_error_text",
+    "is_request",
+    "latest_request_index",
     "messages_chars",
     "plugin_form_of",
     "read_message",
@@ -588,3 +590,39 @@ def messages_chars(messages: Iterable[MessageText]) -> int:
         5
     """
     return sum(m.chars for m in messages)
+
+
+def is_request(message: MessageText) -> bool:
+    """Whether a message is a request the user wrote: a user message that is not the
+    plugin's (Wake, cue, resume block, stub) and not only tool results (Anthropic's raw form
+    sends those as a user message).
+
+    Args:
+        message: a message read with :func:`read_message`.
+
+    Returns:
+        True for the user's own words (text, images, files; an empty message too).
+
+    Example:
+        >>> is_request(read_message({"role": "user", "content": "Fix it"}))
+        True
+    """
+    return (
+        message.role == "user"
+        and not message.is_plugin
+        and not (message.parts and all(p.kind == "tool_result" for p in message.parts))
+    )
+
+
+def latest_request_index(messages: Sequence[MessageText]) -> int | None:
+    """The index of the newest :func:`is_request` message, or None when there is none.
+
+    Example:
+        >>> latest_request_index(read_messages([{"role": "user", "content": "hi"},
+        ...                                     {"role": "assistant", "content": "hello"}]))
+        0
+    """
+    for index in range(len(messages) - 1, -1, -1):
+        if is_request(messages[index]):
+            return index
+    return None

@@ -22,6 +22,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
+from langgraph_mnemon.adapters.messages import plugin_message
 from langgraph_mnemon.errors import InvalidInputError
 from langgraph_mnemon.memory_layers.messages import MessageText, read_messages
 
@@ -144,9 +145,8 @@ def rewrite_history(
 def _summary_note(summary: str, metadata: dict[str, Any] | None) -> HumanMessage:
     if not isinstance(summary, str) or not summary.strip():
         raise InvalidInputError("summary must be a non-empty string")
-    return HumanMessage(
-        content=f"[Summary of the earlier conversation]\n{summary.strip()}",
-        additional_kwargs={"mnemon": metadata or {"form": "summary"}},
+    return plugin_message(
+        f"[Summary of the earlier conversation]\n{summary.strip()}", metadata or {"form": "summary"}
     )
 
 

@@ -13,7 +13,10 @@ in one call is never stored.
 
 The messages a separate hook node would have written before the call go in front of the model's
 own messages in the model node's update, so the thread ends up exactly as with the hook nodes:
-``[..., request, cue, Wake, answer]``. A turn left open (the agent ended without a final answer:
+``[..., request, cue, Wake, answer]``. The stubs that replace the thread's older Wakes (same
+ids) go in the call's extra update instead (:func:`finish_call`), applied after the model
+node's messages: there they replace in place even when ``create_agent`` rewrites the history
+it repaired. A turn left open (the agent ended without a final answer:
 a ``return_direct`` tool, another middleware's jump to the end, a failed run) is ended when the
 next request's first model call begins a new one.
 
@@ -53,7 +56,9 @@ class CallPlan:
     ``fresh``: this call set ``turn_id`` (a begun turn, or a begin that failed);
     ``before``: the messages update that goes in front of the model's messages (appended
     messages, or ``RemoveMessage(REMOVE_ALL_MESSAGES)`` and the compacted history);
-    ``history``: the thread's messages as the model sees them (the state with ``before``);
+    ``replaced``: stubs that replace older Wakes of the thread by id (in the extra update);
+    ``history``: the thread's messages as the model sees them (the state with ``before`` and
+    ``replaced``).
     ``window``: the called model's context window, for Mnemos before and after the call.
     """
 
@@ -61,6 +66,7 @@ class CallPlan:
     begun: str | None = None
     fresh: bool = False
     before: list[BaseMessage] = field(default_factory=list)
+    replaced: list[BaseMessage] = field(default_factory=list)
     history: list[BaseMessage] = field(default_factory=list)
     window: ContextWindow | None = None
 
@@ -73,11 +79,17 @@ class CallPlan:
         """What to send the model: the request's own messages with ``before`` applied."""
         if self.rewrites:
             return list(self.before[1:])
-        return [*request_messages, *self.before]
+        return [*_replace(request_messages, self.replaced), *self.before]
 
 
 def _removes_all(message: BaseMessage) -> bool:
     return isinstance(message, RemoveMessage) and message.id == REMOVE_ALL_MESSAGES
+
+
+def _replace(messages: Sequence[BaseMessage], replaced: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """``messages`` with each message whose id a ``replaced`` one has swapped for it."""
+    by_id = {m.id: m for m in replaced}
+    return [by_id.get(m.id, m) if m.id else m for m in messages] if by_id else list(messages)
 
 
 def _apply(messages: Sequence[BaseMessage], update: Sequence[BaseMessage]) -> list[BaseMessage]:
@@ -157,12 +169,16 @@ def plan_call(
         mem, config, history, agent_id=agent_id, root=root, retained=retained, share=False
     )
     begun = begin["mnemon_turn"]
+    ids = {m.id for m in history if m.id}
+    replaced = [m for m in begin["messages"] if m.id in ids]
+    before = [m for m in begin["messages"] if m.id not in ids]
     plan = CallPlan(
         turn_id=begun,
         begun=begun if begun != DEGRADED_TURN else None,
         fresh=True,
-        before=list(begin["messages"]),
-        history=[*history, *begin["messages"]],
+        before=before,
+        replaced=replaced,
+        history=[*_replace(history, replaced), *before],
         window=window,
     )
     return _tended(mem, config, plan, root)
@@ -173,7 +189,10 @@ def _tended(mem: TurnHost, config: RunnableConfig | None, plan: CallPlan, root: 
     update = model_call_update(mem, config, plan.history, root=root, window=plan.window)
     update = update.get("messages") or []
     if update:
-        plan.before = list(update) if _removes_all(update[0]) else [*plan.before, *update]
+        if _removes_all(update[0]):  # the rewrite holds the stubs already: none to apply
+            plan.before, plan.replaced = list(update), []
+        else:
+            plan.before = [*plan.before, *update]
         plan.history = _apply(plan.history, update)
     return plan
 
@@ -202,6 +221,7 @@ def finish_call(
     and its messages: a REM warning or the compacted history at EMERGENCY, after the answer);
     otherwise ``mnemon_turn`` when this call began the turn, which is then stored for every
     process (guarded: a failure is recorded in ``mem.health`` and the turn goes on here).
+    The plan's stubs for older Wakes lead the update's messages.
 
     Example:
         >>> finish_call(mem, config, plan, [AIMessage("done")], root=True)
@@ -210,11 +230,16 @@ def finish_call(
     if plan.turn_id is None:
         return {}
     if turn_ends(result, structured):
-        messages = [*plan.history, *result]
-        return end_update(mem, config, plan.turn_id, messages, root=root, window=plan.window)
-    if plan.begun is not None:
-        share_turn(mem, plan.begun)
-    return {"mnemon_turn": plan.turn_id} if plan.fresh else {}
+        update = end_update(
+            mem, config, plan.turn_id, [*plan.history, *result], root=root, window=plan.window
+        )
+    else:
+        if plan.begun is not None:
+            share_turn(mem, plan.begun)
+        update = {"mnemon_turn": plan.turn_id} if plan.fresh else {}
+    if plan.replaced:  # a compaction after them (RemoveMessage of all) holds them already
+        update = {**update, "messages": [*plan.replaced, *(update.get("messages") or [])]}
+    return update
 
 
 def release_begun(mem: TurnHost, plan: CallPlan | None) -> None:

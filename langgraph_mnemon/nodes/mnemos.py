@@ -34,10 +34,17 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
+from langgraph_mnemon.adapters.messages import plugin_message
 from langgraph_mnemon.adapters.models import model_window
 from langgraph_mnemon.errors import NotFoundError
 from langgraph_mnemon.memory_layers.kernel import acting
-from langgraph_mnemon.memory_layers.messages import MessageText, messages_chars, read_messages
+from langgraph_mnemon.memory_layers.messages import (
+    MessageText,
+    is_request,
+    latest_request_index,
+    messages_chars,
+    read_messages,
+)
 from langgraph_mnemon.memory_layers.mnemos import ContextWindow, FatigueResponse, Mnemos
 from langgraph_mnemon.memory_layers.mnemos.fatigue import context_use
 from langgraph_mnemon.memory_layers.turns import plugin_metadata
@@ -47,7 +54,6 @@ from langgraph_mnemon.nodes._run import TurnHost, task_of, thread_of
 
 __all__ = ["call_window", "compaction_message", "model_call_update", "tend_task", "warned"]
 
-_KEY = "mnemon"
 _QUOTE_CHARS = 300
 _USER_QUOTES = 3
 
@@ -193,10 +199,8 @@ def _compact(
 
 def _last_request(read: Sequence[MessageText], cut: int) -> int | None:
     """The index of the newest real user message when it falls in the cut part."""
-    for index in range(len(read) - 1, -1, -1):
-        if read[index].role == "user" and not read[index].is_plugin:
-            return index if index < cut else None
-    return None
+    index = latest_request_index(read)
+    return index if index is not None and index < cut else None
 
 
 def _live_resume(mnemos: Mnemos, task: str, response: FatigueResponse) -> str:
@@ -239,7 +243,7 @@ def _cut_lines(cut: Sequence[MessageText]) -> list[str]:
     """A deterministic summary of the removed messages: requests, tool use, the last reply."""
     calls = Counter(call.name for m in cut if m.role == "assistant" for call in m.tool_calls)
     failed = sum(1 for m in cut if m.role == "tool" and m.is_error)
-    requests = [m.text for m in cut if m.role == "user" and not m.is_plugin and m.text.strip()]
+    requests = [m.text for m in cut if is_request(m) and m.text.strip()]
     replies = [m.text for m in cut if m.role == "assistant" and m.text.strip()]
     lines = ["Summary of what was cut:"]
     for text in requests[-_USER_QUOTES:]:
@@ -258,4 +262,4 @@ def _quote(text: str) -> str:
 
 
 def _plugin_message(text: str, form: str) -> HumanMessage:
-    return HumanMessage(content=text, additional_kwargs={_KEY: plugin_metadata(form)})
+    return plugin_message(text, plugin_metadata(form))

@@ -3,10 +3,13 @@
 Begin reads what the thread's own messages say (the last Wake digest sent, whether the cue was
 sent, whether the thread is new) into :class:`~langgraph_mnemon.memory_layers.turns.TurnFacts`,
 calls ``turns.begin`` and turns its answer into the messages to append: a task's resume block
-on a new thread, the one cue, and the Wake when it changed. End calls ``turns.end`` with the
-turn's activity and tends the task's fatigue: a warning at REM; at EMERGENCY the history
-compacted around the resume block (tool-call groups kept whole). What was last sent is read
-back from the thread's messages, so delivery survives restarts and checkpoint resumes.
+on a new thread, the one cue, and the Wake when it changed (with it, a stub in place of each
+older Wake of the thread, unless ``runtime.keep_snapshots``). Every one of them has an id that
+starts with ``do-not-render-`` (:func:`~langgraph_mnemon.adapters.messages.plugin_message`).
+End calls ``turns.end`` with the turn's activity and tends the task's fatigue: a warning at
+REM; at EMERGENCY the history compacted around the resume block (tool-call groups kept whole).
+What was last sent is read back from the thread's messages, so delivery survives restarts and
+checkpoint resumes.
 
 Nothing here ends the agent's run: a failing begin or end is logged, recorded in ``health``
 and skipped (no Wake that turn; the agent's messages untouched). Every step runs as an
@@ -23,15 +26,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 
-from langgraph_mnemon.adapters.messages import plugin_form
+from langgraph_mnemon.adapters.messages import plugin_form, plugin_message
 from langgraph_mnemon.contracts import Scope
 from langgraph_mnemon.errors import NotFoundError
 from langgraph_mnemon.memory_layers.activity import TurnActivity
 from langgraph_mnemon.memory_layers.kernel import acting
-from langgraph_mnemon.memory_layers.messages import MessageText, read_messages
+from langgraph_mnemon.memory_layers.messages import (
+    is_request,
+    latest_request_index,
+    read_messages,
+)
 from langgraph_mnemon.memory_layers.mnemos import ContextWindow, Mnemos
 from langgraph_mnemon.memory_layers.turns import (
     TurnFacts,
@@ -41,6 +48,7 @@ from langgraph_mnemon.memory_layers.turns import (
 )
 from langgraph_mnemon.nodes._guard import DEGRADED_TURN, memory_step
 from langgraph_mnemon.nodes._run import TurnHost, task_of, thread_of
+from langgraph_mnemon.nodes._wakes import superseded_wakes, wake_source
 from langgraph_mnemon.nodes.mnemos import tend_task
 
 __all__ = [
@@ -59,9 +67,6 @@ __all__ = [
     "thread_of",
     "turn_activity",
 ]
-
-_KEY = "mnemon"
-
 
 # --------------------------------------------------------------------------------------------
 # Messages ⇄ facts
@@ -86,29 +91,12 @@ def thread_facts(messages: Sequence[BaseMessage]) -> TurnFacts:
     digest = None
     for message, seen in zip(reversed(messages), reversed(read), strict=True):
         if seen.form == "recall":
-            meta = (getattr(message, "additional_kwargs", None) or {}).get(_KEY) or {}
-            source = meta.get("source") if isinstance(meta, Mapping) else None
-            digest = source.get("digest") if isinstance(source, Mapping) else None
+            digest = wake_source(message).get("digest")
             break
     return TurnFacts(
         last_wake_digest=digest if isinstance(digest, str) else None,
         cued=any(m.form == "instructions" for m in read),
         new_thread=not any(m.role == "assistant" or m.is_plugin for m in read),
-    )
-
-
-def is_request(message: MessageText) -> bool:
-    """A message the user wrote: not the plugin's, and not only tool results (Anthropic's
-    raw form sends those as a user message).
-
-    Example:
-        >>> is_request(read_messages([HumanMessage("Fix it")])[0])
-        True
-    """
-    return (
-        message.role == "user"
-        and not message.is_plugin
-        and not (message.parts and all(p.kind == "tool_result" for p in message.parts))
     )
 
 
@@ -133,7 +121,7 @@ def turn_activity(messages: Sequence[BaseMessage]) -> TurnActivity:
         5
     """
     read = read_messages(messages)
-    start = next((i for i in range(len(read) - 1, -1, -1) if is_request(read[i])), None)
+    start = latest_request_index(read)
     turn = read[start:] if start is not None else read
     user = turn[0].text if start is not None else ""
     answered = {m.tool_call_id for m in turn if m.role == "tool" and m.tool_call_id}
@@ -148,19 +136,20 @@ def turn_activity(messages: Sequence[BaseMessage]) -> TurnActivity:
     return TurnActivity(user_text=user, assistant_chars=assistant, tool_calls=calls)
 
 
-def _plugin_message(text: str, metadata: dict[str, Any]) -> HumanMessage:
-    return HumanMessage(content=text, additional_kwargs={_KEY: metadata})
-
-
-def _start_messages(start: TurnStart, resume: str | None) -> list[BaseMessage]:
-    """The resume block, the cue and the Wake of a begun turn, in that order."""
+def _start_messages(
+    start: TurnStart, resume: str | None, messages: Sequence[BaseMessage], *, keep: bool
+) -> list[BaseMessage]:
+    """The resume block, the cue, the stubs replacing older Wakes (unless ``keep``) and the
+    Wake of a begun turn, in that order."""
     out: list[BaseMessage] = []
     if resume is not None:
-        out.append(_plugin_message(resume, plugin_metadata("resume")))
+        out.append(plugin_message(resume, plugin_metadata("resume")))
     if start.cue is not None:
-        out.append(_plugin_message(start.cue.text, start.cue.metadata))
+        out.append(plugin_message(start.cue.text, start.cue.metadata))
     if start.wake is not None:
-        out.append(_plugin_message(start.wake.text, start.wake.metadata))
+        if not keep:
+            out.extend(superseded_wakes(messages, start.wake))
+        out.append(plugin_message(start.wake.text, start.wake.metadata))
     return out
 
 
@@ -190,7 +179,9 @@ def begin_turn(
     """Begin the turn; return its id and the messages to append.
 
     Those are the task's resume block (a new thread of an existing task), the one cue, and the
-    Wake when it changed. A begin that fails after pinning releases the turn before raising.
+    Wake when it changed, preceded by a stub with the id of each older Wake of the thread
+    (``add_messages`` replaces those in place) unless ``runtime.keep_snapshots``. A begin
+    that fails after pinning releases the turn before raising.
     ``memory_scope`` is whose memory the turn sees (default: the local scope); ``share``
     stores the turn for every process sharing the database (the turn subgraph's begin: the
     turn outlives the step), ``False`` leaves that to ``mem.turns.share`` (the middleware).
@@ -214,7 +205,8 @@ def begin_turn(
         except BaseException:
             mem.turns.end(start.turn_id)  # release the turn; the resume error is reported
             raise
-    return start.turn_id, _start_messages(start, resume)
+    keep = mem.config.runtime.keep_snapshots
+    return start.turn_id, _start_messages(start, resume, messages, keep=keep)
 
 
 def end_turn(

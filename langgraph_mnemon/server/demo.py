@@ -35,9 +35,9 @@ import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from langgraph_mnemon.adapters.messages import plugin_form
+from langgraph_mnemon.adapters.messages import latest_request, plugin_form
 from langgraph_mnemon.adapters.providers.text import analyze, query_terms
 from langgraph_mnemon.errors import InvalidInputError
 from langgraph_mnemon.memory_layers.runtime import outside_fences, parse_snapshot_files
@@ -188,11 +188,8 @@ def _recalled(message: ToolMessage) -> str:
 
 
 def _last_user_text(messages: list[BaseMessage]) -> str | None:
-    for message in reversed(messages):
-        # The Wake, cue and resume block are plugin messages, not the user.
-        if isinstance(message, HumanMessage) and plugin_form(message) is None:
-            return _text(message)
-    return None
+    request = latest_request(messages)  # the Wake, cue and resume block are not the user
+    return _text(request) if request is not None else None
 
 
 def _text(message: BaseMessage) -> str:

@@ -152,11 +152,14 @@ class TurnView(FrozenModel):
         return "\n\n".join(f.text for f in self.fragments)
 
     def wake(self) -> Wake:
-        """The Wake message of this view with its plugin metadata."""
+        """The Wake message of this view with its plugin metadata (its digest, and the
+        Runtime revision its snapshot shows when Runtime Memory is projected)."""
+        revision = self.revisions.runtime if self.runtime_projected else None
+        extra = {"runtime_revision": revision} if revision else {}
         return Wake(
             text=self.wake_text,
             digest=self.wake_digest,
-            metadata=plugin_metadata("recall", digest=self.wake_digest),
+            metadata=plugin_metadata("recall", digest=self.wake_digest, **extra),
         )
 
     def offers(self, offer_id: str) -> RouteOffer | ActionOffer:

@@ -230,15 +230,16 @@ _OS_ERRORS: dict[int, tuple[str, str]] = {
 
 
 class ScopeMismatchError(AuthorityError):
-    """A run names a user or scope it may not act for (another user than the authenticated one).
+    """A run names a user or scope it may not act for (another user than the authenticated one),
+    or names two (its runtime context and its ``configurable`` give different ids).
 
     Nothing was read or written. Drop the named ``user_id`` (an authenticated run uses its own
-    user) or authenticate as that user.
+    user) or authenticate as that user; name ``user_id`` / ``mnemon_project`` in one place.
 
     Example:
         >>> resolve_scope({"langgraph_auth_user_id": "a", "user_id": "b"}, ScopesConfig())
         Traceback (most recent call last):
-        ScopeMismatchError: configurable user_id 'b' is not the authenticated user 'a'; ...
+        ScopeMismatchError: the run's user_id 'b' is not the authenticated user 'a'; ...
     """
 
     code = "scope-mismatch"

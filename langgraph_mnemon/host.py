@@ -166,10 +166,13 @@ class Mnemon:
 
     def resolve_scope(self, config: Mapping[str, Any] | None) -> Scope:
         """The scope of a run from its config (or its ``configurable``): the authenticated
-        LangGraph user, else ``user_id``; ``mnemon_project``, else the served graph id.
+        LangGraph user, else ``user_id``; ``mnemon_project``, else the served graph id. Both
+        ids count alike from ``configurable`` and from the run's runtime context (``context=``
+        of a LangGraph v1 run, which LangGraph keeps in the config a node or tool gets).
 
         Raises:
-            ScopeMismatchError: ``user_id`` is not the authenticated user.
+            ScopeMismatchError: ``user_id`` is not the authenticated user, or the context and
+                ``configurable`` name different ids.
             InvalidInputError: an id is empty, too long or holds control characters.
 
         Example:

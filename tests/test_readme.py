@@ -193,6 +193,50 @@ def test_item17_1_python_block_runs_as_pasted_twice(block: Block, tmp_path: Path
         _run([sys.executable, str(script)], folder, env, block, timeout=240)
 
 
+def _readme_block(needle: str) -> Block:
+    (block,) = [b for b in PYTHON if b.path == README and needle in b.code]
+    return block
+
+
+def _printed(block: Block, tmp_path: Path) -> list[str]:
+    """What ``block`` prints, run once in a fresh folder."""
+    folder = tmp_path / "fresh-folder"
+    folder.mkdir()
+    script = tmp_path / "printing.py"
+    script.write_text(block.code, encoding="utf-8")
+    return _run([sys.executable, str(script)], folder, _env(tmp_path), block, 240).splitlines()
+
+
+def _prose_after(block: Block) -> str:
+    """The paragraph right after ``block`` (what the README says it prints)."""
+    lines = block.path.read_text(encoding="utf-8").splitlines()
+    after = lines[block.line + block.code.count("\n") + 1 :]
+    return "\n".join(after).strip().split("\n\n")[0]
+
+
+@pytest.mark.timeout(600)
+def test_item31_2_the_store_example_prints_what_its_prose_says(tmp_path: Path) -> None:
+    block = _readme_block("create_manage_memory_tool(")
+    dog = "{'content': \"The user's dog is called Rex.\"}"
+    printed = _printed(block, tmp_path)
+    assert printed[0].startswith(f"{dog} "), printed  # the search tool's hit and its score
+    assert printed[1:] == [f"[{dog}]", '["The user\'s dog is called Rex."]', "[]"], printed
+    prose = _prose_after(block).replace("\n", " ")
+    assert f"`{dog}`" in prose  # the value, through the tool and the store API
+    assert all(f"`{line}`" in prose for line in printed[2:]), prose  # recall, then local
+
+
+@pytest.mark.timeout(600)
+def test_item31_1_the_many_users_example_runs_on_the_v1_context(tmp_path: Path) -> None:
+    block = _readme_block("context_schema=Ctx")
+    assert "context=alice" in block.code
+    assert '"user_id"' not in block.code  # the scope comes from the context alone
+    printed = _printed(block, tmp_path)
+    assert printed == ["['Alice is allergic to peanuts.']", "[] []", "['The oven runs hot.']"]
+    prose = _prose_after(block)
+    assert all(f"`{line}`" in prose for line in printed), prose
+
+
 @pytest.mark.timeout(600)
 def test_item17_1_serving_script_runs_against_mnemon_serve(tmp_path: Path) -> None:
     (block,) = SERVING

@@ -284,7 +284,11 @@ def test_store_items_stay_in_federated_recall(mem: Mnemon) -> None:
     ours.put(("kb",), "port", {"text": "The staging database listens on port 5433."})
     ours.put(("kb",), "port", {"text": "The staging database moved to port 6543."})
     found = mem.spaces.search("staging database port", policy="exhaustive-v1").results
-    assert [r.content for r in found] == ['{"text": "The staging database moved to port 6543."}']
+    assert [r.content for r in found] == ["The staging database moved to port 6543."]  # its text
+    kept = mem.spaces.search("staging database port", policy="exhaustive-v1", verbatim=True)
+    assert [r.content for r in kept.results] == [
+        '{"text": "The staging database moved to port 6543."}'
+    ]
 
 
 def test_migration_upgrades_a_database_of_the_previous_schema(tmp_path: Path) -> None:

@@ -2,8 +2,9 @@
 
 Every turn, tool call, worker run, review, store call and control-plane request runs in a
 :class:`~langgraph_mnemon.contracts.Scope`. :func:`resolve_scope` reads it from a run's
-``configurable``; :class:`ScopedLayers` builds (and keeps) the Runtime Memory and Documents
-services of each scope, on files or on database tables.
+``configurable``, its runtime context (``context=`` of a LangGraph v1 run) and its authenticated
+user; :class:`ScopedLayers` builds (and keeps) the Runtime Memory and Documents services of each
+scope, on files or on database tables.
 
 The single local scope keeps today's files exactly (``<root>/runtime``, ``<root>/documents``).
 Other scopes live beside them::
@@ -57,9 +58,11 @@ __all__ = [
     "authenticated_user",
     "build_documents",
     "build_runtime",
+    "context_value",
     "memory_key",
     "project_root",
     "resolve_scope",
+    "run_context",
     "scope_folder",
     "scope_of",
     "user_root",
@@ -71,6 +74,10 @@ PRODUCT_GRAPH_PREFIX = "mnemon_"
 product: a run of any of them without ``mnemon_project`` stays in the local project."""
 
 _SLUG = re.compile(r"[^A-Za-z0-9._-]+")
+RUNTIME_KEY = "__pregel_runtime"
+"""Where LangGraph keeps a run's ``Runtime`` (its ``context``) in ``configurable``: what
+``langgraph.runtime.get_runtime()`` reads. Read as a key here, so this layer imports no
+LangGraph."""
 
 
 def scope_of(user: Any = None, project: Any = None) -> Scope:
@@ -101,35 +108,83 @@ def authenticated_user(configurable: Mapping[str, Any]) -> str | None:
     return user_id if isinstance(user_id, str) and user_id else None
 
 
-def resolve_scope(configurable: Mapping[str, Any] | None, settings: ScopesConfig) -> Scope:
-    """The scope of a run, from its ``config["configurable"]``.
+def run_context(configurable: Mapping[str, Any] | None) -> Any:
+    """The runtime context of the LangGraph run whose ``configurable`` this is (``None``: none).
 
-    user: the authenticated LangGraph user (``langgraph_auth_user``), else
-    ``configurable["user_id"]``, else the local user. An authenticated run that also names a
-    different ``user_id`` is refused: a client must not reach another user's memory by naming
-    it. project: ``configurable["mnemon_project"]``, else (``project_from_graph``) the served
-    graph id of a user's graph, else the local project (for a user other than the local one,
-    that is their own memory: ``Scope.held_per_user``).
+    Example:
+        >>> run_context(get_config()["configurable"])  # in a run invoked with context=Ctx(...)
+        Ctx(user_id='alice')
+    """
+    runtime = (configurable or {}).get(RUNTIME_KEY)
+    return getattr(runtime, "context", None)
+
+
+def context_value(context: Any, key: str) -> Any:
+    """``key`` of a runtime context: a key of a mapping (dict, TypedDict), else an attribute
+    (dataclass, pydantic model, any object); ``None`` when absent, ``None`` or empty.
+
+    Example:
+        >>> context_value({"user_id": "alice"}, "user_id"), context_value(object(), "user_id")
+        ('alice', None)
+    """
+    if context is None:
+        return None
+    value = context.get(key) if isinstance(context, Mapping) else getattr(context, key, None)
+    return None if value in (None, "") else value
+
+
+def _named(conf: Mapping[str, Any], context: Any, key: str) -> Any:
+    """The id a run names for ``key`` in its context or ``configurable`` (both: the same one)."""
+    in_config = conf.get(key)
+    in_config = None if in_config in (None, "") else in_config
+    in_context = context_value(context, key)
+    if in_config is not None and in_context is not None and in_config != in_context:
+        raise ScopeMismatchError(
+            f"the run's context names {key} {in_context!r} but its configurable names "
+            f"{in_config!r}; give {key} in one place (context= for a LangGraph v1 run)"
+        )
+    return in_context if in_context is not None else in_config
+
+
+def resolve_scope(
+    configurable: Mapping[str, Any] | None, settings: ScopesConfig, *, context: Any = None
+) -> Scope:
+    """The scope of a run, from its ``config["configurable"]`` and its runtime context.
+
+    ``user_id`` and ``mnemon_project`` count alike as keys of ``configurable`` and as keys or
+    attributes of the run's context (``context`` if given, else the one LangGraph keeps in
+    ``configurable``: :func:`run_context`); naming one in both places is fine only when the
+    ids are equal.
+
+    user: the authenticated LangGraph user (``langgraph_auth_user``), else the named
+    ``user_id``, else the local user. An authenticated run that also names a different
+    ``user_id`` is refused: a client must not reach another user's memory by naming it.
+    project: the named ``mnemon_project``, else (``project_from_graph``) the served graph id of
+    a user's graph, else the local project (for a user other than the local one, that is their
+    own memory: ``Scope.held_per_user``).
 
     Under auth a named project needs a grant (:mod:`.grants`); a graph's project without one
     falls back to the user's own. Ids are compared exactly as given, never trimmed.
 
     Raises:
-        ScopeMismatchError: ``user_id`` names someone other than the authenticated user, or the
-            authenticated identity is ``local`` (the operator's own scope).
+        ScopeMismatchError: ``user_id`` names someone other than the authenticated user, the
+            context and ``configurable`` name different ids, or the authenticated identity is
+            ``local`` (the operator's own scope).
         ProjectNotGrantedError: an authenticated run names a project its user is not granted.
         InvalidInputError: an id is empty, too long, starts or ends with whitespace, or holds a
             control character or a lone surrogate.
     """
     conf = configurable or {}
-    user = _run_user(conf)
-    project = conf.get("mnemon_project")
-    named = project not in (None, "")
+    if context is None:
+        context = run_context(conf)
+    user = _run_user(conf, context)
+    project = _named(conf, context, "mnemon_project")
+    named = project is not None
     if not named and settings.project_from_graph:
         graph = conf.get("graph_id")
         if isinstance(graph, str) and graph and not graph.startswith(PRODUCT_GRAPH_PREFIX):
             project = graph
-    scope = scope_of(user, project if project not in (None, "") else None)
+    scope = scope_of(user, project)
     if authenticated_user(conf) is None:
         return scope  # no auth: every project, as before
     grants = grants_of(
@@ -148,14 +203,13 @@ def resolve_scope(configurable: Mapping[str, Any] | None, settings: ScopesConfig
     )
 
 
-def _run_user(conf: Mapping[str, Any]) -> str | None:
-    named = conf.get("user_id")
-    named = named if named not in (None, "") else None
+def _run_user(conf: Mapping[str, Any], context: Any) -> str | None:
+    named = _named(conf, context, "user_id")
     user = authenticated_user(conf)
     if user is not None and named is not None and str(named) != user:
         raise ScopeMismatchError(
-            f"configurable user_id {named!r} is not the authenticated user {user!r}; drop "
-            "user_id from the run's config (an authenticated run uses its own user)"
+            f"the run's user_id {named!r} is not the authenticated user {user!r}; drop user_id "
+            "from the run's context and config (an authenticated run uses its own user)"
         )
     if user == LOCAL:
         # The operator's own scope (the files of a one-user install) is nobody's login.

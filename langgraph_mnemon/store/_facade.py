@@ -18,12 +18,13 @@ Mapping (one rule, no hidden state):
   authenticated user, or LangMem's ``langgraph_user_id``), else the local one. A user's
   namespace lives in a space owned by that user, whose id also hashes the user's key in, so
   the same namespace of two users is two spaces and neither user reads the other's items. The
-  local user maps namespaces exactly as above; its view is the host operator's and also reads
-  every user's namespaces (``get`` gives the newest copy of a key, ``delete`` removes all),
-  while its puts go to its own space.
+  local user maps namespaces exactly as above and reads no user's items either (bind the
+  store to a user with ``scoped`` to read theirs).
 * **Item → memory row.** The value is stored as its JSON text (key order kept) in the row's
   ``content``, so keyword and dense recall index the whole value and ``get`` returns exactly
-  what was ``put`` (after a JSON round trip: tuples come back as lists). The key, the first
+  what was ``put`` (after a JSON round trip: tuples come back as lists); the agent's recall
+  shows the item as its text (``MemorySpaces.search``: the ``text`` / ``content`` / ``memory``
+  field, else ``key: value`` pairs), the store's own ``search`` the value. The key, the first
   ``created_at`` and the ``index`` choice live in the row's metadata (``store_key``,
   ``store_created_at``, ``store_indexed``); rows have ``source="external"``. ``updated_at`` is
   the time the current row was written.
@@ -657,6 +658,7 @@ class MnemonStore(CheckedArguments):
             "space_ids": list(by_space) or None,
             "limit": fetch,
             "policy": _RANKED,
+            "verbatim": True,  # the value's JSON text, decoded back into the value put
         }
 
     def _recalled(self, batch: _Batch, op: SearchOp, found: Any) -> list[SearchItem]:

@@ -2,9 +2,11 @@
 
 The scope of an op is the store's bound scope (``MnemonStore.scoped``); else, inside a
 LangGraph run, the run's (``Mnemon.resolve_scope`` of ``get_config()``); else the local scope.
-LangMem's memory tools format their namespace from ``configurable["langgraph_user_id"]``
-(``("memories", "{langgraph_user_id}")``), so a run that names its user only that way runs in
-that user's scope too; an authenticated user or ``user_id`` wins over it.
+The run's ``user_id`` counts from ``configurable`` and from its runtime context
+(``context=``) alike. LangMem's memory tools format their namespace from
+``configurable["langgraph_user_id"]`` (``("memories", "{langgraph_user_id}")``), so a run that
+names its user only that way runs in that user's scope too; an authenticated user or
+``user_id`` wins over it.
 
 A user's namespaces live in spaces owned by that user (their ids hash the user key in), so the
 same namespace of two users is two spaces and neither user reads the other's. The local user's
@@ -25,7 +27,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 from langgraph.config import get_config
 
 from langgraph_mnemon.contracts import LOCAL, Scope
-from langgraph_mnemon.memory_layers.scopes import LOCAL_SCOPE, authenticated_user
+from langgraph_mnemon.memory_layers.scopes import (
+    LOCAL_SCOPE,
+    authenticated_user,
+    context_value,
+    run_context,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -69,10 +76,13 @@ def _run_configurable() -> Mapping[str, Any] | None:
 
 
 def _with_langmem_user(configurable: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``configurable`` with LangMem's user as ``user_id`` when nothing else names one."""
+    """``configurable`` with LangMem's user as ``user_id`` when nothing else names one (neither
+    ``configurable`` nor the run's runtime context)."""
     user = configurable.get(LANGMEM_USER_KEY)
+    if not isinstance(user, str) or not user.strip():
+        return configurable
     named = configurable.get("user_id")
-    if not isinstance(user, str) or not user.strip() or named not in (None, ""):
+    if named not in (None, "") or context_value(run_context(configurable), "user_id") is not None:
         return configurable
     if authenticated_user(configurable) is not None:
         return configurable  # the authenticated user is the scope's; never another

@@ -25,6 +25,7 @@ from langgraph_mnemon.memory_layers.spaces._fusion import (
     register_quality_policy,
 )
 from langgraph_mnemon.memory_layers.spaces._health import ProviderHealth, SpaceHealth, SpacesHealth
+from langgraph_mnemon.memory_layers.spaces._item_text import item_text
 from langgraph_mnemon.memory_layers.spaces._locations import (
     ChecksDestination,
     OwnsStorage,
@@ -168,6 +169,7 @@ __all__ = [
     "extract_anchors",
     "is_committed",
     "is_embedder",
+    "item_text",
     "normalize_anchor_text",
     "owners_of",
     "place",

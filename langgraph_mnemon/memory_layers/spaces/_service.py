@@ -55,6 +55,7 @@ from langgraph_mnemon.memory_layers.spaces._health import (
     refused_spaces,
     status_report,
 )
+from langgraph_mnemon.memory_layers.spaces._item_text import as_recalled, recalled
 from langgraph_mnemon.memory_layers.spaces._locations import StorageRules
 from langgraph_mnemon.memory_layers.spaces._models import (
     CATEGORIES,
@@ -280,11 +281,13 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
         source: str | None = None,
         intent: str | None = None,
         policy: str | None = None,
+        verbatim: bool = False,
     ) -> RecallResult:
         """Search the readable spaces concurrently and return fused, quality-selected rows.
 
         The kernel is asked first (Memory Spaces recall): a refusal reaches no provider. A
         provider that fails or times out becomes a per-space hint (``sources``), never an error.
+        A store item (a row the ``BaseStore`` facade wrote) comes back as its text (item_text).
 
         Args:
             query: Up to 2,000 characters.
@@ -295,6 +298,8 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
             source: Only rows from this source (user, agent, external).
             intent: The question's intent (WHY, WHEN, ENTITY, GENERAL), handed to providers.
             policy: A quality policy id for this call instead of the configured one.
+            verbatim: Keep every row's content as stored (a store item's JSON text: what the
+                ``BaseStore`` facade decodes back into the value).
 
         Returns:
             A :class:`RecallResult`: ``results`` best first, one ``sources`` report per space.
@@ -321,16 +326,19 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
             default_limit=self.default_limit,
         )
         records = await asyncio.to_thread(self._catalog.readable, space_ids)
-        search = FederatedSearch(
+        found = await self._federated().run(args, records)
+        return found if verbatim else recalled(found)
+
+    search = sync_twin(asearch)
+
+    def _federated(self) -> FederatedSearch:
+        return FederatedSearch(
             self._registry,
             self._catalog.abinding,
             self.quality,
             self.candidate_multiplier,
             self.timeout,
         )
-        return await search.run(args, records)
-
-    search = sync_twin(asearch)
 
     # ------------------------------------------------------------------ writes
 
@@ -540,7 +548,8 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
 
         Returns:
             A :class:`RelatedResult`: the start ``id``, its ``space_id``, and ``results``
-            (the reachable memories as :class:`MemoryRecord` rows, nearest first).
+            (the reachable memories as :class:`MemoryRecord` rows, nearest first; a store
+            item as its text, as in :meth:`asearch`).
 
         Raises:
             InvalidInputError: a bad argument (an empty ``memory_id``, ``depth`` or ``limit``
@@ -566,7 +575,7 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
             await self._catalog.abinding(record),
             RelatedRequest(id=mid, depth=depth, edge=edge, limit=limit),
         )
-        found = [decorate(record, r, self._registry) for r in rows[:limit]]
+        found = [as_recalled(decorate(record, r, self._registry)) for r in rows[:limit]]
         return RelatedResult(id=mid, space_id=record.id, depth=depth, edge=edge, results=found)
 
     related = sync_twin(arelated)

@@ -119,11 +119,12 @@ from langgraph_mnemon.errors import (
     SyncCallOnLoopError,
 )
 from langgraph_mnemon.memory_layers.kernel import Trigger, acting
-from langgraph_mnemon.memory_layers.spaces._keyed import KeyedWrite, StaleSpace
+from langgraph_mnemon.memory_layers.spaces._keyed import KeyedRow, KeyedWrite, StaleSpace
 from langgraph_mnemon.storage.loop import LoopRunner
 from langgraph_mnemon.store._args import (
     CheckedArguments,
 )
+from langgraph_mnemon.store._index import StoreIndex, text_digest
 from langgraph_mnemon.store._mapping import (
     _INDEXED,
     _KEY,
@@ -131,6 +132,7 @@ from langgraph_mnemon.store._mapping import (
     _NATIVE,
     _PAGE,
     _RANKED,
+    _TEXT,
     _TRIGGERS,
     MAX_KEY_CHARS,
     MAX_VALUE_CHARS,
@@ -180,6 +182,7 @@ class MnemonStore(CheckedArguments):
         host: StoreHost,
         *,
         trigger: Trigger | None = None,
+        index: Mapping[str, Any] | StoreIndex | None = None,
         _runner: LoopRunner | None = None,
         _scope: Scope | None = None,
         _family: dict[tuple[Trigger | None, Scope | None], MnemonStore] | None = None,
@@ -190,6 +193,8 @@ class MnemonStore(CheckedArguments):
             )
         self._host = host
         self._trigger = trigger
+        # What items are indexed by (fields) and embedded with (None: the host's embedder).
+        self._index = StoreIndex.of(index)
         self._scope = _scope
         # One store per (trigger, scope), shared by all of them: acting_as / scoped find it.
         self._family = _family if _family is not None else {}
@@ -227,12 +232,19 @@ class MnemonStore(CheckedArguments):
         """The scope every op runs in; None = the current LangGraph run's (local outside)."""
         return self._scope
 
+    @property
+    def index(self) -> StoreIndex:
+        """The index config: the default ``fields`` and the store's own embedder (None:
+        the host's)."""
+        return self._index
+
     def _sibling(self, trigger: Trigger | None, scope: Scope | None) -> MnemonStore:
         sibling = self._family.get((trigger, scope))
         if sibling is None:
             sibling = MnemonStore(
                 self._host,
                 trigger=trigger,
+                index=self._index,
                 _runner=self._runner,
                 _scope=scope,
                 _family=self._family,
@@ -415,7 +427,7 @@ class MnemonStore(CheckedArguments):
             if _is_recall(first):
                 batch.at = block.start
                 found = batch.spaces.search(**self._recall_args(batch, first))
-                return [self._recalled(batch, first, found)]
+                return [self._ranked(batch, first, self._recalled(batch, first, found))]
             if isinstance(first, PutOp):
                 self._puts(batch, ops, block)
                 return [None] * (block.stop - block.start)
@@ -431,7 +443,8 @@ class MnemonStore(CheckedArguments):
         batch.at = index
         try:
             args = await asyncio.to_thread(self._recall_args, batch, op)
-            return self._recalled(batch, op, await batch.spaces.asearch(**args))
+            head = self._recalled(batch, op, await batch.spaces.asearch(**args))
+            return await asyncio.to_thread(self._ranked, batch, op, head)
         except MnemonError as exc:
             say_applied(exc, index, ops, batch.applied)
             raise
@@ -488,7 +501,13 @@ class MnemonStore(CheckedArguments):
         if record is not None:
             batch.records[sid] = record
             self._known[sid] = record
+            self._embed_with(batch, record)
         return record
+
+    def _embed_with(self, batch: _Batch, record: SpaceRecord) -> None:
+        """A store with its own ``embed`` serves its spaces' vectors with it (in-process)."""
+        if self._index.embedder is not None:
+            batch.keyed.use_embedder(record, self._index.embedder)
 
     def _create_space(self, batch: _Batch, namespace: tuple[str, ...], sid: str) -> SpaceRecord:
         """Create the namespace's space, or read the one a concurrent writer created first.
@@ -536,11 +555,14 @@ class MnemonStore(CheckedArguments):
 
     def _under(self, batch: _Batch, prefix: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
         """The readable store spaces under ``prefix``: space id -> namespace."""
-        return {
+        under = {
             record.id: ns
             for ns, record in sorted(self._store_spaces(batch).items())
             if ns[: len(prefix)] == prefix
         }
+        for sid in under:
+            self._embed_with(batch, batch.records[sid])
+        return under
 
     # ------------------------------------------------------------------ operations
 
@@ -581,7 +603,8 @@ class MnemonStore(CheckedArguments):
                 batch.at = index
                 raise
             if record is not None:
-                groups.setdefault(record.id, (record, []))[1].append(_keyed_write(op))
+                write = _keyed_write(op, self._index)
+                groups.setdefault(record.id, (record, []))[1].append(write)
             resolved.append(op)
         batch.at = block.start
         self._write(batch, groups, resolved)
@@ -643,7 +666,8 @@ class MnemonStore(CheckedArguments):
         }
 
     def _recalled(self, batch: _Batch, op: SearchOp, found: Any) -> list[SearchItem]:
-        """Up to ``limit`` ranked items of one recall (the exhaustive ordering, no cut)."""
+        """The ranked items of one recall that pass the filter (the exhaustive ordering, no
+        cut): the first ranks of a query search."""
         by_space = batch.recall_spaces
         out: list[SearchItem] = []
         seen: set[tuple[tuple[str, ...], str]] = set()
@@ -657,7 +681,59 @@ class MnemonStore(CheckedArguments):
             seen.add((namespace, row.key))
             score = insight.score if insight.score is not None else insight.normalized_score
             out.append(row.search_item(namespace, score))
-        return out[op.offset : op.offset + op.limit] if op.limit else []
+        return out
+
+    def _ranked(self, batch: _Batch, op: SearchOp, head: list[SearchItem]) -> list[SearchItem]:
+        """``offset`` / ``limit`` of the whole ranking: the recall's items, then (when they do
+        not fill the window) every other indexed item that passes the filter, by the same
+        scorer's relevance, capped at the recall's lowest score so ranks and scores agree."""
+        wanted = op.offset + op.limit
+        if op.limit == 0:
+            return []
+        if len(head) < wanted and batch.recall_spaces:
+            floor = min((h.score for h in head if h.score is not None), default=1.0)
+            seen = {(h.namespace, h.key) for h in head}
+            rest = self._rest(batch, op, seen)
+            head.extend(row.search_item(ns, min(floor, score)) for ns, row, score in rest)
+        return head[op.offset : wanted]
+
+    def _rest(
+        self, batch: _Batch, op: SearchOp, seen: set[tuple[tuple[str, ...], str]]
+    ) -> list[tuple[tuple[str, ...], _Row, float]]:
+        """Every indexed item of the searched namespaces that the recall did not return and
+        the filter passes, best first (ties: the newest), with its 0..1 relevance."""
+        by_space = batch.recall_spaces
+        records = [batch.records[sid] for sid in by_space]
+        found: list[tuple[KeyedRow, tuple[str, ...], _Row]] = []
+        read = 0
+        while True:
+            page = batch.keyed.page(records, _PAGE, read)
+            read += len(page)
+            for keyed in page:
+                namespace, row = by_space[keyed.space_id], _row(keyed)
+                if (
+                    row.indexed
+                    and (namespace, row.key) not in seen
+                    and _passes(row.value, op.filter)
+                ):
+                    seen.add((namespace, row.key))
+                    found.append((keyed, namespace, row))
+            if len(page) < _PAGE:
+                break
+        seqs: dict[str, list[int]] = {}
+        for keyed, _, _ in found:
+            seqs.setdefault(keyed.space_id, []).append(keyed.seq)
+        scores = batch.keyed.scores(
+            [(batch.records[sid], found_seqs) for sid, found_seqs in seqs.items()],
+            (op.query or "").strip(),
+        )
+        # Equal relevance (often 0: nothing in common with the query) is ordered by the
+        # raw similarity, then the newest first.
+        ranked = [
+            (ns, row, scores.get(keyed.seq, (0.0, 0.0)), keyed.seq) for keyed, ns, row in found
+        ]
+        ranked.sort(key=lambda entry: (-entry[2][0], -entry[2][1], -entry[3]))
+        return [(ns, row, score[0]) for ns, row, score, _ in ranked]
 
     def _list_namespaces(self, batch: _Batch, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         """Namespaces with at least one item: the catalog plus one ``EXISTS`` statement."""
@@ -702,9 +778,15 @@ def _blocks(ops: Sequence[Op]) -> list[slice]:
     return out
 
 
-def _keyed_write(op: PutOp) -> KeyedWrite:
+def _keyed_write(op: PutOp, index: StoreIndex) -> KeyedWrite:
+    """The row of a put: the value's JSON text as content, indexed by the text its index
+    fields select (the put's list, else the store's; see :mod:`._index`)."""
     if op.value is None:
         return KeyedWrite(op.key, None)
-    metadata = {_KEY: op.key, _INDEXED: _check_index(op.index)}
+    text = index.text(op.value, op.index if isinstance(op.index, list) else None)
+    # index=False, or fields that select no text: stored, never ranked by query search.
+    metadata: dict[str, Any] = {_KEY: op.key, _INDEXED: _check_index(op.index) and text != ""}
+    if text is not None:
+        metadata[_TEXT] = text_digest(text)
     item = {"content": _encode_value(op.value), "source": "external", "metadata": metadata}
-    return KeyedWrite(op.key, item)
+    return KeyedWrite(op.key, item, text)

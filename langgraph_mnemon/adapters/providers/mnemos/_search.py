@@ -62,6 +62,7 @@ __all__ = [
     "dense_pool",
     "rank",
     "results",
+    "score_rows",
     "search",
 ]
 
@@ -149,6 +150,53 @@ def search(
         fetched, terms, request, query_vector, context, neighbours, frequencies
     )
     return results(space, ranked, full_rows(conn, ranked), base, final)
+
+
+def score_rows(
+    conn: Connection,
+    space_id: str,
+    seqs: list[int],
+    terms: list[str],
+    query_vector: np.ndarray | None,
+    context: SearchContext,
+) -> dict[int, tuple[float, float]]:
+    """The smart score of the given live rows (the same scorer as :func:`rank`, without the
+    neighbour and feedback lifts): how a row that no candidate pool reached fares, and its raw
+    cosine similarity (0 without a vector of the model), which orders rows of equal score.
+
+    Example:
+        >>> with db.read() as conn:
+        ...     score_rows(conn, "notes", [4, 9], ["tea"], query_vector, ctx)
+        {4: (0.12, 0.61), 9: (0.0, 0.18)}
+    """
+    stats = space_stats(conn, space_id)
+    if stats is None or not seqs:
+        return {}
+    docs, total_terms, version = stats
+    df = document_frequencies(conn, space_id, terms)
+    cache = None
+    if query_vector is not None and context.embedder is not None:
+        model = context.embedder.model_id
+        cache = context.caches.get(
+            space_id, version, model, lambda: vector_rows(conn, space_id, model)
+        )
+        if cache is not None and cache.matrix.shape[1] != query_vector.shape[0]:
+            cache = None  # vectors of another size: never compared
+    score = HybridScorer(
+        terms,
+        df,
+        (docs, total_terms),
+        context.weights,
+        similarity_range(context.embedder),
+        (cache, {}, query_vector),
+    )
+    rows = terms_by_seq(conn, space_id, seqs, None)
+    if cache is None or query_vector is None:
+        return {seq: (score(seq, text)[0], 0.0) for seq, text in rows.items()}
+    return {
+        seq: (score(seq, text)[0], cache.similarity(seq, query_vector))
+        for seq, text in rows.items()
+    }
 
 
 def rank(

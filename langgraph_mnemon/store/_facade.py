@@ -22,11 +22,22 @@ Mapping (one rule, no hidden state):
   every user's namespaces (``get`` gives the newest copy of a key, ``delete`` removes all),
   while its puts go to its own space.
 * **Item → memory row.** The value is stored as its JSON text (key order kept) in the row's
-  ``content``, so keyword and dense recall index the whole value and ``get`` returns exactly
-  what was ``put`` (after a JSON round trip: tuples come back as lists). The key, the first
-  ``created_at`` and the ``index`` choice live in the row's metadata (``store_key``,
-  ``store_created_at``, ``store_indexed``); rows have ``source="external"``. ``updated_at`` is
-  the time the current row was written.
+  ``content``, so ``get`` returns exactly what was ``put`` (after a JSON round trip: tuples
+  come back as lists). The row is keyword-indexed and embedded by its *index text*
+  (:mod:`langgraph_mnemon.store._index`): the whole JSON text by default (``fields=["$"]``),
+  else the texts the index fields select, one per line. The key, the first ``created_at``, the
+  ``index`` choice and a digest of a non-default index text live in the row's metadata
+  (``store_key``, ``store_created_at``, ``store_indexed``, ``store_index_text``); rows have
+  ``source="external"``. ``updated_at`` is the time the current row was written.
+* **Index.** ``mem.store(index={"dims", "embed", "fields"})`` takes LangGraph's
+  ``IndexConfig``: ``fields`` are the default paths (LangGraph's syntax, ``a.b``, ``a[0]``,
+  ``a[*].b``, ``{a,b}``), ``embed`` a ``"provider:model"`` string (LangChain's
+  ``init_embeddings``), an ``Embeddings`` object or a function, ``dims`` its vector size
+  (required with ``embed``, checked on every vector). Without ``embed`` the host's embedder
+  serves. A store with its own ``embed`` binds it to each of its spaces in the native provider
+  (``use_embedder``): that space's puts, query searches and the agent's recall over it embed
+  with it in this process; vectors carry the model's name, so a process without that store (or
+  a model of another size) never compares them and ranks those rows by keyword.
 * **Rows written by other Mnemon paths** into a store space (the write worker, ``spaces.remember``)
   show up as items keyed by their memory id, with a value describing the memory
   (``content``, ``category``, ``importance``, ``tags``, ``entities``, ``source``, ``metadata``).
@@ -44,11 +55,18 @@ Semantics:
   delete).
 * ``index=False`` keeps the item out of query search results of this store (it is still
   stored, returned by ``get`` and by search without a query, and visible to the agent's own
-  recall). ``index=[fields]`` is accepted; the whole value is indexed either way.
-* ``search(prefix, query=...)`` is federated recall (:meth:`MemorySpaces.asearch`) over the
-  namespace spaces under ``prefix`` in the exhaustive ordering (up to ``limit`` results, at most
-  50 per query; the strict cut of the model's envelope does not apply); ``SearchItem.score`` is
-  the provider's 0..1 relevance. Without a query it lists items, newest
+  recall); so does an index text that is empty (the paths select nothing), as LangGraph's SQL
+  stores leave such an item without a vector. ``index=[paths]`` replaces the store's fields
+  for that item.
+* ``search(prefix, query=...)`` ranks every indexed item under ``prefix`` that passes the
+  filter, up to ``limit`` after ``offset``, as LangGraph's stores do. The first ranks are
+  federated recall (:meth:`MemorySpaces.asearch`) over the namespace spaces in the exhaustive
+  ordering (at most 50 rows; the strict cut of the model's envelope does not apply), with the
+  provider's 0..1 relevance as ``SearchItem.score``; when they do not fill the window, every
+  other item follows, scored by the same hybrid scorer without recall's neighbour and feedback
+  lifts (``KeyedItems.scores``), capped at the recall's lowest score so that scores never rise
+  down the ranking; equal scores (often 0: nothing in common with the query) are ordered by
+  raw similarity, then newest first. Without a query it lists items, newest
   ``updated_at`` first. ``filter`` takes equality or ``$eq $ne $gt $gte $lt $lte`` on value keys
   (nested dicts compare key by key, lists element by element), as ``InMemoryStore`` does.
 * ``list_namespaces`` lists namespaces that hold at least one item, sorted, with ``"*"``
@@ -75,8 +93,10 @@ Semantics:
   op that failed (``error.applied`` lists them as ``(namespace, key)``); nothing after it ran.
 * Search without a query reads the newest rows of each namespace by the index, and a
   ``filter`` pages back through them (pages growing from 64 to 500 rows) until the window is
-  full, like ``InMemoryStore`` scans its items. ``list_namespaces`` is the catalog plus one
-  ``EXISTS`` statement.
+  full, like ``InMemoryStore`` scans its items. A query search whose recall does not fill
+  the window reads every item of its namespaces the same way (pages of 500) and scores the
+  rest with a few statements per space, as LangGraph's SQL stores scan their vectors.
+  ``list_namespaces`` is the catalog plus one ``EXISTS`` statement.
 
 ``batch`` and ``abatch`` share the logic: ``batch`` calls it directly on the sync engine (no event
 loop per call), ``abatch`` runs the same calls in a worker thread, so the facade never blocks the
@@ -163,8 +183,10 @@ __all__ = ["MAX_KEY_CHARS", "MAX_VALUE_CHARS", "NAMESPACE_PREFIX", "MnemonStore"
 class MnemonStore(CheckedArguments):
     """A LangGraph ``BaseStore`` whose namespaces are Memory Spaces of one :class:`Mnemon` host.
 
-    Get one with ``Mnemon.store()`` (one per host). See the module docstring for the mapping
-    and the exact semantics of each operation.
+    Get one with ``Mnemon.store()`` (one per host), or ``Mnemon.store(index={...})`` for a
+    store with its own index config (LangGraph's ``IndexConfig``: ``dims``, ``embed``,
+    ``fields``). See the module docstring for the mapping and the exact semantics of each
+    operation.
 
     Example:
         >>> store = mem.store()

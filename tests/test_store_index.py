@@ -324,3 +324,22 @@ def test_every_namespace_under_the_prefix_is_ranked(host: Mnemon) -> None:
     store.put(("elsewhere",), "z", {"text": "Quarterly planning offsite in Lisbon."})
     found = store.search(("org",), query="Lisbon offsite")
     assert [(i.namespace, i.key) for i in found] == [(("org", "a"), "x"), (("org", "b"), "y")]
+
+
+def test_a_large_namespace_is_ranked_through_in_chunks(host: Mnemon) -> None:
+    from langgraph.store.base import PutOp
+
+    store = host.store()
+    ns = ("big",)
+    ops = [
+        PutOp(ns, f"k{i}", {"text": f"Routine log line {i}.", "flag": i in (5, 350, 690)})
+        for i in range(700)
+    ]
+    store.batch(ops)
+    flagged = store.search(ns, query="unrelated words", filter={"flag": True}, limit=10)
+    assert sorted(_keys(flagged)) == ["k350", "k5", "k690"]
+    everything = store.search(ns, query="log line 42", limit=700)
+    assert len(everything) == 700
+    assert everything[0].key == "k42"
+    page = store.search(ns, query="log line 42", limit=5, offset=640)
+    assert _keys(page) == _keys(everything[640:645])

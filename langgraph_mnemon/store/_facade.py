@@ -64,7 +64,7 @@ Semantics:
   ordering (at most 50 rows; the strict cut of the model's envelope does not apply), with the
   provider's 0..1 relevance as ``SearchItem.score``; when they do not fill the window, every
   other item follows, scored by the same hybrid scorer without recall's neighbour and feedback
-  lifts (``KeyedItems.scores``), capped at the recall's lowest score so that scores never rise
+  lifts (``KeyedItems.rank``), capped at the recall's lowest score so that scores never rise
   down the ranking; equal scores (often 0: nothing in common with the query) are ordered by
   raw similarity, then newest first. Without a query it lists items, newest
   ``updated_at`` first. ``filter`` takes equality or ``$eq $ne $gt $gte $lt $lte`` on value keys
@@ -94,8 +94,10 @@ Semantics:
 * Search without a query reads the newest rows of each namespace by the index, and a
   ``filter`` pages back through them (pages growing from 64 to 500 rows) until the window is
   full, like ``InMemoryStore`` scans its items. A query search whose recall does not fill
-  the window reads every item of its namespaces the same way (pages of 500) and scores the
-  rest with a few statements per space, as LangGraph's SQL stores scan their vectors.
+  the window ranks every live row of its namespaces in the provider (seqs, terms of the rows
+  that hold a query term and the cached vectors: a few statements per space, as LangGraph's
+  SQL stores scan their vectors), then reads rows in that order in chunks of 64 to 500 until
+  the window is full (a ``filter`` may read them all).
   ``list_namespaces`` is the catalog plus one ``EXISTS`` statement.
 
 ``batch`` and ``abatch`` share the logic: ``batch`` calls it directly on the sync engine (no event
@@ -114,7 +116,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -139,7 +141,7 @@ from langgraph_mnemon.errors import (
     SyncCallOnLoopError,
 )
 from langgraph_mnemon.memory_layers.kernel import Trigger, acting
-from langgraph_mnemon.memory_layers.spaces._keyed import KeyedRow, KeyedWrite, StaleSpace
+from langgraph_mnemon.memory_layers.spaces._keyed import KeyedWrite, StaleSpace
 from langgraph_mnemon.storage.loop import LoopRunner
 from langgraph_mnemon.store._args import (
     CheckedArguments,
@@ -715,47 +717,36 @@ class MnemonStore(CheckedArguments):
         if len(head) < wanted and batch.recall_spaces:
             floor = min((h.score for h in head if h.score is not None), default=1.0)
             seen = {(h.namespace, h.key) for h in head}
-            rest = self._rest(batch, op, seen)
-            head.extend(row.search_item(ns, min(floor, score)) for ns, row, score in rest)
+            for namespace, row, score in self._rest(batch, op, seen, wanted - len(head)):
+                head.append(row.search_item(namespace, min(floor, score)))
         return head[op.offset : wanted]
 
     def _rest(
-        self, batch: _Batch, op: SearchOp, seen: set[tuple[tuple[str, ...], str]]
-    ) -> list[tuple[tuple[str, ...], _Row, float]]:
-        """Every indexed item of the searched namespaces that the recall did not return and
-        the filter passes, best first (ties: the newest), with its 0..1 relevance."""
+        self, batch: _Batch, op: SearchOp, seen: set[tuple[tuple[str, ...], str]], need: int
+    ) -> Iterator[tuple[tuple[str, ...], _Row, float]]:
+        """Up to ``need`` indexed items of the searched namespaces that the recall did not
+        return and the filter passes, best first, with their 0..1 relevance: the provider
+        ranks every live row (seqs and scores only), then the rows are read in that order in
+        growing chunks until ``need`` are found."""
         by_space = batch.recall_spaces
         records = [batch.records[sid] for sid in by_space]
-        found: list[tuple[KeyedRow, tuple[str, ...], _Row]] = []
-        read = 0
-        while True:
-            page = batch.keyed.page(records, _PAGE, read)
-            read += len(page)
-            for keyed in page:
-                namespace, row = by_space[keyed.space_id], _row(keyed)
-                if (
-                    row.indexed
-                    and (namespace, row.key) not in seen
-                    and _passes(row.value, op.filter)
-                ):
+        ranking = batch.keyed.rank(records, (op.query or "").strip())
+        score = {seq: relevance for seq, relevance, _ in ranking}
+        size, at, found = min(_PAGE, max(64, 2 * need)), 0, 0
+        while at < len(ranking) and found < need:
+            chunk = [seq for seq, _, _ in ranking[at : at + size]]
+            at += len(chunk)
+            for keyed in batch.keyed.rows(records, chunk):
+                namespace, row = by_space.get(keyed.space_id), _row(keyed)
+                if namespace is None or (namespace, row.key) in seen or not row.indexed:
+                    continue
+                if _passes(row.value, op.filter):
                     seen.add((namespace, row.key))
-                    found.append((keyed, namespace, row))
-            if len(page) < _PAGE:
-                break
-        seqs: dict[str, list[int]] = {}
-        for keyed, _, _ in found:
-            seqs.setdefault(keyed.space_id, []).append(keyed.seq)
-        scores = batch.keyed.scores(
-            [(batch.records[sid], found_seqs) for sid, found_seqs in seqs.items()],
-            (op.query or "").strip(),
-        )
-        # Equal relevance (often 0: nothing in common with the query) is ordered by the
-        # raw similarity, then the newest first.
-        ranked = [
-            (ns, row, scores.get(keyed.seq, (0.0, 0.0)), keyed.seq) for keyed, ns, row in found
-        ]
-        ranked.sort(key=lambda entry: (-entry[2][0], -entry[2][1], -entry[3]))
-        return [(ns, row, score[0]) for ns, row, score, _ in ranked]
+                    found += 1
+                    yield namespace, row, score[keyed.seq]
+                    if found >= need:
+                        return
+            size = min(_PAGE, size * 2)
 
     def _list_namespaces(self, batch: _Batch, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         """Namespaces with at least one item: the catalog plus one ``EXISTS`` statement."""

@@ -119,11 +119,15 @@ class KeyedProvider(Protocol):
         one raw receipt per write."""
         ...
 
-    def keyed_scores_sync(
-        self, rows: Sequence[tuple[SpaceBinding, Sequence[int]]], query: str
-    ) -> dict[int, tuple[float, float]]:
-        """``(0..1 relevance, raw similarity)`` of the given live rows (by ``seq``) to
-        ``query``; the similarity only orders rows of equal relevance."""
+    def keyed_rank_sync(
+        self, spaces: Sequence[SpaceBinding], query: str
+    ) -> list[tuple[int, float, float]]:
+        """Every live row of the spaces as ``(seq, relevance 0..1, raw similarity)`` for
+        ``query``, best first."""
+        ...
+
+    def keyed_rows_sync(self, seqs: Sequence[int]) -> list[KeyedRow]:
+        """The live rows among ``seqs``, in that order."""
         ...
 
     def use_embedder(self, space_id: str, embedder: Embedder) -> None:
@@ -234,23 +238,26 @@ class KeyedItems:
         """
         self.provider(record).use_embedder(record.id, embedder)
 
-    def scores(
-        self, rows: Sequence[tuple[SpaceRecord, Sequence[int]]], query: str
-    ) -> dict[int, tuple[float, float]]:
-        """``(0..1 relevance, raw similarity)`` of live rows (by ``seq``) to ``query``: part
-        of a recall, so the kernel is asked (Memory Spaces recall).
+    def rank(self, records: Sequence[SpaceRecord], query: str) -> list[tuple[int, float, float]]:
+        """Every live row of the spaces ranked for ``query``: ``(seq, relevance 0..1, raw
+        similarity)``, best first. Part of a recall, so the kernel is asked (Memory Spaces
+        recall).
 
         Raises:
             ParticipationError: the kernel refused Memory Spaces recall.
             ProviderError: embedding the query failed.
         """
         self.spaces.kernel.admit("memory_spaces", "recall")
-        wanted = [(record, seqs) for record, seqs in rows if seqs]
-        if not wanted:
-            return {}
-        provider = self.provider(wanted[0][0])
-        bound = [(self._binding(record), seqs) for record, seqs in wanted]
-        return provider.keyed_scores_sync(bound, query)
+        if not records:
+            return []
+        provider = self.provider(records[0])
+        return provider.keyed_rank_sync([self._binding(r) for r in records], query)
+
+    def rows(self, records: Sequence[SpaceRecord], seqs: Sequence[int]) -> list[KeyedRow]:
+        """The live rows among ``seqs`` (of ``records``' spaces), in that order."""
+        if not records or not seqs:
+            return []
+        return self.provider(records[0]).keyed_rows_sync(seqs)
 
     def write(
         self, groups: Sequence[tuple[SpaceRecord, Sequence[KeyedWrite]]]

@@ -43,6 +43,7 @@ __all__ = [
     "live_spaces",
     "needs_vectors",
     "page",
+    "rows_by_seq",
     "write_space",
 ]
 
@@ -252,6 +253,16 @@ def page(conn: Connection, space_ids: Sequence[str], limit: int, offset: int) ->
         .offset(offset)
     )
     return [keyed_row(r) for r in conn.execute(stmt).mappings()]
+
+
+def rows_by_seq(conn: Connection, seqs: Sequence[int]) -> list[KeyedRow]:
+    """The live rows among ``seqs``, in that order."""
+    found: dict[int, KeyedRow] = {}
+    wanted = list(dict.fromkeys(int(s) for s in seqs))
+    for start in range(0, len(wanted), _CHUNK):
+        stmt = sa.select(*_COLUMNS).where(INSIGHTS.c.seq.in_(wanted[start : start + _CHUNK]), _LIVE)
+        found.update((int(r["seq"]), keyed_row(r)) for r in conn.execute(stmt).mappings())
+    return [found[s] for s in wanted if s in found]
 
 
 def live_spaces(conn: Connection, space_ids: Sequence[str]) -> set[str]:

@@ -29,7 +29,7 @@ from langgraph_mnemon.adapters.providers.mnemos._ranking import (
 from langgraph_mnemon.adapters.providers.mnemos._search import (
     MAX_QUERY_TERMS,
     SearchContext,
-    score_rows,
+    rank_all,
     search,
 )
 from langgraph_mnemon.adapters.providers.text import query_terms
@@ -578,34 +578,36 @@ class MnemosProvider(BaseProvider):
                 for n, (space, group) in enumerate(writes)
             ]
 
-    def keyed_scores_sync(
-        self, rows: Sequence[tuple[SpaceBinding, Sequence[int]]], query: str
-    ) -> dict[int, tuple[float, float]]:
-        """The relevance (0..1) of the given live rows to ``query``, by the smart search's
-        scorer without its neighbour and feedback lifts, and their raw cosine similarity (the
-        tie-break among rows of equal relevance): what the store ranks the items its query
-        search's recall did not return by (so every item of a namespace is ranked).
+    def keyed_rank_sync(
+        self, spaces: Sequence[SpaceBinding], query: str
+    ) -> list[tuple[int, float, float]]:
+        """Every live row of the spaces ranked for ``query``: the smart search's scorer
+        without its neighbour and feedback lifts (see :func:`._search.rank_all`). The store
+        ranks the items its query search's recall did not return by it, so a query search
+        orders every item of a namespace.
 
         Args:
-            rows: ``(space, row seqs)`` per space.
+            spaces: The spaces ranked together (each row scored by its own space's
+                statistics and embedder).
             query: The query text.
 
         Returns:
-            ``{seq: (relevance, cosine)}`` of the live rows found.
+            ``(seq, relevance 0..1, raw cosine)`` per live row, best first (ties: the higher
+            cosine, then the newer row).
 
         Raises:
             ProviderError: embedding the query failed.
 
         Example:
-            >>> provider.keyed_scores_sync([(space, [12, 13])], "dark theme")
-            {12: (0.41, 0.7), 13: (0.0, 0.12)}
+            >>> provider.keyed_rank_sync([space], "dark theme")[:2]
+            [(12, 0.41, 0.7), (13, 0.0, 0.12)]
         """
         if not self._readable():
-            return {}
+            return []
         terms = query_terms(query, MAX_QUERY_TERMS)
         vectors: dict[int, np.ndarray | None] = {}
-        out: dict[int, tuple[float, float]] = {}
-        for space, seqs in rows:
+        out: list[tuple[int, float, float]] = []
+        for space in spaces:
             embedder = self.embedder_for(space.id)
             vector = None
             if embedder is not None and self.weights.dense > 0 and query.strip():
@@ -614,8 +616,22 @@ class MnemosProvider(BaseProvider):
                 vector = vectors[id(embedder)]
             context = SearchContext(self.weights, embedder, self._vectors)
             with self.db.read() as conn:
-                out.update(score_rows(conn, space.id, list(seqs), terms, vector, context))
+                out.extend(rank_all(conn, space.id, terms, vector, context))
+        if len(spaces) > 1:
+            out.sort(key=lambda entry: (-entry[1], -entry[2], -entry[0]))
         return out
+
+    def keyed_rows_sync(self, seqs: Sequence[int]) -> list[KeyedRow]:
+        """The live rows among ``seqs``, in the order of ``seqs`` (one statement).
+
+        Example:
+            >>> [r.key for r in provider.keyed_rows_sync([13, 12])]
+            ['k2', 'k1']
+        """
+        if not self._readable() or not seqs:
+            return []
+        with self.db.read() as conn:
+            return _keyed.rows_by_seq(conn, seqs)
 
     def keyed_page_sync(self, space_ids: Sequence[str], limit: int, offset: int) -> list[KeyedRow]:
         """Live rows of the spaces, newest written first (one statement).

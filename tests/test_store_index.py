@@ -40,7 +40,7 @@ def _concept_vectors(texts: Sequence[str]) -> list[list[float]]:
     for text in texts:
         vector = [0.0] * _DIMS
         for word in text.lower().replace(".", " ").replace('"', " ").split():
-            axis = _CONCEPTS.get(word.strip(",:{}"))
+            axis = _CONCEPTS.get(word.strip(",:{}?!"))
             vector[axis if axis is not None else _DIMS - 1] += 1.0 if axis is not None else 0.05
         out.append(vector)
     return out
@@ -343,3 +343,34 @@ def test_a_large_namespace_is_ranked_through_in_chunks(host: Mnemon) -> None:
     assert everything[0].key == "k42"
     page = store.search(ns, query="log line 42", limit=5, offset=640)
     assert _keys(page) == _keys(everything[640:645])
+
+
+def test_a_graph_node_searches_the_indexed_store_through_its_runtime(host: Mnemon) -> None:
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.runtime import Runtime
+
+    class State(TypedDict):
+        question: str
+        answer: list[str]
+
+    async def answer(state: State, runtime: Runtime) -> dict[str, Any]:
+        assert runtime.store is not None
+        hits = await runtime.store.asearch(("faq",), query=state["question"], limit=3)
+        return {"answer": [h.key for h in hits]}
+
+    store = host.store(index={"dims": _DIMS, "embed": ConceptEmbeddings(), "fields": ["q"]})
+    store.put(("faq",), "pets", {"q": "Can I bring my puppy?", "a": "Yes, on a leash."})
+    store.put(("faq",), "pay", {"q": "How do I pay an invoice?", "a": "By card."})
+    store.put(("faq",), "cats", {"q": "Is a kitten welcome?", "a": "Yes."})
+    builder = StateGraph(State)
+    builder.add_node("answer", answer)
+    builder.add_edge(START, "answer")
+    builder.add_edge("answer", END)
+    graph = builder.compile(store=store)
+    out = asyncio.run(graph.ainvoke({"question": "canine allowed?", "answer": []}))
+    assert out["answer"][0] == "pets"
+    assert sorted(out["answer"]) == ["cats", "pay", "pets"]
+    out = asyncio.run(graph.ainvoke({"question": "billing question", "answer": []}))
+    assert out["answer"][0] == "pay"

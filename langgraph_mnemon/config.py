@@ -140,7 +140,9 @@ class EmbeddingConfig(_Section):
     On by default with the offline embedder (WordLlama weights shipped in its wheel, no network
     at run time). ``protocol="auto"`` means offline unless ``endpoint`` is set, in which case an
     endpoint ending in ``/v1`` speaks the OpenAI protocol and any other the Ollama one.
-    ``enabled=false`` gives keyword-only native search.
+    ``enabled=false`` gives keyword-only native search. ``embed="provider:model"`` (e.g.
+    ``openai:text-embedding-3-small``) loads that model through LangChain's
+    ``init_embeddings`` instead (the provider's package and credentials are the caller's).
     """
 
     enabled: bool = True
@@ -148,6 +150,18 @@ class EmbeddingConfig(_Section):
     endpoint: str = "http://localhost:11434"
     model: str = "nomic-embed-text"
     api_key: SecretStr = SecretStr("")
+    embed: str = ""
+
+    @field_validator("embed")
+    @classmethod
+    def _provider_model(cls, value: str) -> str:
+        value = value.strip()
+        provider, colon, model = value.partition(":")
+        if value and not (colon and provider.strip() and model.strip()):
+            raise ValueError(
+                "embedding.embed must be 'provider:model', e.g. 'openai:text-embedding-3-small'"
+            )
+        return value
 
 
 class ParticipationConfig(_Section):

@@ -114,6 +114,7 @@ class Mnemon:
         self._reviews: ReviewScheduler | None = None
         self._worker_model: Any = _UNSET
         self._store: MnemonStore | None = None
+        self._indexed_stores: list[MnemonStore] = []  # mem.store(index=...): closed with it
         # Failed memory steps of agent runs (the guard records; status() shows them).
         self.health = HealthRecord()
         # One Runtime Memory and one Documents service per scope (files or database tables).
@@ -311,7 +312,9 @@ class Mnemon:
             saver.setup()
         return saver
 
-    def store(self, *, trigger: Trigger | None = None) -> MnemonStore:
+    def store(
+        self, *, trigger: Trigger | None = None, index: Mapping[str, Any] | None = None
+    ) -> MnemonStore:
         """A LangGraph ``BaseStore`` facade over the Memory Spaces (one per host and trigger).
 
         Pass it wherever LangGraph takes a store: ``create_agent(..., store=mem.store())``,
@@ -322,20 +325,28 @@ class Mnemon:
         Args:
             trigger: Run every op as ``"explicit"`` or ``"automatic"``; ``None`` (default)
                 runs each op under the caller's current trigger.
+            index: LangGraph's ``IndexConfig`` (``dims``, ``embed``, ``fields``): a new store
+                that indexes those fields and embeds with that model (see the store docs).
 
         Returns:
             The host's :class:`~langgraph_mnemon.store.MnemonStore` (built on first use), or its
             sibling bound to ``trigger``; the same object on every call with the same trigger.
 
         Raises:
-            InvalidInputError: ``trigger`` is not ``"explicit"``, ``"automatic"`` or None.
+            InvalidInputError: ``trigger`` is not ``"explicit"``, ``"automatic"`` or None,
+                or ``index`` is not a valid index config.
 
         Example:
             >>> model_store = mem.store(trigger="automatic")  # for LangMem's memory tools
             >>> tools = [create_manage_memory_tool(("memories",), store=model_store)]
         """
         if self._parent is not None:
-            return self._parent.store(trigger=trigger).scoped(self.scope)
+            return self._parent.store(trigger=trigger, index=index).scoped(self.scope)
+        if index is not None:
+            from langgraph_mnemon.store import MnemonStore
+
+            self._indexed_stores.append(MnemonStore(self, trigger=trigger, index=index))
+            return self._indexed_stores[-1]
         if self._store is None:
             from langgraph_mnemon.store import MnemonStore
 
@@ -861,8 +872,9 @@ class Mnemon:
             self._reviews = None
         if self._turns is not None:
             self._turns.close()  # the rows of turns that ended here
-        if self._store is not None:
-            self._store.close()  # its sync loop thread; the store stays usable
+        for store in [self._store, *self._indexed_stores]:
+            if store is not None:
+                store.close()  # its sync loop thread; the store stays usable
         if self._spaces is not None:
             self._spaces.close()
             self._spaces = None

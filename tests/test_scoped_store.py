@@ -86,8 +86,11 @@ def test_two_users_same_namespace_are_two_spaces_and_never_mix(mem: Mnemon) -> N
         "Alice's cat is called Miso.",
     ]
     assert _texts(bob.search(NS)) == ["Bob's dog is called Rex."]
-    assert _texts(bob.search(NS, query="Miso")) == []
-    assert _texts(alice.search(NS, query="Miso")) == ["Alice's cat is called Miso."]
+    # a query search ranks every item of the user's own namespaces, never the other's
+    assert _texts(bob.search(NS, query="Miso")) == ["Bob's dog is called Rex."]
+    found = alice.search(NS, query="Miso")
+    assert found[0].value["text"] == "Alice's cat is called Miso."
+    assert _texts(found) == ["Alice sits by the window.", "Alice's cat is called Miso."]
     assert alice.list_namespaces() == [NS, ("memories", "work")]
     assert bob.list_namespaces() == [NS]
     # each namespace is a Memory Space owned by its user, with an id of its own

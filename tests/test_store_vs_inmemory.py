@@ -351,7 +351,9 @@ def test_migration_upgrades_a_database_of_the_previous_schema(tmp_path: Path) ->
         assert sorted(i.key for i in store.search(ns)) == ["a", "b"]
         assert store.list_namespaces() == [ns]
         store.put(ns, "a", {"v": "newest a"})
-        assert [i.value for i in store.search(ns, query="newest")] == [{"v": "newest a"}]
+        ranked = store.search(ns, query="newest")  # every item, the match first
+        assert [i.value for i in ranked] == [{"v": "newest a"}, {"v": "b"}]
+        assert ranked[0].score > ranked[1].score  # type: ignore[operator]
     with Database(create_engine(url)).read() as conn:
         versions = conn.execute(
             sa.text("SELECT version FROM mnemon_schema_version WHERE component = 'spaces'")

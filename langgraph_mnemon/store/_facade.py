@@ -21,13 +21,25 @@ Mapping (one rule, no hidden state):
   local user maps namespaces exactly as above and reads no user's items either (bind the
   store to a user with ``scoped`` to read theirs).
 * **Item → memory row.** The value is stored as its JSON text (key order kept) in the row's
-  ``content``, so keyword and dense recall index the whole value and ``get`` returns exactly
-  what was ``put`` (after a JSON round trip: tuples come back as lists); the agent's recall
-  shows the item as its text (``MemorySpaces.search``: the ``text`` / ``content`` / ``memory``
-  field, else ``key: value`` pairs), the store's own ``search`` the value. The key, the first
-  ``created_at`` and the ``index`` choice live in the row's metadata (``store_key``,
-  ``store_created_at``, ``store_indexed``); rows have ``source="external"``. ``updated_at`` is
-  the time the current row was written.
+  ``content``, so ``get`` returns exactly what was ``put`` (after a JSON round trip: tuples
+  come back as lists); the agent's recall shows the item as its text
+  (``MemorySpaces.search``: the ``text`` / ``content`` / ``memory`` field, else ``key: value``
+  pairs), the store's own ``search`` the value. The row is keyword-indexed and embedded by
+  its *index text*
+  (:mod:`langgraph_mnemon.store._index`): the whole JSON text by default (``fields=["$"]``),
+  else the texts the index fields select, one per line. The key, the first ``created_at``, the
+  ``index`` choice and a digest of a non-default index text live in the row's metadata
+  (``store_key``, ``store_created_at``, ``store_indexed``, ``store_index_text``); rows have
+  ``source="external"``. ``updated_at`` is the time the current row was written.
+* **Index.** ``mem.store(index={"dims", "embed", "fields"})`` takes LangGraph's
+  ``IndexConfig``: ``fields`` are the default paths (LangGraph's syntax, ``a.b``, ``a[0]``,
+  ``a[*].b``, ``{a,b}``), ``embed`` a ``"provider:model"`` string (LangChain's
+  ``init_embeddings``), an ``Embeddings`` object or a function, ``dims`` its vector size
+  (required with ``embed``, checked on every vector). Without ``embed`` the host's embedder
+  serves. A store with its own ``embed`` binds it to each of its spaces in the native provider
+  (``use_embedder``): that space's puts, query searches and the agent's recall over it embed
+  with it in this process; vectors carry the model's name, so a process without that store (or
+  a model of another size) never compares them and ranks those rows by keyword.
 * **Rows written by other Mnemon paths** into a store space (the write worker, ``spaces.remember``)
   show up as items keyed by their memory id, with a value describing the memory
   (``content``, ``category``, ``importance``, ``tags``, ``entities``, ``source``, ``metadata``).
@@ -45,11 +57,18 @@ Semantics:
   delete).
 * ``index=False`` keeps the item out of query search results of this store (it is still
   stored, returned by ``get`` and by search without a query, and visible to the agent's own
-  recall). ``index=[fields]`` is accepted; the whole value is indexed either way.
-* ``search(prefix, query=...)`` is federated recall (:meth:`MemorySpaces.asearch`) over the
-  namespace spaces under ``prefix`` in the exhaustive ordering (up to ``limit`` results, at most
-  50 per query; the strict cut of the model's envelope does not apply); ``SearchItem.score`` is
-  the provider's 0..1 relevance. Without a query it lists items, newest
+  recall); so does an index text that is empty (the paths select nothing), as LangGraph's SQL
+  stores leave such an item without a vector. ``index=[paths]`` replaces the store's fields
+  for that item.
+* ``search(prefix, query=...)`` ranks every indexed item under ``prefix`` that passes the
+  filter, up to ``limit`` after ``offset``, as LangGraph's stores do. The first ranks are
+  federated recall (:meth:`MemorySpaces.asearch`) over the namespace spaces in the exhaustive
+  ordering (at most 50 rows; the strict cut of the model's envelope does not apply), with the
+  provider's 0..1 relevance as ``SearchItem.score``; when they do not fill the window, every
+  other item follows, scored by the same hybrid scorer without recall's neighbour and feedback
+  lifts (``KeyedItems.rank``), capped at the recall's lowest score so that scores never rise
+  down the ranking; equal scores (often 0: nothing in common with the query) are ordered by
+  raw similarity, then newest first. Without a query it lists items, newest
   ``updated_at`` first. ``filter`` takes equality or ``$eq $ne $gt $gte $lt $lte`` on value keys
   (nested dicts compare key by key, lists element by element), as ``InMemoryStore`` does.
 * ``list_namespaces`` lists namespaces that hold at least one item, sorted, with ``"*"``
@@ -76,8 +95,12 @@ Semantics:
   op that failed (``error.applied`` lists them as ``(namespace, key)``); nothing after it ran.
 * Search without a query reads the newest rows of each namespace by the index, and a
   ``filter`` pages back through them (pages growing from 64 to 500 rows) until the window is
-  full, like ``InMemoryStore`` scans its items. ``list_namespaces`` is the catalog plus one
-  ``EXISTS`` statement.
+  full, like ``InMemoryStore`` scans its items. A query search whose recall does not fill
+  the window ranks every live row of its namespaces in the provider (seqs, terms of the rows
+  that hold a query term and the cached vectors: a few statements per space, as LangGraph's
+  SQL stores scan their vectors), then reads rows in that order in chunks of 64 to 500 until
+  the window is full (a ``filter`` may read them all).
+  ``list_namespaces`` is the catalog plus one ``EXISTS`` statement.
 
 ``batch`` and ``abatch`` share the logic: ``batch`` calls it directly on the sync engine (no event
 loop per call), ``abatch`` runs the same calls in a worker thread, so the facade never blocks the
@@ -95,7 +118,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -125,6 +148,7 @@ from langgraph_mnemon.storage.loop import LoopRunner
 from langgraph_mnemon.store._args import (
     CheckedArguments,
 )
+from langgraph_mnemon.store._index import StoreIndex, text_digest
 from langgraph_mnemon.store._mapping import (
     _INDEXED,
     _KEY,
@@ -132,6 +156,7 @@ from langgraph_mnemon.store._mapping import (
     _NATIVE,
     _PAGE,
     _RANKED,
+    _TEXT,
     _TRIGGERS,
     MAX_KEY_CHARS,
     MAX_VALUE_CHARS,
@@ -162,8 +187,10 @@ __all__ = ["MAX_KEY_CHARS", "MAX_VALUE_CHARS", "NAMESPACE_PREFIX", "MnemonStore"
 class MnemonStore(CheckedArguments):
     """A LangGraph ``BaseStore`` whose namespaces are Memory Spaces of one :class:`Mnemon` host.
 
-    Get one with ``Mnemon.store()`` (one per host). See the module docstring for the mapping
-    and the exact semantics of each operation.
+    Get one with ``Mnemon.store()`` (one per host), or ``Mnemon.store(index={...})`` for a
+    store with its own index config (LangGraph's ``IndexConfig``: ``dims``, ``embed``,
+    ``fields``). See the module docstring for the mapping and the exact semantics of each
+    operation.
 
     Example:
         >>> store = mem.store()
@@ -181,6 +208,7 @@ class MnemonStore(CheckedArguments):
         host: StoreHost,
         *,
         trigger: Trigger | None = None,
+        index: Mapping[str, Any] | StoreIndex | None = None,
         _runner: LoopRunner | None = None,
         _scope: Scope | None = None,
         _family: dict[tuple[Trigger | None, Scope | None], MnemonStore] | None = None,
@@ -191,6 +219,8 @@ class MnemonStore(CheckedArguments):
             )
         self._host = host
         self._trigger = trigger
+        # What items are indexed by (fields) and embedded with (None: the host's embedder).
+        self._index = StoreIndex.of(index)
         self._scope = _scope
         # One store per (trigger, scope), shared by all of them: acting_as / scoped find it.
         self._family = _family if _family is not None else {}
@@ -228,12 +258,19 @@ class MnemonStore(CheckedArguments):
         """The scope every op runs in; None = the current LangGraph run's (local outside)."""
         return self._scope
 
+    @property
+    def index(self) -> StoreIndex:
+        """The index config: the default ``fields`` and the store's own embedder (None:
+        the host's)."""
+        return self._index
+
     def _sibling(self, trigger: Trigger | None, scope: Scope | None) -> MnemonStore:
         sibling = self._family.get((trigger, scope))
         if sibling is None:
             sibling = MnemonStore(
                 self._host,
                 trigger=trigger,
+                index=self._index,
                 _runner=self._runner,
                 _scope=scope,
                 _family=self._family,
@@ -433,7 +470,7 @@ class MnemonStore(CheckedArguments):
             if _is_recall(first):
                 batch.at = block.start
                 found = batch.spaces.search(**self._recall_args(batch, first))
-                return [self._recalled(batch, first, found)]
+                return [self._ranked(batch, first, self._recalled(batch, first, found))]
             if isinstance(first, PutOp):
                 self._puts(batch, ops, block)
                 return [None] * (block.stop - block.start)
@@ -449,7 +486,8 @@ class MnemonStore(CheckedArguments):
         batch.at = index
         try:
             args = await asyncio.to_thread(self._recall_args, batch, op)
-            return self._recalled(batch, op, await batch.spaces.asearch(**args))
+            head = self._recalled(batch, op, await batch.spaces.asearch(**args))
+            return await asyncio.to_thread(self._ranked, batch, op, head)
         except MnemonError as exc:
             say_applied(exc, index, ops, batch.applied)
             raise
@@ -506,7 +544,13 @@ class MnemonStore(CheckedArguments):
         if record is not None:
             batch.records[sid] = record
             self._known[sid] = record
+            self._embed_with(batch, record)
         return record
+
+    def _embed_with(self, batch: _Batch, record: SpaceRecord) -> None:
+        """A store with its own ``embed`` serves its spaces' vectors with it (in-process)."""
+        if self._index.embedder is not None:
+            batch.keyed.use_embedder(record, self._index.embedder)
 
     def _create_space(self, batch: _Batch, namespace: tuple[str, ...], sid: str) -> SpaceRecord:
         """Create the namespace's space, or read the one a concurrent writer created first.
@@ -554,11 +598,14 @@ class MnemonStore(CheckedArguments):
 
     def _under(self, batch: _Batch, prefix: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
         """The readable store spaces under ``prefix``: space id -> namespace."""
-        return {
+        under = {
             record.id: ns
             for ns, record in sorted(self._store_spaces(batch).items())
             if ns[: len(prefix)] == prefix
         }
+        for sid in under:
+            self._embed_with(batch, batch.records[sid])
+        return under
 
     # ------------------------------------------------------------------ operations
 
@@ -599,7 +646,8 @@ class MnemonStore(CheckedArguments):
                 batch.at = index
                 raise
             if record is not None:
-                groups.setdefault(record.id, (record, []))[1].append(_keyed_write(op))
+                write = _keyed_write(op, self._index)
+                groups.setdefault(record.id, (record, []))[1].append(write)
             resolved.append(op)
         batch.at = block.start
         self._write(batch, groups, resolved)
@@ -662,7 +710,8 @@ class MnemonStore(CheckedArguments):
         }
 
     def _recalled(self, batch: _Batch, op: SearchOp, found: Any) -> list[SearchItem]:
-        """Up to ``limit`` ranked items of one recall (the exhaustive ordering, no cut)."""
+        """The ranked items of one recall that pass the filter (the exhaustive ordering, no
+        cut): the first ranks of a query search."""
         by_space = batch.recall_spaces
         out: list[SearchItem] = []
         seen: set[tuple[tuple[str, ...], str]] = set()
@@ -676,7 +725,48 @@ class MnemonStore(CheckedArguments):
             seen.add((namespace, row.key))
             score = insight.score if insight.score is not None else insight.normalized_score
             out.append(row.search_item(namespace, score))
-        return out[op.offset : op.offset + op.limit] if op.limit else []
+        return out
+
+    def _ranked(self, batch: _Batch, op: SearchOp, head: list[SearchItem]) -> list[SearchItem]:
+        """``offset`` / ``limit`` of the whole ranking: the recall's items, then (when they do
+        not fill the window) every other indexed item that passes the filter, by the same
+        scorer's relevance, capped at the recall's lowest score so ranks and scores agree."""
+        wanted = op.offset + op.limit
+        if op.limit == 0:
+            return []
+        if len(head) < wanted and batch.recall_spaces:
+            floor = min((h.score for h in head if h.score is not None), default=1.0)
+            seen = {(h.namespace, h.key) for h in head}
+            for namespace, row, score in self._rest(batch, op, seen, wanted - len(head)):
+                head.append(row.search_item(namespace, min(floor, score)))
+        return head[op.offset : wanted]
+
+    def _rest(
+        self, batch: _Batch, op: SearchOp, seen: set[tuple[tuple[str, ...], str]], need: int
+    ) -> Iterator[tuple[tuple[str, ...], _Row, float]]:
+        """Up to ``need`` indexed items of the searched namespaces that the recall did not
+        return and the filter passes, best first, with their 0..1 relevance: the provider
+        ranks every live row (seqs and scores only), then the rows are read in that order in
+        growing chunks until ``need`` are found."""
+        by_space = batch.recall_spaces
+        records = [batch.records[sid] for sid in by_space]
+        ranking = batch.keyed.rank(records, (op.query or "").strip())
+        score = {seq: relevance for seq, relevance, _ in ranking}
+        size, at, found = min(_PAGE, max(64, 2 * need)), 0, 0
+        while at < len(ranking) and found < need:
+            chunk = [seq for seq, _, _ in ranking[at : at + size]]
+            at += len(chunk)
+            for keyed in batch.keyed.rows(records, chunk):
+                namespace, row = by_space.get(keyed.space_id), _row(keyed)
+                if namespace is None or (namespace, row.key) in seen or not row.indexed:
+                    continue
+                if _passes(row.value, op.filter):
+                    seen.add((namespace, row.key))
+                    found += 1
+                    yield namespace, row, score[keyed.seq]
+                    if found >= need:
+                        return
+            size = min(_PAGE, size * 2)
 
     def _list_namespaces(self, batch: _Batch, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         """Namespaces with at least one item: the catalog plus one ``EXISTS`` statement."""
@@ -721,12 +811,18 @@ def _blocks(ops: Sequence[Op]) -> list[slice]:
     return out
 
 
-def _keyed_write(op: PutOp) -> KeyedWrite:
+def _keyed_write(op: PutOp, index: StoreIndex) -> KeyedWrite:
+    """The row of a put: the value's JSON text as content, indexed by the text its index
+    fields select (the put's list, else the store's; see :mod:`._index`)."""
     if op.value is None:
         return KeyedWrite(op.key, None)
-    metadata = {_KEY: op.key, _INDEXED: _check_index(op.index)}
+    text = index.text(op.value, op.index if isinstance(op.index, list) else None)
+    # index=False, or fields that select no text: stored, never ranked by query search.
+    metadata: dict[str, Any] = {_KEY: op.key, _INDEXED: _check_index(op.index) and text != ""}
+    if text is not None:
+        metadata[_TEXT] = text_digest(text)
     item = {"content": _encode_value(op.value), "source": "external", "metadata": metadata}
-    return KeyedWrite(op.key, item)
+    return KeyedWrite(op.key, item, text)
 
 
 class _Done:

@@ -37,6 +37,7 @@ from langgraph_mnemon.store._args import (
     check_filter,
     check_window,
 )
+from langgraph_mnemon.store._index import check_fields
 
 if TYPE_CHECKING:
     from langgraph_mnemon.contracts import Scope
@@ -61,6 +62,7 @@ _RANKED = "exhaustive-v1"  # query search: the fusion's full ranking, no strict 
 _KEY = "store_key"
 _CREATED = "store_created_at"
 _INDEXED = "store_indexed"
+_TEXT = "store_index_text"  # a digest of the index text when it is not the whole value
 _MEMORY_ID = re.compile(r"^[0-9a-f]{32}$")
 _TRIGGERS = TRIGGERS
 
@@ -206,11 +208,14 @@ def _encode_value(value: Any) -> str:
 
 
 def _check_index(index: Any) -> bool:
+    """A put's ``index``: None (the store's fields), False (not ranked by query search) or a
+    list of field paths (see :mod:`._index`); whether the item is ranked."""
     if index is None:
         return True
     if index is False:
         return False
-    if isinstance(index, list) and all(isinstance(f, str) and f for f in index):
+    if isinstance(index, list):
+        check_fields(index)
         return True
     raise InvalidInputError(
         "index must be None, False or a list of field paths such as ['content']"

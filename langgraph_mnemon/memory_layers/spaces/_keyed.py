@@ -5,7 +5,8 @@ A provider that can address rows by key (the native ``mnemos`` provider: an inde
 the Memory Spaces layer's entry to it. Like every layer operation, a write asks the kernel
 first (Memory Spaces *write*), validates every item before anything is written and returns one
 :class:`MemoryReceipt` per write (a committed write activates its space); reads by key, pages
-and the live-space check are management reads (the kernel is not asked, like ``browse``).
+and the live-space check are management reads (the kernel is not asked, like ``browse``);
+scoring rows for a query is part of a recall (the kernel is asked, Memory Spaces *recall*).
 
 Everything here is sync and blocking (one transaction per call on the provider's sync
 engine): the facade calls it directly from a sync call and through ``asyncio.to_thread`` from
@@ -31,6 +32,7 @@ import sqlalchemy as sa
 from langgraph_mnemon.errors import NotFoundError, ProviderError
 from langgraph_mnemon.memory_layers.mnemos.spaces_schema import MIGRATIONS, SPACES
 from langgraph_mnemon.memory_layers.spaces._models import (
+    Embedder,
     MemoryReceipt,
     RememberItem,
     SpaceBinding,
@@ -72,10 +74,12 @@ class StaleSpace(Exception):
 @dataclass(frozen=True, slots=True)
 class KeyedWrite:
     """One write of a keyed item: ``item`` (a remember mapping: ``content`` plus optional
-    fields) stored under ``key``, or ``None`` to delete the key."""
+    fields) stored under ``key``, or ``None`` to delete the key. ``text`` is what the row is
+    keyword-indexed and embedded by (``None``: its content; ``""``: nothing)."""
 
     key: str
     item: Mapping[str, Any] | None
+    text: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,9 +110,28 @@ class KeyedProvider(Protocol):
         ...
 
     def keyed_write_sync(
-        self, writes: Sequence[tuple[SpaceBinding, Sequence[tuple[str, RememberItem | None]]]]
+        self,
+        writes: Sequence[
+            tuple[SpaceBinding, Sequence[tuple[str, RememberItem | None, str | None]]]
+        ],
     ) -> list[list[dict[str, Any]]]:
-        """Apply every write in one transaction; one raw receipt per write."""
+        """Apply every write ``(key, item or None, index text or None)`` in one transaction;
+        one raw receipt per write."""
+        ...
+
+    def keyed_rank_sync(
+        self, spaces: Sequence[SpaceBinding], query: str
+    ) -> list[tuple[int, float, float]]:
+        """Every live row of the spaces as ``(seq, relevance 0..1, raw similarity)`` for
+        ``query``, best first."""
+        ...
+
+    def keyed_rows_sync(self, seqs: Sequence[int]) -> list[KeyedRow]:
+        """The live rows among ``seqs``, in that order."""
+        ...
+
+    def use_embedder(self, space_id: str, embedder: Embedder) -> None:
+        """Embed one space's rows and queries with ``embedder`` in this process."""
         ...
 
     def keyed_page_sync(self, space_ids: Sequence[str], limit: int, offset: int) -> list[KeyedRow]:
@@ -206,6 +229,36 @@ class KeyedItems:
             return set()
         return self.provider(records[0]).live_spaces_sync([r.id for r in records])
 
+    def use_embedder(self, record: SpaceRecord, embedder: Embedder) -> None:
+        """Embed ``record``'s rows and queries with ``embedder`` in this process (a store
+        with its own index ``embed``; see the provider's ``use_embedder``).
+
+        Raises:
+            ConflictError: the space already uses an embedder of another model here.
+        """
+        self.provider(record).use_embedder(record.id, embedder)
+
+    def rank(self, records: Sequence[SpaceRecord], query: str) -> list[tuple[int, float, float]]:
+        """Every live row of the spaces ranked for ``query``: ``(seq, relevance 0..1, raw
+        similarity)``, best first. Part of a recall, so the kernel is asked (Memory Spaces
+        recall).
+
+        Raises:
+            ParticipationError: the kernel refused Memory Spaces recall.
+            ProviderError: embedding the query failed.
+        """
+        self.spaces.kernel.admit("memory_spaces", "recall")
+        if not records:
+            return []
+        provider = self.provider(records[0])
+        return provider.keyed_rank_sync([self._binding(r) for r in records], query)
+
+    def rows(self, records: Sequence[SpaceRecord], seqs: Sequence[int]) -> list[KeyedRow]:
+        """The live rows among ``seqs`` (of ``records``' spaces), in that order."""
+        if not records or not seqs:
+            return []
+        return self.provider(records[0]).keyed_rows_sync(seqs)
+
     def write(
         self, groups: Sequence[tuple[SpaceRecord, Sequence[KeyedWrite]]]
     ) -> list[list[MemoryReceipt]]:
@@ -239,13 +292,13 @@ class KeyedItems:
         ]
 
 
-def _checked(writes: Sequence[KeyedWrite]) -> list[tuple[str, RememberItem | None]]:
+def _checked(writes: Sequence[KeyedWrite]) -> list[tuple[str, RememberItem | None, str | None]]:
     wanted = [w.item for w in writes if w.item is not None]
     items: list[RememberItem] = []
     for start in range(0, len(wanted), MAX_BATCH):  # the layer's batch limit, per chunk
         items.extend(remember_items(wanted[start : start + MAX_BATCH]))
     checked = iter(items)
-    return [(w.key, next(checked) if w.item is not None else None) for w in writes]
+    return [(w.key, next(checked) if w.item is not None else None, w.text) for w in writes]
 
 
 def _receipts(

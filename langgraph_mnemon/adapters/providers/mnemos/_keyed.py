@@ -7,7 +7,8 @@ the caller's transaction: the old row is forgotten (out of the keyword index, th
 statistics and the vectors) and the new one inserted through :func:`._write.insert`, so keyed
 items keep their keyword-index entries, statistics, edges and vectors and stay in recall.
 Replacing a key keeps its first write time in ``metadata["store_created_at"]``; writing the
-same content and metadata again changes nothing.
+same content and metadata again changes nothing. A write may name the text its row is indexed
+by (keyword terms and vector; the store's index fields): ``None`` indexes the content.
 
 A key that is a memory id (32 hex digits) with no keyed row finds the unkeyed row of that id:
 rows written by other paths are addressed by their id.
@@ -34,6 +35,7 @@ from langgraph_mnemon.storage.db import Database, advisory_lock_id
 
 __all__ = [
     "CREATED_KEY",
+    "KeyedWrites",
     "StaleVectors",
     "current_rows",
     "get_one",
@@ -41,11 +43,15 @@ __all__ = [
     "live_spaces",
     "needs_vectors",
     "page",
+    "rows_by_seq",
     "write_space",
 ]
 
 CREATED_KEY = "store_created_at"
 """The metadata field that keeps a key's first write time across replacements."""
+
+KeyedWrites = Sequence[tuple[SpaceBinding, Sequence[tuple[str, RememberItem | None, str | None]]]]
+"""``(space, [(key, item or None to delete, index text or None for the content), ...])``."""
 
 _CHUNK = 500
 _MEMORY_ID = re.compile(r"^[0-9a-f]{32}$")
@@ -249,6 +255,16 @@ def page(conn: Connection, space_ids: Sequence[str], limit: int, offset: int) ->
     return [keyed_row(r) for r in conn.execute(stmt).mappings()]
 
 
+def rows_by_seq(conn: Connection, seqs: Sequence[int]) -> list[KeyedRow]:
+    """The live rows among ``seqs``, in that order."""
+    found: dict[int, KeyedRow] = {}
+    wanted = list(dict.fromkeys(int(s) for s in seqs))
+    for start in range(0, len(wanted), _CHUNK):
+        stmt = sa.select(*_COLUMNS).where(INSIGHTS.c.seq.in_(wanted[start : start + _CHUNK]), _LIVE)
+        found.update((int(r["seq"]), keyed_row(r)) for r in conn.execute(stmt).mappings())
+    return [found[s] for s in wanted if s in found]
+
+
 def live_spaces(conn: Connection, space_ids: Sequence[str]) -> set[str]:
     """Which of the catalogued ``space_ids`` hold a live row: one statement, an ``EXISTS``
     per space on the space index."""
@@ -267,18 +283,15 @@ class StaleVectors(Exception):
     and writes again."""
 
 
-def needs_vectors(
-    conn: Connection,
-    writes: Sequence[tuple[SpaceBinding, Sequence[tuple[str, RememberItem | None]]]],
-) -> list[list[bool]]:
+def needs_vectors(conn: Connection, writes: KeyedWrites) -> list[list[bool]]:
     """Per write, whether it will insert a row (so it needs a vector): a delete, a write that
     a later one of the same key supersedes, and an identical re-put of a live key do not."""
     out: list[list[bool]] = []
     for space, group in writes:
-        final = {key: index for index, (key, _) in enumerate(group)}
+        final = {key: index for index, (key, _, _) in enumerate(group)}
         existing = current_rows(conn, space.id, list(final))
         flags = []
-        for index, (key, item) in enumerate(group):
+        for index, (key, item, _) in enumerate(group):
             old = existing.get(key)
             same = item is not None and old is not None and _same(old, item)
             flags.append(item is not None and final[key] == index and not same)
@@ -289,7 +302,7 @@ def needs_vectors(
 def write_space(
     conn: Connection,
     space: SpaceBinding,
-    writes: Sequence[tuple[str, RememberItem | None]],
+    writes: Sequence[tuple[str, RememberItem | None, str | None]],
     vectors: Sequence[np.ndarray | None] | None,
     embedder: Embedder | None,
     clock: Callable[[], float],
@@ -298,7 +311,7 @@ def write_space(
     write. A later write of the same key supersedes an earlier one (it is reported as a
     duplicate of the final state)."""
     _lock_and_check(conn, space)
-    final = {key: index for index, (key, _) in enumerate(writes)}
+    final = {key: index for index, (key, _, _) in enumerate(writes)}
     existing = current_rows(conn, space.id, list(final))
     receipts: list[dict[str, Any] | None] = [None] * len(writes)
     fresh: list[int] = []
@@ -321,7 +334,11 @@ def write_space(
         fresh.append(index)
         items.append(item)
     if items:
-        analyses = [_write.Analysis(" ".join([i.content, *i.tags, *i.entities])) for i in items]
+        texts = [writes[i][2] for i in fresh]
+        analyses = [
+            _write.Analysis(" ".join([i.content if t is None else t, *i.tags, *i.entities]))
+            for i, t in zip(items, texts, strict=True)
+        ]
         hashes = [_write.content_hash(i) for i in items]
         chosen = None if vectors is None else [vectors[i] for i in fresh]
         if chosen is not None and any(v is None for v in chosen):
@@ -334,7 +351,7 @@ def write_space(
             receipts[index] = receipt
     elif retired:
         _write.forget_rows(conn, space.id, retired, clock())
-    for index, (key, _) in enumerate(writes):
+    for index, (key, _, _) in enumerate(writes):
         if receipts[index] is None:  # superseded by a later write of the key in this call
             last = receipts[final[key]] or {}
             receipts[index] = {"status": "stored", "id": last.get("id", key), "duplicate": True}

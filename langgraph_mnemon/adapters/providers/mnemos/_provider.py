@@ -29,11 +29,18 @@ from langgraph_mnemon.adapters.providers.mnemos._ranking import (
 from langgraph_mnemon.adapters.providers.mnemos._search import (
     MAX_QUERY_TERMS,
     SearchContext,
+    rank_all,
     search,
 )
 from langgraph_mnemon.adapters.providers.text import query_terms
 from langgraph_mnemon.contracts import check_text
-from langgraph_mnemon.errors import InvalidInputError, NotFoundError, ProviderError, StorageError
+from langgraph_mnemon.errors import (
+    ConflictError,
+    InvalidInputError,
+    NotFoundError,
+    ProviderError,
+    StorageError,
+)
 from langgraph_mnemon.memory_layers.mnemos.spaces_schema import MIGRATIONS
 from langgraph_mnemon.memory_layers.spaces import (
     BrowseRequest,
@@ -129,6 +136,9 @@ class MnemosProvider(BaseProvider):
         self.weights = weights or HybridWeights()
         self._clock = clock
         self._vectors = VectorCaches()
+        # Spaces whose rows and queries another embedder serves in this process (a store
+        # with its own index ``embed``); every other space uses ``embedder``.
+        self._space_embedders: dict[str, Embedder] = {}
 
     def setup(self) -> None:
         """Create or migrate the Memory Space tables (idempotent)."""
@@ -170,8 +180,9 @@ class MnemosProvider(BaseProvider):
         self, space: SpaceBinding, request: ProviderSearchRequest
     ) -> ProviderSearchResult:
         query_vector = None
-        if request.mode == "smart" and self.embedder is not None and self.weights.dense > 0:
-            query_vector = await asyncio.to_thread(self._embed_query, request.query)
+        embedder = self.embedder_for(space.id)
+        if request.mode == "smart" and embedder is not None and self.weights.dense > 0:
+            query_vector = await asyncio.to_thread(self._embed_query, request.query, embedder)
         return await asyncio.to_thread(self.search_sync, space, request, query_vector)
 
     async def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
@@ -247,18 +258,54 @@ class MnemosProvider(BaseProvider):
 
     # ------------------------------------------------------------------ embeddings
 
-    def _embed_query(self, text: str) -> np.ndarray | None:
-        assert self.embedder is not None
+    def use_embedder(self, space_id: str, embedder: Embedder) -> None:
+        """Embed the rows and queries of one space with ``embedder`` in this process.
+
+        A store with its own index ``embed`` calls it for each of its spaces, so its puts,
+        its query searches and the agent's recall over those spaces use one model; the
+        vectors are stored under ``embedder.model_id`` and a search only ever compares vectors
+        of its own model (rows embedded by another model count by keyword there).
+
+        Args:
+            space_id: The space.
+            embedder: The embedder of its rows.
+
+        Raises:
+            InvalidInputError: ``embedder`` is not an embedder.
+            ConflictError: the space already uses an embedder of another model here.
+
+        Example:
+            >>> provider.use_embedder("store-1f…", embedder_from(my_embeddings, dims=384))
+        """
+        if not is_embedder(embedder):
+            raise InvalidInputError("use_embedder() takes an embedder (see embedder_from)")
+        current = self._space_embedders.setdefault(space_id, embedder)
+        if current is not embedder and current.model_id != embedder.model_id:
+            raise ConflictError(
+                f"Memory Space {space_id!r} is indexed with {current.model_id!r} in this "
+                f"process, not {embedder.model_id!r}: use one index embed per namespace"
+            )
+
+    def embedder_for(self, space_id: str) -> Embedder | None:
+        """The embedder of one space's rows and queries (see :meth:`use_embedder`)."""
+        return self._space_embedders.get(space_id, self.embedder)
+
+    def _embed_query(self, text: str, embedder: Embedder | None = None) -> np.ndarray | None:
+        embedder = embedder or self.embedder
+        assert embedder is not None
         try:
-            vec = np.asarray(self.embedder.embed_query(text), dtype=np.float32)
+            vec = np.asarray(embedder.embed_query(text), dtype=np.float32)
         except Exception as exc:
             raise ProviderError(f"embedding the query failed: {exc}") from exc
         return unit_vector(vec)
 
-    def _embed_documents(self, texts: list[str]) -> list[np.ndarray]:
-        assert self.embedder is not None
+    def _embed_documents(
+        self, texts: list[str], embedder: Embedder | None = None
+    ) -> list[np.ndarray]:
+        embedder = embedder or self.embedder
+        assert embedder is not None
         try:
-            vectors = self.embedder.embed_documents(texts)
+            vectors = embedder.embed_documents(texts)
         except Exception as exc:
             raise ProviderError(
                 f"embedding failed, nothing was stored: {exc}. Fix the embedder or disable "
@@ -278,14 +325,13 @@ class MnemosProvider(BaseProvider):
         for item in items:  # refused before any I/O: the database could not encode them
             check_item(item)
         self._ready()
-        vectors = (
-            self._embed_documents([i.content for i in items]) if self.embedder is not None else None
-        )
+        embedder = self.embedder_for(space.id)
+        vectors = self._embed_documents([i.content for i in items], embedder) if embedder else None
         analyses = [_write.Analysis(" ".join([i.content, *i.tags, *i.entities])) for i in items]
         hashes = [_write.content_hash(i) for i in items]
         now = self._clock()
         with self.db.write() as conn:
-            return _write.insert(conn, space, items, analyses, hashes, vectors, self.embedder, now)
+            return _write.insert(conn, space, items, analyses, hashes, vectors, embedder, now)
 
     def forget_sync(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
         """Soft-delete one row: it leaves search, statistics and vectors; its data stays."""
@@ -350,7 +396,7 @@ class MnemosProvider(BaseProvider):
         if not self._readable():
             return ProviderSearchResult(results=[])
         terms = query_terms(request.query, MAX_QUERY_TERMS)
-        context = SearchContext(weights=self.weights, embedder=self.embedder, caches=self._vectors)
+        context = SearchContext(self.weights, self.embedder_for(space.id), self._vectors)
         if self.db.dialect == "postgresql":
             found = self.db.run_single(pg_search, space, request, terms, query_vector, context)
             if found is not None:
@@ -456,14 +502,14 @@ class MnemosProvider(BaseProvider):
             return None
         return _keyed.get_one(self.db, space.id, key)
 
-    def keyed_write_sync(
-        self, writes: Sequence[tuple[SpaceBinding, Sequence[tuple[str, RememberItem | None]]]]
-    ) -> list[list[dict[str, Any]]]:
+    def keyed_write_sync(self, writes: _keyed.KeyedWrites) -> list[list[dict[str, Any]]]:
         """Put (``item``) or delete (``None``) keyed items of several spaces in ONE
-        transaction, with the vectors of every put computed in one embedder call first.
+        transaction, with the vectors of every put computed first (one call per embedder).
 
         Args:
-            writes: ``(space, [(key, item or None), ...])`` per space.
+            writes: ``(space, [(key, item or None, index text or None), ...])`` per space; a
+                row is keyword-indexed and embedded by its index text (None: its content; an
+                empty text: no terms and no vector).
 
         Returns:
             One raw receipt list per space, one receipt per write.
@@ -473,15 +519,15 @@ class MnemosProvider(BaseProvider):
             StorageError: the database refused the write (nothing was written).
 
         Example:
-            >>> provider.keyed_write_sync([(space, [("k", RememberItem(content="x"))])])
+            >>> provider.keyed_write_sync([(space, [("k", RememberItem(content="x"), None)])])
             [[{'status': 'stored', 'id': '...', 'seq': 1, 'created': 1}]]
         """
         for _, group in writes:
-            for _, item in group:
+            for _, item, _ in group:
                 if item is not None:
                     check_item(item)
         self._ready()
-        if self.embedder is None:
+        if all(self.embedder_for(space.id) is None for space, _ in writes):
             return self._keyed_write(writes, None)
         # An identical re-put is not embedded again. The read is a hint (a write that changed
         # in between raises StaleVectors), so it runs outside a transaction: on PostgreSQL in
@@ -490,28 +536,34 @@ class MnemosProvider(BaseProvider):
         try:
             return self._keyed_write(writes, self._keyed_vectors(writes, wanted))
         except _keyed.StaleVectors:  # a key changed in between: embed every put
-            every = [[item is not None for _, item in group] for _, group in writes]
+            every = [[item is not None for _, item, _ in group] for _, group in writes]
             return self._keyed_write(writes, self._keyed_vectors(writes, every))
 
     def _keyed_vectors(
-        self,
-        writes: Sequence[tuple[SpaceBinding, Sequence[tuple[str, RememberItem | None]]]],
-        wanted: list[list[bool]],
+        self, writes: _keyed.KeyedWrites, wanted: list[list[bool]]
     ) -> list[list[np.ndarray | None]]:
-        """The vectors of the wanted writes in ONE embedder call (None for the others)."""
-        texts = [
-            item.content
-            for (_, group), flags in zip(writes, wanted, strict=True)
-            for (_, item), flag in zip(group, flags, strict=True)
-            if flag and item is not None
-        ]
-        flat = iter(self._embed_documents(texts) if texts else [])
-        return [[next(flat) if flag else None for flag in flags] for flags in wanted]
+        """The vectors of the wanted writes, ONE call per embedder (None for the others; an
+        empty vector for an empty index text)."""
+        out: list[list[np.ndarray | None]] = [[None] * len(group) for _, group in writes]
+        by_embedder: dict[int, tuple[Embedder, list[tuple[int, int, str]]]] = {}
+        for n, ((space, group), flags) in enumerate(zip(writes, wanted, strict=True)):
+            embedder = self.embedder_for(space.id)
+            for m, ((_, item, text), flag) in enumerate(zip(group, flags, strict=True)):
+                if not flag or item is None or embedder is None:
+                    continue
+                body = item.content if text is None else text
+                if not body.strip():
+                    out[n][m] = np.zeros(0, dtype=np.float32)
+                    continue
+                by_embedder.setdefault(id(embedder), (embedder, []))[1].append((n, m, body))
+        for embedder, places in by_embedder.values():
+            vectors = self._embed_documents([body for _, _, body in places], embedder)
+            for (n, m, _), vector in zip(places, vectors, strict=True):
+                out[n][m] = vector
+        return out
 
     def _keyed_write(
-        self,
-        writes: Sequence[tuple[SpaceBinding, Sequence[tuple[str, RememberItem | None]]]],
-        vectors: list[list[np.ndarray | None]] | None,
+        self, writes: _keyed.KeyedWrites, vectors: list[list[np.ndarray | None]] | None
     ) -> list[list[dict[str, Any]]]:
         with self.db.write() as conn:
             return [
@@ -520,11 +572,66 @@ class MnemosProvider(BaseProvider):
                     space,
                     group,
                     None if vectors is None else vectors[n],
-                    self.embedder,
+                    self.embedder_for(space.id),
                     self._clock,
                 )
                 for n, (space, group) in enumerate(writes)
             ]
+
+    def keyed_rank_sync(
+        self, spaces: Sequence[SpaceBinding], query: str
+    ) -> list[tuple[int, float, float]]:
+        """Every live row of the spaces ranked for ``query``: the smart search's scorer
+        without its neighbour and feedback lifts (see :func:`._search.rank_all`). The store
+        ranks the items its query search's recall did not return by it, so a query search
+        orders every item of a namespace.
+
+        Args:
+            spaces: The spaces ranked together (each row scored by its own space's
+                statistics and embedder).
+            query: The query text.
+
+        Returns:
+            ``(seq, relevance 0..1, raw cosine)`` per live row, best first (ties: the higher
+            cosine, then the newer row).
+
+        Raises:
+            ProviderError: embedding the query failed.
+
+        Example:
+            >>> provider.keyed_rank_sync([space], "dark theme")[:2]
+            [(12, 0.41, 0.7), (13, 0.0, 0.12)]
+        """
+        if not self._readable():
+            return []
+        terms = query_terms(query, MAX_QUERY_TERMS)
+        vectors: dict[int, np.ndarray | None] = {}
+        out: list[tuple[int, float, float]] = []
+        for space in spaces:
+            embedder = self.embedder_for(space.id)
+            vector = None
+            if embedder is not None and self.weights.dense > 0 and query.strip():
+                if id(embedder) not in vectors:
+                    vectors[id(embedder)] = self._embed_query(query, embedder)
+                vector = vectors[id(embedder)]
+            context = SearchContext(self.weights, embedder, self._vectors)
+            with self.db.read() as conn:
+                out.extend(rank_all(conn, space.id, terms, vector, context))
+        if len(spaces) > 1:
+            out.sort(key=lambda entry: (-entry[1], -entry[2], -entry[0]))
+        return out
+
+    def keyed_rows_sync(self, seqs: Sequence[int]) -> list[KeyedRow]:
+        """The live rows among ``seqs``, in the order of ``seqs`` (one statement).
+
+        Example:
+            >>> [r.key for r in provider.keyed_rows_sync([13, 12])]
+            ['k2', 'k1']
+        """
+        if not self._readable() or not seqs:
+            return []
+        with self.db.read() as conn:
+            return _keyed.rows_by_seq(conn, seqs)
 
     def keyed_page_sync(self, space_ids: Sequence[str], limit: int, offset: int) -> list[KeyedRow]:
         """Live rows of the spaces, newest written first (one statement).

@@ -41,6 +41,7 @@ from langgraph_mnemon.adapters.providers.mnemos._sql import (
     full_rows,
     insight,
     lexical_pool,
+    live_seqs,
     neighbour_seqs,
     space_stats,
     terms_by_seq,
@@ -61,6 +62,7 @@ __all__ = [
     "SearchContext",
     "dense_pool",
     "rank",
+    "rank_all",
     "results",
     "search",
 ]
@@ -149,6 +151,59 @@ def search(
         fetched, terms, request, query_vector, context, neighbours, frequencies
     )
     return results(space, ranked, full_rows(conn, ranked), base, final)
+
+
+def rank_all(
+    conn: Connection,
+    space_id: str,
+    terms: list[str],
+    query_vector: np.ndarray | None,
+    context: SearchContext,
+) -> list[tuple[int, float, float]]:
+    """Every live row of the space as ``(seq, score, cosine)``, best first: the smart score of
+    :func:`rank`'s scorer without the neighbour and feedback lifts (the rows that hold a query
+    term scored one by one, the others by their dense share at once), ties by the raw cosine
+    (0 without a vector of the model), then the newer row.
+
+    Example:
+        >>> with db.read() as conn:
+        ...     rank_all(conn, "notes", ["tea"], query_vector, ctx)[:2]
+        [(9, 0.41, 0.72), (4, 0.05, 0.3)]
+    """
+    stats = space_stats(conn, space_id)
+    seqs = np.asarray(live_seqs(conn, space_id) if stats is not None else [], dtype=np.int64)
+    if stats is None or not seqs.size:
+        return []
+    docs, total_terms, version = stats
+    df = document_frequencies(conn, space_id, terms)
+    known = [t for t in terms if t in df]
+    pool = lexical_pool(conn, space_id, known, "OR", int(seqs.size)) if known else []
+    cache = None
+    if query_vector is not None and context.embedder is not None:
+        model = context.embedder.model_id
+        cache = context.caches.get(
+            space_id, version, model, lambda: vector_rows(conn, space_id, model)
+        )
+        if cache is not None and cache.matrix.shape[1] != query_vector.shape[0]:
+            cache = None  # vectors of another size: never compared
+    lo, hi = similarity_range(context.embedder)
+    cosine = np.zeros(seqs.size, dtype=np.float64)
+    if cache is not None and query_vector is not None:
+        where = np.fromiter((cache.position.get(int(s), -1) for s in seqs), np.int64, seqs.size)
+        sims = cache.matrix @ query_vector
+        cosine = np.where(where >= 0, sims[np.maximum(where, 0)], 0.0)
+        final = context.weights.dense * np.clip((cosine - lo) / (hi - lo), 0.0, 1.0)
+    else:
+        final = np.zeros(seqs.size, dtype=np.float64)
+    score = HybridScorer(
+        terms, df, (docs, total_terms), context.weights, (lo, hi), (cache, {}, query_vector)
+    )
+    at = {int(s): i for i, s in enumerate(seqs.tolist())}
+    for seq, text in terms_by_seq(conn, space_id, pool, None).items():
+        if seq in at:
+            final[at[seq]] = score(seq, text)[0]
+    order = np.lexsort((-seqs, -cosine, -final))
+    return [(int(seqs[i]), float(final[i]), float(cosine[i])) for i in order]
 
 
 def rank(

@@ -57,6 +57,7 @@ __all__ = [
     "lexical_pool",
     "live_items",
     "live_rows",
+    "live_seqs",
     "neighbour_seqs",
     "related_walk",
     "rows_by_metadata",
@@ -281,6 +282,18 @@ def vector_rows(conn: Connection, space_id: str, model: str) -> list[Any]:
             VECTORS.c.space_id == space_id, VECTORS.c.model == model
         )
     ).all()
+
+
+def live_seqs(conn: Connection, space_id: str) -> list[int]:
+    """The seqs of every live row of the space (the space index covers them)."""
+    return [
+        int(s)
+        for s in conn.execute(
+            sa.select(INSIGHTS.c.seq).where(
+                INSIGHTS.c.space_id == space_id, INSIGHTS.c.deleted_at.is_(None)
+            )
+        ).scalars()
+    ]
 
 
 def terms_by_seq(

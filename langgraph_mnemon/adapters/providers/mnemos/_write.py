@@ -355,19 +355,20 @@ def _recent_with_entity(conn: Connection, space_id: str, entity: str) -> deque[t
 def _store_vectors(
     conn: Connection, space_id: str, model: str, seqs: list[int], vectors: list[np.ndarray]
 ) -> None:
-    conn.execute(
-        VECTORS.insert(),
-        [
-            {
-                "insight_seq": seq,
-                "space_id": space_id,
-                "model": model,
-                "dim": int(vector.shape[0]),
-                "vector": vector.astype(np.float32).tobytes(),
-            }
-            for seq, vector in zip(seqs, vectors, strict=True)
-        ],
-    )
+    """One vector row per row; an empty vector (a row with no text to index) stores none."""
+    rows = [
+        {
+            "insight_seq": seq,
+            "space_id": space_id,
+            "model": model,
+            "dim": int(vector.shape[0]),
+            "vector": vector.astype(np.float32).tobytes(),
+        }
+        for seq, vector in zip(seqs, vectors, strict=True)
+        if vector.shape[0]
+    ]
+    if rows:
+        conn.execute(VECTORS.insert(), rows)
 
 
 # ------------------------------------------------------------------ forget and link

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     # Mnemos checkpointers import LangGraph; loaded on first use
     from langgraph.checkpoint.serde.base import SerializerProtocol
     from langgraph.graph.state import CompiledStateGraph
+    from langgraph.store.base import TTLConfig
 
     from langgraph_mnemon.checkpointers import AsyncMnemosSaver, MnemosSaver
     from langgraph_mnemon.memory_layers.activity import ReviewGate
@@ -308,8 +309,9 @@ class Mnemon:
             saver.setup()
         return saver
 
-    def store(self, *, trigger: Trigger | None = None) -> MnemonStore:
-        """A LangGraph ``BaseStore`` facade over the Memory Spaces (one per host and trigger).
+    def store(self, *, trigger: Trigger | None = None, ttl: TTLConfig | None = None) -> MnemonStore:
+        """A LangGraph ``BaseStore`` facade over the Memory Spaces (one per host, trigger and
+        TTL configuration).
 
         Pass it wherever LangGraph takes a store: ``create_agent(..., store=mem.store())``,
         ``graph.compile(store=...)``. Its ops ask the kernel like every layer call: by default
@@ -319,25 +321,32 @@ class Mnemon:
         Args:
             trigger: Run every op as ``"explicit"`` or ``"automatic"``; ``None`` (default)
                 runs each op under the caller's current trigger.
+            ttl: LangGraph's ``TTLConfig`` (``default_ttl``, ``refresh_on_read``,
+                ``sweep_interval_minutes``), as ``store.ttl`` in ``langgraph.json``; None: puts
+                expire only when they pass ``ttl=``.
 
         Returns:
             The host's :class:`~langgraph_mnemon.store.MnemonStore` (built on first use), or its
-            sibling bound to ``trigger``; the same object on every call with the same trigger.
+            sibling bound to ``trigger`` and ``ttl``; the same object on every call with the
+            same arguments.
 
         Raises:
-            InvalidInputError: ``trigger`` is not ``"explicit"``, ``"automatic"`` or None.
+            InvalidInputError: ``trigger`` is not ``"explicit"``, ``"automatic"`` or None, or
+                ``ttl`` is not a valid TTL configuration.
 
         Example:
             >>> model_store = mem.store(trigger="automatic")  # for LangMem's memory tools
             >>> tools = [create_manage_memory_tool(("memories",), store=model_store)]
+            >>> sessions = mem.store(ttl={"default_ttl": 60})  # puts expire after an hour
         """
         if self._parent is not None:
-            return self._parent.store(trigger=trigger).scoped(self.scope)
+            return self._parent.store(trigger=trigger, ttl=ttl).scoped(self.scope)
         if self._store is None:
             from langgraph_mnemon.store import MnemonStore
 
             self._store = MnemonStore(self)
-        return self._store if trigger is None else self._store.acting_as(trigger)
+        store = self._store.with_ttl(ttl)
+        return store if trigger is None else store.acting_as(trigger)
 
     def acheckpointer(
         self, *, serde: SerializerProtocol | None = None

@@ -108,6 +108,7 @@ from langgraph.store.base import (
     Result,
     SearchItem,
     SearchOp,
+    TTLConfig,
 )
 
 from langgraph_mnemon.contracts import LOCAL, Scope, shown
@@ -151,6 +152,7 @@ from langgraph_mnemon.store._mapping import (
 )
 from langgraph_mnemon.store._run import say_applied
 from langgraph_mnemon.store._scope import StoreHost, op_scope, spaces_of
+from langgraph_mnemon.store._ttl import Sweeper, TTLSweeps, check_ttl_config, ttl_key
 
 if TYPE_CHECKING:
     from langgraph_mnemon.memory_layers.spaces import SpaceRecord
@@ -158,7 +160,7 @@ if TYPE_CHECKING:
 __all__ = ["MAX_KEY_CHARS", "MAX_VALUE_CHARS", "NAMESPACE_PREFIX", "MnemonStore", "StoreHost"]
 
 
-class MnemonStore(CheckedArguments):
+class MnemonStore(TTLSweeps, CheckedArguments):
     """A LangGraph ``BaseStore`` whose namespaces are Memory Spaces of one :class:`Mnemon` host.
 
     Get one with ``Mnemon.store()`` (one per host). See the module docstring for the mapping
@@ -173,16 +175,17 @@ class MnemonStore(CheckedArguments):
         [('notes',)]
     """
 
-    supports_ttl: bool = False
+    supports_ttl: bool = True
 
     def __init__(
         self,
         host: StoreHost,
         *,
         trigger: Trigger | None = None,
+        ttl: TTLConfig | None = None,
         _runner: LoopRunner | None = None,
         _scope: Scope | None = None,
-        _family: dict[tuple[Trigger | None, Scope | None], MnemonStore] | None = None,
+        _family: dict[tuple[Trigger | None, Scope | None, Any], MnemonStore] | None = None,
     ) -> None:
         if trigger is not None and trigger not in _TRIGGERS:
             raise InvalidInputError(
@@ -191,9 +194,11 @@ class MnemonStore(CheckedArguments):
         self._host = host
         self._trigger = trigger
         self._scope = _scope
-        # One store per (trigger, scope), shared by all of them: acting_as / scoped find it.
+        self.ttl_config = check_ttl_config(ttl)
+        # One store per (trigger, scope, TTL configuration), shared by all of them:
+        # acting_as / scoped / with_ttl find it.
         self._family = _family if _family is not None else {}
-        self._family.setdefault((trigger, _scope), self)
+        self._family.setdefault(self._member(trigger, _scope), self)
         # The store spaces resolved so far, shared by the siblings: a space id hashes its
         # namespace and owner, so a read never needs the catalog twice for one.
         first = next(iter(self._family.values()))
@@ -203,6 +208,8 @@ class MnemonStore(CheckedArguments):
         # (one aggregate statement per read, so a change made by another process is seen).
         self._views: dict[Scope, _Batch] = first._views if first is not self else {}
         self._catalogs: dict[Scope, _Catalog] = first._catalogs if first is not self else {}
+        # One background TTL sweeper for the family (a sweep covers the whole database).
+        self._sweeper: Sweeper = first._sweeper if first is not self else Sweeper()
         # Only the sync query search waits on a loop (the federated recall's); the siblings
         # share it, and a sync call made on it is refused (storage.loop's rule).
         self._runner = _runner or LoopRunner("mnemon-store", owner="store", service="the store")
@@ -227,17 +234,26 @@ class MnemonStore(CheckedArguments):
         """The scope every op runs in; None = the current LangGraph run's (local outside)."""
         return self._scope
 
-    def _sibling(self, trigger: Trigger | None, scope: Scope | None) -> MnemonStore:
-        sibling = self._family.get((trigger, scope))
+    def _member(
+        self, trigger: Trigger | None, scope: Scope | None
+    ) -> tuple[Trigger | None, Scope | None, Any]:
+        return trigger, scope, ttl_key(self.ttl_config)
+
+    def _sibling(
+        self, trigger: Trigger | None, scope: Scope | None, ttl: TTLConfig | None = None
+    ) -> MnemonStore:
+        member = (trigger, scope, ttl_key(ttl))
+        sibling = self._family.get(member)
         if sibling is None:
             sibling = MnemonStore(
                 self._host,
                 trigger=trigger,
+                ttl=ttl,
                 _runner=self._runner,
                 _scope=scope,
                 _family=self._family,
             )
-        return self._family.setdefault((trigger, scope), sibling)
+        return self._family.setdefault(member, sibling)
 
     def acting_as(self, trigger: Trigger) -> MnemonStore:
         """This store with every op run under ``trigger`` (one instance per trigger).
@@ -249,7 +265,7 @@ class MnemonStore(CheckedArguments):
         """
         if trigger == self._trigger:
             return self
-        return self._sibling(trigger, self._scope)
+        return self._sibling(trigger, self._scope, self.ttl_config)
 
     def scoped(self, scope: Scope) -> MnemonStore:
         """This store with every op run in ``scope`` (one instance per scope and trigger).
@@ -280,14 +296,41 @@ class MnemonStore(CheckedArguments):
             )
         if scope == self._scope:
             return self
-        return self._sibling(self._trigger, scope)
+        return self._sibling(self._trigger, scope, self.ttl_config)
+
+    def with_ttl(self, ttl: TTLConfig | None) -> MnemonStore:
+        """This store with the TTL configuration ``ttl`` (one instance per configuration).
+
+        Args:
+            ttl: LangGraph's ``TTLConfig``: ``default_ttl`` (minutes a ``put`` without
+                ``ttl`` lives), ``refresh_on_read`` (default for ``refresh_ttl`` of ``get`` /
+                ``search``), ``sweep_interval_minutes`` (for :meth:`start_ttl_sweeper`); None
+                for none (puts never expire unless they say so).
+
+        Returns:
+            The sibling store with that configuration (the same object on every call).
+
+        Raises:
+            InvalidInputError: ``ttl`` is not a valid TTL configuration.
+
+        Example:
+            >>> store = mem.store().with_ttl({"default_ttl": 60})   # = mem.store(ttl=...)
+            >>> store.put(("sessions",), "s1", {"cart": []})        # expires in an hour
+        """
+        config = check_ttl_config(ttl)
+        if ttl_key(config) == ttl_key(self.ttl_config):
+            return self
+        return self._sibling(self._trigger, self._scope, config)
 
     def close(self) -> None:
-        """Stop the private loop that runs sync ``batch`` calls (shared with the siblings).
+        """Stop the private loop that runs sync ``batch`` calls (shared with the siblings)
+        and the TTL sweeper.
 
-        ``Mnemon.close()`` calls it; a later sync call starts the loop again. The cached views
-        of the spaces are dropped too (a reopened host builds new ones).
+        ``Mnemon.close()`` calls it; a later sync call starts the loop again (the sweeper
+        only when started again). The cached views of the spaces are dropped too (a reopened
+        host builds new ones).
         """
+        self._sweeper.stop(timeout=10.0)
         self._runner.close()
         self._views.clear()
         self._catalogs.clear()
@@ -415,7 +458,9 @@ class MnemonStore(CheckedArguments):
             if _is_recall(first):
                 batch.at = block.start
                 found = batch.spaces.search(**self._recall_args(batch, first))
-                return [self._recalled(batch, first, found)]
+                items = self._recalled(batch, first, found)
+                _refresh_recalled(batch, first, found, items)
+                return [items]
             if isinstance(first, PutOp):
                 self._puts(batch, ops, block)
                 return [None] * (block.stop - block.start)
@@ -431,7 +476,10 @@ class MnemonStore(CheckedArguments):
         batch.at = index
         try:
             args = await asyncio.to_thread(self._recall_args, batch, op)
-            return self._recalled(batch, op, await batch.spaces.asearch(**args))
+            found = await batch.spaces.asearch(**args)
+            items = self._recalled(batch, op, found)
+            await asyncio.to_thread(_refresh_recalled, batch, op, found, items)
+            return items
         except MnemonError as exc:
             say_applied(exc, index, ops, batch.applied)
             raise
@@ -548,7 +596,11 @@ class MnemonStore(CheckedArguments):
         namespace = tuple(op.namespace)
         record = self._home(batch, namespace)
         found = batch.keyed.get(record, op.key) if record is not None else None
-        return _row(found).item(namespace) if found is not None else None
+        if found is None:
+            return None
+        if op.refresh_ttl and found.ttl_minutes is not None and record is not None:
+            batch.keyed.refresh(record, [found.id])
+        return _row(found).item(namespace)
 
     def _puts(self, batch: _Batch, ops: Sequence[Op], block: slice) -> None:
         """A run of puts (and deletes): every space resolved first, then ONE write. A space
@@ -628,7 +680,11 @@ class MnemonStore(CheckedArguments):
             if len(page) < size or not op.filter:
                 break
             size = min(_PAGE, size * 2)
-        return [row.search_item(ns, None) for ns, row in found[op.offset : wanted]]
+        window = found[op.offset : wanted]
+        expiring = [row.memory_id for _, row in window if row.ttl is not None]
+        if op.refresh_ttl and expiring:
+            batch.keyed.refresh(records[0], expiring)
+        return [row.search_item(ns, None) for ns, row in window]
 
     def _recall_args(self, batch: _Batch, op: SearchOp) -> dict[str, Any]:
         """The federated recall of a query search (blocking: reads the catalog)."""
@@ -707,4 +763,24 @@ def _keyed_write(op: PutOp) -> KeyedWrite:
         return KeyedWrite(op.key, None)
     metadata = {_KEY: op.key, _INDEXED: _check_index(op.index)}
     item = {"content": _encode_value(op.value), "source": "external", "metadata": metadata}
-    return KeyedWrite(op.key, item)
+    return KeyedWrite(op.key, item, op.ttl)
+
+
+def _refresh_recalled(batch: _Batch, op: SearchOp, found: Any, items: Sequence[SearchItem]) -> None:
+    """Restart the time to live of the rows a query search returned (``refresh_ttl``): the
+    first result row of each returned item, as :meth:`MnemonStore._recalled` picked it."""
+    if not op.refresh_ttl or not items:
+        return
+    wanted = {(tuple(i.namespace), i.key) for i in items}
+    ids: list[str] = []
+    for insight in found.results:
+        namespace = batch.recall_spaces.get(insight.space_id or "")
+        if namespace is None:
+            continue
+        item = (namespace, _row(insight).key)
+        if item in wanted:
+            wanted.discard(item)
+            ids.append(insight.id)
+    sid = next(iter(batch.recall_spaces), None)
+    if ids and sid is not None:
+        batch.keyed.refresh(batch.records[sid], ids)

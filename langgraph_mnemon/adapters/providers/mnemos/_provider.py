@@ -52,7 +52,7 @@ from langgraph_mnemon.memory_layers.spaces import (
     SpaceBinding,
     is_embedder,
 )
-from langgraph_mnemon.memory_layers.spaces._keyed import KeyedRow
+from langgraph_mnemon.memory_layers.spaces._keyed import KeyedPut, KeyedRow
 from langgraph_mnemon.storage.db import Database, sqlite_file
 
 __all__ = ["MnemosProvider"]
@@ -350,7 +350,9 @@ class MnemosProvider(BaseProvider):
         if not self._readable():
             return ProviderSearchResult(results=[])
         terms = query_terms(request.query, MAX_QUERY_TERMS)
-        context = SearchContext(weights=self.weights, embedder=self.embedder, caches=self._vectors)
+        context = SearchContext(
+            weights=self.weights, embedder=self.embedder, caches=self._vectors, now=self._clock()
+        )
         if self.db.dialect == "postgresql":
             found = self.db.run_single(pg_search, space, request, terms, query_vector, context)
             if found is not None:
@@ -363,7 +365,7 @@ class MnemosProvider(BaseProvider):
         if not self._readable():
             return []
         with self.db.read() as conn:
-            rows = _sql.browse_rows(conn, space.id, request)
+            rows = _sql.browse_rows(conn, space.id, request, self._clock())
         return [_sql.insight(r, space) for r in rows]
 
     def find_by_metadata_sync(
@@ -454,16 +456,16 @@ class MnemosProvider(BaseProvider):
         """
         if not self._readable():
             return None
-        return _keyed.get_one(self.db, space.id, key)
+        return _keyed.get_one(self.db, space.id, key, self._clock())
 
     def keyed_write_sync(
-        self, writes: Sequence[tuple[SpaceBinding, Sequence[tuple[str, RememberItem | None]]]]
+        self, writes: Sequence[tuple[SpaceBinding, Sequence[KeyedPut]]]
     ) -> list[list[dict[str, Any]]]:
         """Put (``item``) or delete (``None``) keyed items of several spaces in ONE
         transaction, with the vectors of every put computed in one embedder call first.
 
         Args:
-            writes: ``(space, [(key, item or None), ...])`` per space.
+            writes: ``(space, [(key, item or None, ttl minutes or None), ...])`` per space.
 
         Returns:
             One raw receipt list per space, one receipt per write.
@@ -473,11 +475,11 @@ class MnemosProvider(BaseProvider):
             StorageError: the database refused the write (nothing was written).
 
         Example:
-            >>> provider.keyed_write_sync([(space, [("k", RememberItem(content="x"))])])
+            >>> provider.keyed_write_sync([(space, [("k", RememberItem(content="x"), None)])])
             [[{'status': 'stored', 'id': '...', 'seq': 1, 'created': 1}]]
         """
         for _, group in writes:
-            for _, item in group:
+            for _, item, _ in group:
                 if item is not None:
                     check_item(item)
         self._ready()
@@ -486,23 +488,23 @@ class MnemosProvider(BaseProvider):
         # An identical re-put is not embedded again. The read is a hint (a write that changed
         # in between raises StaleVectors), so it runs outside a transaction: on PostgreSQL in
         # autocommit, no BEGIN / COMMIT round trips.
-        wanted = self.db.run_single(_keyed.needs_vectors, writes)
+        wanted = self.db.run_single(_keyed.needs_vectors, writes, self._clock())
         try:
             return self._keyed_write(writes, self._keyed_vectors(writes, wanted))
         except _keyed.StaleVectors:  # a key changed in between: embed every put
-            every = [[item is not None for _, item in group] for _, group in writes]
+            every = [[item is not None for _, item, _ in group] for _, group in writes]
             return self._keyed_write(writes, self._keyed_vectors(writes, every))
 
     def _keyed_vectors(
         self,
-        writes: Sequence[tuple[SpaceBinding, Sequence[tuple[str, RememberItem | None]]]],
+        writes: Sequence[tuple[SpaceBinding, Sequence[KeyedPut]]],
         wanted: list[list[bool]],
     ) -> list[list[np.ndarray | None]]:
         """The vectors of the wanted writes in ONE embedder call (None for the others)."""
         texts = [
             item.content
             for (_, group), flags in zip(writes, wanted, strict=True)
-            for (_, item), flag in zip(group, flags, strict=True)
+            for (_, item, _), flag in zip(group, flags, strict=True)
             if flag and item is not None
         ]
         flat = iter(self._embed_documents(texts) if texts else [])
@@ -510,7 +512,7 @@ class MnemosProvider(BaseProvider):
 
     def _keyed_write(
         self,
-        writes: Sequence[tuple[SpaceBinding, Sequence[tuple[str, RememberItem | None]]]],
+        writes: Sequence[tuple[SpaceBinding, Sequence[KeyedPut]]],
         vectors: list[list[np.ndarray | None]] | None,
     ) -> list[list[dict[str, Any]]]:
         with self.db.write() as conn:
@@ -536,7 +538,7 @@ class MnemosProvider(BaseProvider):
         if not self._readable() or not space_ids:
             return []
         with self.db.read() as conn:
-            return _keyed.page(conn, space_ids, limit, offset)
+            return _keyed.page(conn, space_ids, limit, offset, self._clock())
 
     def live_spaces_sync(self, space_ids: Sequence[str]) -> set[str]:
         """Which of ``space_ids`` hold at least one live row (one statement).
@@ -548,4 +550,49 @@ class MnemosProvider(BaseProvider):
         if not self._readable() or not space_ids:
             return set()
         with self.db.read() as conn:
-            return _keyed.live_spaces(conn, space_ids)
+            return _keyed.live_spaces(conn, space_ids, self._clock())
+
+    def keyed_refresh_sync(self, ids: Sequence[str]) -> int:
+        """Restart the time to live of the rows ``ids`` that have one and have not expired
+        (``expires_at = now + ttl_minutes``). A read finds them first, so rows without a time
+        to live cost no write transaction.
+
+        Returns:
+            How many rows were refreshed.
+
+        Example:
+            >>> provider.keyed_refresh_sync([provider.keyed_get_sync(space, "k").id])
+            1
+        """
+        if not ids or not self._readable():
+            return 0
+        now = self._clock()
+        due = self.db.run_single(_keyed.refreshable, ids, now)
+        if not due:
+            return 0
+        with self.db.write() as conn:
+            return _keyed.refresh(conn, due, now)
+
+    def keyed_sweep_sync(self, batch: int = 500) -> int:
+        """Soft-delete every row whose time to live ran out (out of the keyword index, the
+        statistics and the vectors), ``batch`` rows of one space per transaction.
+
+        Returns:
+            How many rows were deleted.
+
+        Example:
+            >>> provider.keyed_sweep_sync()
+            2
+        """
+        if not self._readable():
+            return 0
+        now = self._clock()
+        done = 0
+        for space_id in self.db.run_single(_keyed.expired_spaces, now):
+            while True:
+                with self.db.write() as conn:
+                    swept = _keyed.sweep(conn, space_id, now, batch)
+                done += swept
+                if swept < batch:
+                    break
+        return done

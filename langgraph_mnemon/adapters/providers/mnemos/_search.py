@@ -70,11 +70,13 @@ MAX_QUERY_TERMS = 64
 
 @dataclass(frozen=True)
 class SearchContext:
-    """What a search needs from its provider: its weights, embedder and vector caches."""
+    """What a search needs from its provider: its weights, embedder and vector caches, and
+    the time (``now``, the provider's clock) rows whose time to live ran out are gone at."""
 
     weights: HybridWeights
     embedder: Embedder | None
     caches: VectorCaches
+    now: float
 
 
 Neighbours = Callable[[list[int], set[int]], tuple[dict[int, tuple[int, ...]], dict[int, str]]]
@@ -134,13 +136,14 @@ def search(
     if not candidates:
         hint = None if terms else "the query has no searchable words"
         return ProviderSearchResult(results=[], hint=hint)
-    rows = terms_by_seq(conn, space.id, candidates, request)
+    rows = terms_by_seq(conn, space.id, candidates, request, context.now)
     fetched = Fetched((docs, total_terms), df, rows, cache, dense)
 
     def neighbours(top: list[int], known: set[int]) -> tuple[dict, dict[int, str]]:
-        near = neighbour_seqs(conn, space.id, top)
+        near = neighbour_seqs(conn, space.id, top, context.now)
         missing = {s for pair in near.values() for s in pair} - known
-        return near, (terms_by_seq(conn, space.id, list(missing), None) if missing else {})
+        found = terms_by_seq(conn, space.id, list(missing), None, context.now) if missing else {}
+        return near, found
 
     def frequencies(words: list[str]) -> Mapping[str, int]:
         return document_frequencies(conn, space.id, words)

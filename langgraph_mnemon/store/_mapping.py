@@ -206,6 +206,8 @@ def _number(value: Any) -> bool:
 
 
 def _compare(have: Any, operator: str, want: Any) -> bool:
+    if have is _MISSING:  # as LangGraph's SQL stores: a missing field satisfies no operator
+        return False
     if operator == "$eq":
         return _equal(have, want)
     if operator == "$ne":
@@ -238,16 +240,16 @@ def _equal(have: Any, want: Any) -> bool:
             and len(have) == len(want)
             and all(_equal(h, w) for h, w in zip(have, want, strict=True))
         )
-    return bool(have == want)
+    return bool((None if have is _MISSING else have) == want)  # missing equals None
 
 
-_MISSING = object()
+_MISSING: Any = object()
 
 
 def _field(value: Mapping[str, Any], key: str) -> Any:
     """The value a filter key names, as LangGraph's SQL stores read it: a dotted key is a path
     into nested objects (``"user.access-level"``); a key the path does not reach is read as
-    one literal key (``InMemoryStore``'s reading), else it is missing (None)."""
+    one literal key (``InMemoryStore``'s reading), else it is ``_MISSING``."""
     if "." in key:
         found: Any = value
         for part in key.split("."):
@@ -256,7 +258,7 @@ def _field(value: Mapping[str, Any], key: str) -> Any:
                 break
         if found is not _MISSING:
             return found
-    return value.get(key)
+    return value.get(key, _MISSING)
 
 
 def _passes(value: Mapping[str, Any], spec: Mapping[str, Any] | None) -> bool:

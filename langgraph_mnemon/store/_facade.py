@@ -50,11 +50,24 @@ Semantics:
   50 per query; the strict cut of the model's envelope does not apply); ``SearchItem.score`` is
   the provider's 0..1 relevance. Without a query it lists items, newest
   ``updated_at`` first. ``filter`` takes equality or ``$eq $ne $gt $gte $lt $lte`` on value keys
-  (nested dicts compare key by key, lists element by element), as ``InMemoryStore`` does.
+  (nested dicts compare key by key, lists element by element), as LangGraph's SQL stores do:
+  a dotted key is a path into nested values (``{"user.tier": {"$gt": 1}}``; a value with no
+  such path is read at the literal key), keys may hold hyphens or start with a digit, and a
+  missing field satisfies no operator (it equals ``None``).
 * ``list_namespaces`` lists namespaces that hold at least one item, sorted, with ``"*"``
   wildcards in ``prefix`` / ``suffix`` and ``max_depth`` truncation.
-* No TTL: ``supports_ttl = False``; a ``PutOp`` with a ``ttl`` raises ``NotImplementedError``
-  like ``BaseStore.put`` does, and ``refresh_ttl`` is ignored.
+* TTL (``supports_ttl = True``), LangGraph's contract: ``put(..., ttl=minutes)`` /
+  ``PutOp.ttl`` stores ``expires_at`` and ``ttl_minutes`` on the row (in the database, so
+  every replica agrees); ``put`` without ``ttl`` takes the store's ``TTLConfig``
+  ``default_ttl`` (``mem.store(ttl=...)``, or ``store.ttl`` of ``langgraph.json`` when served);
+  ``ttl=None`` never expires. An expired item is gone at once for ``get``, ``search``,
+  ``list_namespaces``, the agent's recall and ``browse``, before any sweep; a put to its key
+  starts a new item. ``refresh_ttl`` (default: the configuration's ``refresh_on_read``, else
+  True) restarts the time to live of what a ``get`` or ``search`` returns (a read-only host
+  refreshes nothing); an identical re-put restarts it too. :meth:`sweep_ttl` /
+  :meth:`asweep_ttl` delete expired rows (Memory Spaces *maintenance*);
+  :meth:`start_ttl_sweeper` runs that every ``sweep_interval_minutes`` (default 5) in a
+  daemon thread until :meth:`stop_ttl_sweeper`. ``omit_expired`` is accepted as True only.
 * Every op goes through a Memory Spaces layer method, and the layers ask the kernel: ``put``
   and ``delete`` are ``memory_spaces`` *write* (``remember`` / ``forget``), ``search`` with a
   query is *recall*, the space a first ``put`` into a namespace creates is *maintenance*
@@ -67,8 +80,10 @@ Semantics:
 * The trigger: ``mem.store()`` asks as its caller does (explicit from application code, the
   default); ``mem.store(trigger="automatic")`` is the store to hand a model's tools (LangMem's
   memory tools): every op runs under ``acting("automatic")``, so ``manual`` channels refuse it.
-* Bad input raises ``InvalidNamespaceError`` (namespaces; also an :class:`InvalidInputError`)
-  or :class:`InvalidInputError` (keys, values, filters, limits) before anything is written; a
+* Bad input raises :class:`~langgraph_mnemon.errors.InvalidNamespaceError` (namespaces: empty,
+  an empty label, a ``.`` or NUL in a label, the reserved root ``"langgraph"``; it is also
+  LangGraph's ``InvalidNamespaceError`` and an :class:`InvalidInputError`) or
+  :class:`InvalidInputError` (keys, values, ttl, filters, limits) before anything is written; a
   provider that does not commit raises :class:`ProviderError`. Every op of a batch is
   validated before the first one runs. When a later op of a batch fails after earlier puts
   were applied, the typed error is raised with a message that names the applied puts and the

@@ -79,6 +79,16 @@ def check_minutes(value: Any, name: str) -> float | None:
     """A time to live (or an interval) in minutes: None, or a positive finite number up to
     :data:`MAX_TTL_MINUTES` (about a century).
 
+    Args:
+        value: The minutes given.
+        name: What the error message calls it (``"ttl"``, ``"default_ttl"`` ...).
+
+    Returns:
+        The minutes as a float, or None.
+
+    Raises:
+        InvalidInputError: ``value`` is not None or a number in that range.
+
     Example:
         >>> check_minutes(0.5, "ttl")
         0.5

@@ -44,7 +44,7 @@ __all__ = [
     "StaleVectors",
     "current_rows",
     "expired",
-    "expired_spaces",
+    "expired_rows",
     "get_one",
     "keyed_row",
     "live_spaces",
@@ -334,43 +334,49 @@ def refresh(conn: Connection, ids: Sequence[str], now: float) -> int:
     return done
 
 
-# Expired live rows, oldest expiry first, through the partial expiry index.
-_EXPIRED_SPACES = (
-    sa.select(INSIGHTS.c.space_id)
+# Expired live rows, oldest expiry first: a range of the partial expiry index.
+_EXPIRED = (
+    sa.select(INSIGHTS.c.seq, INSIGHTS.c.space_id)
     .where(_LIVE, INSIGHTS.c.expires_at <= sa.bindparam("now"))
-    .group_by(INSIGHTS.c.space_id)
-)
-_EXPIRED_ROWS = (
-    sa.select(INSIGHTS.c.seq, INSIGHTS.c.terms, INSIGHTS.c.term_count)
-    .where(
-        INSIGHTS.c.space_id == sa.bindparam("space"),
-        _LIVE,
-        INSIGHTS.c.expires_at <= sa.bindparam("now"),
-    )
-    .order_by(INSIGHTS.c.seq)
+    .order_by(INSIGHTS.c.expires_at)
     .limit(sa.bindparam("limit"))
 )
+# The same rows again, by primary key, inside the sweeping transaction.
+_CLAIM = sa.select(INSIGHTS.c.seq, INSIGHTS.c.terms, INSIGHTS.c.term_count).where(
+    INSIGHTS.c.seq.in_(sa.bindparam("seqs", expanding=True)),
+    INSIGHTS.c.space_id == sa.bindparam("space"),
+    _LIVE,
+    INSIGHTS.c.expires_at <= sa.bindparam("now"),
+)
 
 
-def expired_spaces(conn: Connection, now: float) -> list[str]:
-    """The spaces that hold expired live rows at ``now`` (one statement on the index)."""
-    return list(conn.execute(_EXPIRED_SPACES, {"now": now}).scalars())
+def expired_rows(conn: Connection, now: float, limit: int) -> dict[str, list[int]]:
+    """Up to ``limit`` rows expired at ``now``, oldest expiry first, by space (one read)."""
+    out: dict[str, list[int]] = {}
+    for seq, space_id in conn.execute(_EXPIRED, {"now": now, "limit": limit}).all():
+        out.setdefault(space_id, []).append(int(seq))
+    return out
 
 
-def sweep(conn: Connection, space_id: str, now: float, limit: int) -> int:
-    """Soft-delete up to ``limit`` expired live rows of one space in the caller's write
-    transaction (out of the keyword index, statistics and vectors); how many.
+def sweep(conn: Connection, space_id: str, seqs: Sequence[int], now: float) -> int:
+    """Soft-delete those of ``seqs`` (rows of one space) that are still live and expired, in
+    the caller's write transaction: out of the keyword index, statistics and vectors.
 
-    On PostgreSQL it takes the space's writer lock first, as a put does, and reads the rows
-    ``FOR UPDATE``: a put or another replica's sweep retiring the same row waits and then
-    finds it gone, so no row is counted out of the statistics twice.
+    On PostgreSQL it takes the space's writer lock first, as a put does (one space per
+    transaction, so no lock order to get wrong), and reads the rows ``FOR UPDATE``: a put or
+    another replica's sweep retiring the same row waits and then finds it gone, so no row is
+    counted out of the statistics twice.
+
+    Returns:
+        How many rows were deleted.
     """
-    statement = _EXPIRED_ROWS
+    statement = _CLAIM
     if conn.dialect.name == "postgresql":
         lock = advisory_lock_id("mnemon-store", space_id)
         conn.execute(sa.select(sa.func.pg_advisory_xact_lock(lock)))
         statement = statement.with_for_update()
-    found = conn.execute(statement, {"space": space_id, "now": now, "limit": limit}).all()
+    params = {"seqs": list(seqs), "space": space_id, "now": now}
+    found = conn.execute(statement, params).all()
     rows = [_write.Retired(int(seq), terms or "", int(count)) for seq, terms, count in found]
     _write.forget_rows(conn, space_id, rows, now)
     return len(rows)

@@ -575,7 +575,8 @@ class MnemosProvider(BaseProvider):
 
     def keyed_sweep_sync(self, batch: int = 500) -> int:
         """Soft-delete every row whose time to live ran out (out of the keyword index, the
-        statistics and the vectors), ``batch`` rows of one space per transaction.
+        statistics and the vectors): up to ``batch`` expired rows found per read of the
+        expiry index, each space's share deleted in a transaction of its own.
 
         Returns:
             How many rows were deleted.
@@ -588,11 +589,13 @@ class MnemosProvider(BaseProvider):
             return 0
         now = self._clock()
         done = 0
-        for space_id in self.db.run_single(_keyed.expired_spaces, now):
-            while True:
+        while True:
+            found = self.db.run_single(_keyed.expired_rows, now, batch)
+            swept = 0
+            for space_id, seqs in found.items():
                 with self.db.write() as conn:
-                    swept = _keyed.sweep(conn, space_id, now, batch)
-                done += swept
-                if swept < batch:
-                    break
-        return done
+                    swept += _keyed.sweep(conn, space_id, seqs, now)
+            done += swept
+            # Fewer than a batch: that was all. None swept: another replica took them.
+            if sum(map(len, found.values())) < batch or not swept:
+                return done

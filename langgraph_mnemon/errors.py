@@ -22,6 +22,7 @@ __all__ = [
     "CapacityError",
     "ConflictError",
     "InvalidInputError",
+    "InvalidNamespaceError",
     "MnemonError",
     "NoMatchError",
     "NotFoundError",
@@ -61,6 +62,24 @@ class InvalidInputError(MnemonError, ValueError):
     """The caller passed a value the operation cannot accept; nothing was changed."""
 
     code = "invalid-input"
+
+
+class InvalidNamespaceError(InvalidInputError):
+    """A store namespace the ``BaseStore`` facade refuses (empty, an empty label, a label with
+    ``.`` or NUL, the reserved root ``"langgraph"``, too long); nothing was written.
+
+    The store raises a subclass that is also LangGraph's
+    ``langgraph.store.base.InvalidNamespaceError``, so either ``except`` catches it.
+
+    Example:
+        >>> try:
+        ...     mem.store().put(("users.alice",), "k", {"v": 1})
+        ... except InvalidNamespaceError as exc:
+        ...     exc.code
+        'invalid-namespace'
+    """
+
+    code = "invalid-namespace"
 
 
 class CapacityError(MnemonError):

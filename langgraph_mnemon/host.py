@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     # Mnemos checkpointers import LangGraph; loaded on first use
     from langgraph.checkpoint.serde.base import SerializerProtocol
     from langgraph.graph.state import CompiledStateGraph
+    from langgraph.store.base import TTLConfig
 
     from langgraph_mnemon.checkpointers import AsyncMnemosSaver, MnemosSaver
     from langgraph_mnemon.memory_layers.activity import ReviewGate
@@ -313,9 +314,14 @@ class Mnemon:
         return saver
 
     def store(
-        self, *, trigger: Trigger | None = None, index: Mapping[str, Any] | None = None
+        self,
+        *,
+        trigger: Trigger | None = None,
+        index: Mapping[str, Any] | None = None,
+        ttl: TTLConfig | None = None,
     ) -> MnemonStore:
-        """A LangGraph ``BaseStore`` facade over the Memory Spaces (one per host and trigger).
+        """A LangGraph ``BaseStore`` facade over the Memory Spaces (one per host, trigger and
+        TTL configuration; a new one per ``index``).
 
         Pass it wherever LangGraph takes a store: ``create_agent(..., store=mem.store())``,
         ``graph.compile(store=...)``. Its ops ask the kernel like every layer call: by default
@@ -327,31 +333,33 @@ class Mnemon:
                 runs each op under the caller's current trigger.
             index: LangGraph's ``IndexConfig`` (``dims``, ``embed``, ``fields``): a new store
                 that indexes those fields and embeds with that model (see the store docs).
+            ttl: LangGraph's ``TTLConfig`` (``default_ttl``, ``refresh_on_read``,
+                ``sweep_interval_minutes``), as ``store.ttl`` in ``langgraph.json``; None: puts
+                expire only when they pass ``ttl=``.
 
         Returns:
-            The host's :class:`~langgraph_mnemon.store.MnemonStore` (built on first use), or its
-            sibling bound to ``trigger``; the same object on every call with the same trigger.
+            The host's :class:`~langgraph_mnemon.store.MnemonStore` (built on first use) or its
+            sibling bound to ``trigger`` and ``ttl`` (the same object for the same arguments).
 
         Raises:
             InvalidInputError: ``trigger`` is not ``"explicit"``, ``"automatic"`` or None,
-                or ``index`` is not a valid index config.
+                ``index`` is not a valid index config or ``ttl`` not a valid TTL configuration.
 
         Example:
             >>> model_store = mem.store(trigger="automatic")  # for LangMem's memory tools
             >>> tools = [create_manage_memory_tool(("memories",), store=model_store)]
+            >>> sessions = mem.store(ttl={"default_ttl": 60})  # puts expire after an hour
         """
         if self._parent is not None:
-            return self._parent.store(trigger=trigger, index=index).scoped(self.scope)
-        if index is not None:
-            from langgraph_mnemon.store import MnemonStore
+            return self._parent.store(trigger=trigger, index=index, ttl=ttl).scoped(self.scope)
+        from langgraph_mnemon.store import MnemonStore
 
+        if index is not None:  # its own family: another index is another store
             self._indexed_stores.append(MnemonStore(self, trigger=trigger, index=index))
-            return self._indexed_stores[-1]
-        if self._store is None:
-            from langgraph_mnemon.store import MnemonStore
-
-            self._store = MnemonStore(self)
-        return self._store if trigger is None else self._store.acting_as(trigger)
+            return self._indexed_stores[-1].with_ttl(ttl)
+        self._store = self._store or MnemonStore(self)
+        store = self._store.with_ttl(ttl)
+        return store if trigger is None else store.acting_as(trigger)
 
     def acheckpointer(
         self, *, serde: SerializerProtocol | None = None

@@ -9,7 +9,9 @@
 * A database made by the previous release (its bookkeeping table still ``schema_version``),
   built by running that release's own code in a subprocess, opens with this code and keeps
   every item: the table is renamed in the migration transaction (a failing step leaves it as
-  it was), and a read-only host reads it without renaming anything.
+  it was). A read-only host renames nothing: while a schema step of this release is missing
+  (issue 31 added the ``spaces`` expiry columns) it refuses with what to do, and reads the
+  database once a writer has opened it.
 """
 
 from __future__ import annotations
@@ -376,11 +378,15 @@ def _url_of(database_url: str, root: Path) -> tuple[str, str]:
     return database_url, database_url
 
 
-def _read_only_reads_it_as_it_is(root: Path, given: str, url: str) -> None:
+def _read_only_refuses_it_untouched(root: Path, given: str, url: str) -> None:
     options = {"database_url": given} if given else {}
     with Mnemon.open(root, write_enabled=False, **options, **QUIET) as mem:
-        assert mem.store().get(("users", "alice"), "prefs").value == {"theme": "dark"}
-        assert [n.content for n in mem.mnemos.nodes("task-1")] == ["Ship the release notes"]
+        # This release adds steps to Mnemos (the model's window) and the spaces (TTL).
+        reads = (lambda: mem.mnemos.nodes("task-1"), lambda: mem.store().get(("users",), "k"))
+        for read in reads:
+            with pytest.raises(StorageError, match="open it once with writes enabled") as refused:
+                read()
+            assert refused.value.code == "storage-read-only"
     assert _version_tables(url)[0] == {"schema_version"}
 
 
@@ -416,9 +422,9 @@ def test_a_database_of_the_previous_release_opens_and_keeps_everything(
     made = _made_by_previous_release(previous_release, root, given)
     tables, old_rows = _version_tables(url)
     assert tables == {"schema_version"}
-    # A read-only host reads it without renaming anything; a failing migration step takes
-    # the rename back with it (one transaction).
-    _read_only_reads_it_as_it_is(root, given, url)
+    # A read-only host renames nothing (it cannot add this release's steps either); a failing
+    # migration step takes the rename back with it (one transaction).
+    _read_only_refuses_it_untouched(root, given, url)
     _a_failing_step_rolls_the_rename_back(url)
     options = {"database_url": given} if given else {}
     with Mnemon.open(root, **options, **QUIET) as mem:
@@ -443,3 +449,6 @@ def test_a_database_of_the_previous_release_opens_and_keeps_everything(
     with Mnemon.open(root, **options, **QUIET) as mem:  # the next open changes nothing
         assert mem.store().get(("users", "alice"), "more").value == {"x": 1}
     assert _version_tables(url) == (tables, new_rows)
+    with Mnemon.open(root, write_enabled=False, **options, **QUIET) as mem:  # migrated: reads
+        assert mem.store().get(("users", "alice"), "prefs").value == {"theme": "dark"}
+        assert [n.content for n in mem.mnemos.nodes("task-1")] == ["Ship the release notes"]

@@ -53,7 +53,8 @@ def test_store_is_a_basestore_and_one_per_host(mem: Mnemon) -> None:
     store = mem.store()
     assert isinstance(store, BaseStore)
     assert mem.store() is store
-    assert store.supports_ttl is False
+    assert store.supports_ttl is True
+    assert store.ttl_config is None
     assert store.host is mem
 
 
@@ -395,13 +396,16 @@ def test_bad_filters_limits_and_index_are_typed_errors(store: MnemonStore) -> No
     assert store.get(("ns",), "k2") is None
 
 
-def test_ttl_is_not_supported(store: MnemonStore) -> None:
-    with pytest.raises(NotImplementedError, match="TTL"):
-        store.put(("ns",), "k", {"v": 1}, ttl=5)
-    with pytest.raises(NotImplementedError, match="TTL"):
-        store.batch([PutOp(("ns",), "k", {"v": 1}, ttl=5.0)])
-    store.put(("ns",), "k", {"v": 1}, ttl=None)
-    assert store.get(("ns",), "k", refresh_ttl=True) is not None  # refresh is ignored
+def test_bad_ttls_are_typed_errors_before_anything_is_written(store: MnemonStore) -> None:
+    for ttl in (0, -1, float("nan"), float("inf"), True, "5", 10**400):
+        with pytest.raises(InvalidInputError, match="ttl must be"):
+            store.put(("ns",), "k", {"v": 1}, ttl=ttl)  # type: ignore[arg-type]
+        with pytest.raises(InvalidInputError, match="ttl must be"):
+            store.batch([PutOp(("ns",), "k", {"v": 1}, ttl=ttl)])  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="refresh_ttl must be True or False"):
+        store.batch([GetOp(("ns",), "k", refresh_ttl="yes")])  # type: ignore[arg-type]
+    assert store.get(("ns",), "k") is None
+    assert store.list_namespaces() == []
 
 
 def test_a_batch_is_validated_before_anything_runs(store: MnemonStore) -> None:

@@ -8,23 +8,35 @@ the facade takes the run's scope from its config (the authenticated user, ``user
 LangMem's ``langgraph_user_id``); a call of the store API (``client.store.put_item`` ...) is
 no run, so :class:`ServedStore` binds it to the user LangGraph server authenticated for that
 request (custom auth), and to the local scope without authentication.
+
+``store.ttl`` of ``langgraph.json`` configures the served store's time to live: LangGraph
+server passes nothing to a custom store's factory and starts no sweeper for it, so
+:func:`store` reads the ``store`` section itself (:func:`served_ttl`) and, when it sets
+``sweep_interval_minutes``, runs the store's sweeper while the server runs.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable
+import json
+import os
+from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
 from langgraph.store.base import BaseStore, Op, Result
 
 from langgraph_mnemon.checkpointers import AsyncMnemosSaver
+from langgraph_mnemon.errors import InvalidInputError
 from langgraph_mnemon.memory_layers.scopes import scope_of
 from langgraph_mnemon.server._host import shared_host
 from langgraph_mnemon.store import MnemonStore
 
-__all__ = ["ServedStore", "api_user", "checkpointer", "store"]
+__all__ = ["STORE_ENV", "ServedStore", "api_user", "checkpointer", "served_ttl", "store"]
+
+STORE_ENV = "LANGGRAPH_STORE"
+"""Where LangGraph's CLI (``langgraph dev``, the images ``langgraph build`` makes) hands the
+server the ``store`` section of ``langgraph.json``, as JSON."""
 
 
 @asynccontextmanager
@@ -37,9 +49,48 @@ async def checkpointer() -> AsyncIterator[AsyncMnemosSaver]:
 
 @asynccontextmanager
 async def store() -> AsyncIterator[ServedStore]:
-    """The host's ``BaseStore`` facade over its Memory Spaces, in each caller's scope."""
+    """The host's ``BaseStore`` facade over its Memory Spaces, in each caller's scope, with
+    the TTL configuration of ``store.ttl`` (its sweeper runs until the server stops)."""
     host = await asyncio.to_thread(shared_host)
-    yield ServedStore(await asyncio.to_thread(host.store))
+    facade = await asyncio.to_thread(lambda: host.store(ttl=served_ttl()))
+    sweeping = bool((facade.ttl_config or {}).get("sweep_interval_minutes"))
+    if sweeping:
+        facade.start_ttl_sweeper()
+    try:
+        yield ServedStore(facade)
+    finally:
+        if sweeping:
+            await asyncio.to_thread(facade.stop_ttl_sweeper, 30.0)
+
+
+def served_ttl() -> Mapping[str, object] | None:
+    """The ``store.ttl`` section of the served ``langgraph.json`` (from :data:`STORE_ENV`).
+
+    Returns:
+        The TTL configuration as written (``MnemonStore`` checks it), or None when the
+        server was started without one.
+
+    Raises:
+        InvalidInputError: :data:`STORE_ENV` is not the JSON of a ``store`` section.
+
+    Example:
+        >>> os.environ[STORE_ENV] = '{"path": "...", "ttl": {"default_ttl": 60}}'
+        >>> served_ttl()
+        {'default_ttl': 60}
+    """
+    raw = os.environ.get(STORE_ENV, "").strip()
+    if not raw:
+        return None
+    try:
+        section = json.loads(raw)
+    except ValueError:
+        section = None
+    if not isinstance(section, dict):
+        raise InvalidInputError(
+            f"{STORE_ENV} must be the JSON of langgraph.json's store section, e.g. "
+            '{"path": "langgraph_mnemon.server.persistence.store", "ttl": {"default_ttl": 60}}'
+        )
+    return section.get("ttl")
 
 
 # Keys of a graph run's config. LangGraph server also sets a bare runnable config (only its
@@ -107,10 +158,11 @@ class ServedStore(BaseStore):
         >>> await served.aput(("memories",), "k", {"text": "..."})  # in the caller's scope
     """
 
-    supports_ttl: bool = False
+    supports_ttl: bool = True
 
     def __init__(self, facade: MnemonStore) -> None:
         self._facade = facade
+        self.ttl_config = facade.ttl_config  # BaseStore's get / put / search read it
 
     def current(self) -> MnemonStore:
         """The facade the next op goes through (the caller's scope)."""

@@ -5,8 +5,9 @@ their async twins) iterate the namespace and call ``str(key)`` before an op reac
 ``batch()``, so a namespace that is not a sequence raises ``TypeError`` and a key whose
 ``str()`` fails raises ``ValueError`` there. These overrides turn both into the errors the
 store contract documents (``InvalidNamespaceError``, ``InvalidInputError``) and then hand the
-call on unchanged. :func:`check_filter` and :func:`check_window` check the search arguments
-every op carries.
+call on unchanged. :func:`check_labels` and :func:`check_write_namespace` are LangGraph's
+namespace rules (``_validate_namespace``) with messages that say what to do;
+:func:`check_filter` and :func:`check_window` check the search arguments every op carries.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from langgraph.store.base import BaseStore, InvalidNamespaceError
+from langgraph.store.base import BaseStore
+from langgraph.store.base import InvalidNamespaceError as LangGraphNamespaceError
 
-from langgraph_mnemon.contracts import shown
-from langgraph_mnemon.errors import InvalidInputError
+from langgraph_mnemon.contracts import shown, text_problem
+from langgraph_mnemon.errors import InvalidInputError, InvalidNamespaceError
 
 __all__ = [
     "OPERATORS",
@@ -26,7 +28,9 @@ __all__ = [
     "NamespaceError",
     "as_namespace",
     "check_filter",
+    "check_labels",
     "check_window",
+    "check_write_namespace",
 ]
 
 OPERATORS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte"})
@@ -34,12 +38,14 @@ OPERATORS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte"})
 _MAX_FILTER_DEPTH = 32
 
 
-class NamespaceError(InvalidInputError, InvalidNamespaceError):
-    """A namespace the store refuses: LangGraph's ``InvalidNamespaceError`` (what its store
-    contract documents) and an :class:`InvalidInputError` (what every bad input here is), so
-    ``except MnemonError`` and ``except InvalidNamespaceError`` both catch it."""
+_RESERVED_ROOT = "langgraph"
 
-    code = "invalid-namespace"
+
+class NamespaceError(InvalidNamespaceError, LangGraphNamespaceError):
+    """A namespace the store refuses: our :class:`~langgraph_mnemon.errors.InvalidNamespaceError`
+    (an :class:`InvalidInputError`, like every bad input here) and LangGraph's
+    ``InvalidNamespaceError`` (what its store contract documents), so ``except MnemonError``
+    and either ``except InvalidNamespaceError`` catch it."""
 
 
 def as_namespace(value: Any, *, optional: bool = False) -> Any:
@@ -51,6 +57,71 @@ def as_namespace(value: Any, *, optional: bool = False) -> Any:
     raise NamespaceError(
         f"Namespace must be a tuple of strings, e.g. ('users', 'alice'); got {shown(value)}"
     )
+
+
+def check_labels(path: Any) -> tuple[str, ...]:
+    """The labels of a namespace (or of a prefix, suffix or match path) as LangGraph takes them:
+    strings, none empty, none holding ``.`` (LangGraph's stores join labels with dots) or NUL.
+
+    Args:
+        path: A tuple (or list) of labels; ``()`` is accepted (a prefix of everything).
+
+    Returns:
+        The labels as a tuple.
+
+    Raises:
+        NamespaceError: a label is not a non-empty string without ``.`` or NUL.
+
+    Example:
+        >>> check_labels(["users", "alice"])
+        ('users', 'alice')
+    """
+    path = as_namespace(path)
+    for label in path:
+        if not isinstance(label, str):
+            raise NamespaceError(
+                f"Namespace labels must be strings; got {shown(label)} in {shown(path)}: "
+                "convert it, e.g. str(user_id)"
+            )
+        if not label:
+            raise NamespaceError(
+                f"Namespace labels cannot be empty strings (in {shown(path)}): drop the empty "
+                "label or give it a name"
+            )
+        if "." in label:
+            raise NamespaceError(
+                f"Namespace label {shown(label)} contains a period ('.'), which LangGraph "
+                "stores use to join labels: split it into two labels or use '-' or '_'"
+            )
+        problem = text_problem(label)  # NUL (LangGraph refuses it), a lone surrogate
+        if problem is not None:
+            raise NamespaceError(f"Namespace label {shown(label)} {problem}")
+    return path
+
+
+def check_write_namespace(namespace: Any) -> tuple[str, ...]:
+    """A namespace a ``put`` may write into: :func:`check_labels`, at least one label, and not
+    under the root ``"langgraph"`` that LangGraph reserves.
+
+    Raises:
+        NamespaceError: the namespace is empty, has a bad label or starts with "langgraph".
+
+    Example:
+        >>> check_write_namespace(("langgraph", "x"))
+        Traceback (most recent call last):
+        NamespaceError: The namespace root "langgraph" is reserved ...
+    """
+    namespace = check_labels(namespace)
+    if not namespace:
+        raise NamespaceError(
+            "Namespace cannot be empty: give at least one label, e.g. ('memories',)"
+        )
+    if namespace[0] == _RESERVED_ROOT:
+        raise NamespaceError(
+            f'The namespace root "langgraph" is reserved by LangGraph (got {shown(namespace)}): '
+            "choose another first label, e.g. ('app', *namespace)"
+        )
+    return namespace
 
 
 def _key(value: Any) -> str:
@@ -72,7 +143,7 @@ def _namespace_errors() -> Iterator[None]:
         yield
     except NamespaceError:
         raise
-    except InvalidNamespaceError as exc:
+    except LangGraphNamespaceError as exc:
         raise NamespaceError(str(exc)) from None
 
 
@@ -89,11 +160,12 @@ class CheckedArguments(BaseStore):
 
     def put(self, namespace: Any, key: Any, value: Any, *args: Any, **kwargs: Any) -> None:
         with _namespace_errors():
-            super().put(as_namespace(namespace), _key(key), value, *args, **kwargs)
+            # Ours first: BaseStore.put's own namespace check says less about what to do.
+            super().put(check_write_namespace(namespace), _key(key), value, *args, **kwargs)
 
     async def aput(self, namespace: Any, key: Any, value: Any, *args: Any, **kwargs: Any) -> None:
         with _namespace_errors():
-            await super().aput(as_namespace(namespace), _key(key), value, *args, **kwargs)
+            await super().aput(check_write_namespace(namespace), _key(key), value, *args, **kwargs)
 
     def delete(self, namespace: Any, key: Any) -> None:
         with _namespace_errors():

@@ -70,11 +70,24 @@ Semantics:
   down the ranking; equal scores (often 0: nothing in common with the query) are ordered by
   raw similarity, then newest first. Without a query it lists items, newest
   ``updated_at`` first. ``filter`` takes equality or ``$eq $ne $gt $gte $lt $lte`` on value keys
-  (nested dicts compare key by key, lists element by element), as ``InMemoryStore`` does.
+  (nested dicts compare key by key, lists element by element), as LangGraph's SQL stores do:
+  a dotted key is a path into nested values (``{"user.tier": {"$gt": 1}}``; a value with no
+  such path is read at the literal key), keys may hold hyphens or start with a digit, and a
+  missing field satisfies no operator (it equals ``None``).
 * ``list_namespaces`` lists namespaces that hold at least one item, sorted, with ``"*"``
   wildcards in ``prefix`` / ``suffix`` and ``max_depth`` truncation.
-* No TTL: ``supports_ttl = False``; a ``PutOp`` with a ``ttl`` raises ``NotImplementedError``
-  like ``BaseStore.put`` does, and ``refresh_ttl`` is ignored.
+* TTL (``supports_ttl = True``), LangGraph's contract: ``put(..., ttl=minutes)`` /
+  ``PutOp.ttl`` stores ``expires_at`` and ``ttl_minutes`` on the row (in the database, so
+  every replica agrees); ``put`` without ``ttl`` takes the store's ``TTLConfig``
+  ``default_ttl`` (``mem.store(ttl=...)``, or ``store.ttl`` of ``langgraph.json`` when served);
+  ``ttl=None`` never expires. An expired item is gone at once for ``get``, ``search``,
+  ``list_namespaces``, the agent's recall and ``browse``, before any sweep; a put to its key
+  starts a new item. ``refresh_ttl`` (default: the configuration's ``refresh_on_read``, else
+  True) restarts the time to live of what a ``get`` or ``search`` returns (a read-only host
+  refreshes nothing); an identical re-put restarts it too. :meth:`sweep_ttl` /
+  :meth:`asweep_ttl` delete expired rows (Memory Spaces *maintenance*);
+  :meth:`start_ttl_sweeper` runs that every ``sweep_interval_minutes`` (default 5) in a
+  daemon thread until :meth:`stop_ttl_sweeper`. ``omit_expired`` is accepted as True only.
 * Every op goes through a Memory Spaces layer method, and the layers ask the kernel: ``put``
   and ``delete`` are ``memory_spaces`` *write* (``remember`` / ``forget``), ``search`` with a
   query is *recall*, the space a first ``put`` into a namespace creates is *maintenance*
@@ -87,8 +100,10 @@ Semantics:
 * The trigger: ``mem.store()`` asks as its caller does (explicit from application code, the
   default); ``mem.store(trigger="automatic")`` is the store to hand a model's tools (LangMem's
   memory tools): every op runs under ``acting("automatic")``, so ``manual`` channels refuse it.
-* Bad input raises ``InvalidNamespaceError`` (namespaces; also an :class:`InvalidInputError`)
-  or :class:`InvalidInputError` (keys, values, filters, limits) before anything is written; a
+* Bad input raises :class:`~langgraph_mnemon.errors.InvalidNamespaceError` (namespaces: empty,
+  an empty label, a ``.`` or NUL in a label, the reserved root ``"langgraph"``; it is also
+  LangGraph's ``InvalidNamespaceError`` and an :class:`InvalidInputError`) or
+  :class:`InvalidInputError` (keys, values, ttl, filters, limits) before anything is written; a
   provider that does not commit raises :class:`ProviderError`. Every op of a batch is
   validated before the first one runs. When a later op of a batch fails after earlier puts
   were applied, the typed error is raised with a message that names the applied puts and the
@@ -118,7 +133,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -132,6 +147,7 @@ from langgraph.store.base import (
     Result,
     SearchItem,
     SearchOp,
+    TTLConfig,
 )
 
 from langgraph_mnemon.contracts import LOCAL, Scope, shown
@@ -175,8 +191,10 @@ from langgraph_mnemon.store._mapping import (
     _space_id,
     _space_name,
 )
+from langgraph_mnemon.store._ranking import ranked, refresh_returned
 from langgraph_mnemon.store._run import say_applied
 from langgraph_mnemon.store._scope import StoreHost, op_scope, spaces_of
+from langgraph_mnemon.store._ttl import Sweeper, TTLSweeps, check_ttl_config, ttl_key
 
 if TYPE_CHECKING:
     from langgraph_mnemon.memory_layers.spaces import SpaceRecord
@@ -184,7 +202,7 @@ if TYPE_CHECKING:
 __all__ = ["MAX_KEY_CHARS", "MAX_VALUE_CHARS", "NAMESPACE_PREFIX", "MnemonStore", "StoreHost"]
 
 
-class MnemonStore(CheckedArguments):
+class MnemonStore(TTLSweeps, CheckedArguments):
     """A LangGraph ``BaseStore`` whose namespaces are Memory Spaces of one :class:`Mnemon` host.
 
     Get one with ``Mnemon.store()`` (one per host), or ``Mnemon.store(index={...})`` for a
@@ -201,7 +219,7 @@ class MnemonStore(CheckedArguments):
         [('notes',)]
     """
 
-    supports_ttl: bool = False
+    supports_ttl: bool = True
 
     def __init__(
         self,
@@ -209,9 +227,10 @@ class MnemonStore(CheckedArguments):
         *,
         trigger: Trigger | None = None,
         index: Mapping[str, Any] | StoreIndex | None = None,
+        ttl: TTLConfig | None = None,
         _runner: LoopRunner | None = None,
         _scope: Scope | None = None,
-        _family: dict[tuple[Trigger | None, Scope | None], MnemonStore] | None = None,
+        _family: dict[tuple[Trigger | None, Scope | None, Any], MnemonStore] | None = None,
     ) -> None:
         if trigger is not None and trigger not in _TRIGGERS:
             raise InvalidInputError(
@@ -222,9 +241,11 @@ class MnemonStore(CheckedArguments):
         # What items are indexed by (fields) and embedded with (None: the host's embedder).
         self._index = StoreIndex.of(index)
         self._scope = _scope
-        # One store per (trigger, scope), shared by all of them: acting_as / scoped find it.
+        self.ttl_config = check_ttl_config(ttl)
+        # One store per (trigger, scope, TTL configuration), shared by all of them:
+        # acting_as / scoped / with_ttl find it.
         self._family = _family if _family is not None else {}
-        self._family.setdefault((trigger, _scope), self)
+        self._family.setdefault(self._member(trigger, _scope), self)
         # The store spaces resolved so far, shared by the siblings: a space id hashes its
         # namespace and owner, so a read never needs the catalog twice for one.
         first = next(iter(self._family.values()))
@@ -234,6 +255,8 @@ class MnemonStore(CheckedArguments):
         # (one aggregate statement per read, so a change made by another process is seen).
         self._views: dict[Scope, _Batch] = first._views if first is not self else {}
         self._catalogs: dict[Scope, _Catalog] = first._catalogs if first is not self else {}
+        # One background TTL sweeper for the family (a sweep covers the whole database).
+        self._sweeper: Sweeper = first._sweeper if first is not self else Sweeper()
         # Only the sync query search waits on a loop (the federated recall's); the siblings
         # share it, and a sync call made on it is refused (storage.loop's rule).
         self._runner = _runner or LoopRunner("mnemon-store", owner="store", service="the store")
@@ -264,18 +287,27 @@ class MnemonStore(CheckedArguments):
         the host's)."""
         return self._index
 
-    def _sibling(self, trigger: Trigger | None, scope: Scope | None) -> MnemonStore:
-        sibling = self._family.get((trigger, scope))
+    def _member(
+        self, trigger: Trigger | None, scope: Scope | None
+    ) -> tuple[Trigger | None, Scope | None, Any]:
+        return trigger, scope, ttl_key(self.ttl_config)
+
+    def _sibling(
+        self, trigger: Trigger | None, scope: Scope | None, ttl: TTLConfig | None = None
+    ) -> MnemonStore:
+        member = (trigger, scope, ttl_key(ttl))
+        sibling = self._family.get(member)
         if sibling is None:
             sibling = MnemonStore(
                 self._host,
                 trigger=trigger,
                 index=self._index,
+                ttl=ttl,
                 _runner=self._runner,
                 _scope=scope,
                 _family=self._family,
             )
-        return self._family.setdefault((trigger, scope), sibling)
+        return self._family.setdefault(member, sibling)
 
     def acting_as(self, trigger: Trigger) -> MnemonStore:
         """This store with every op run under ``trigger`` (one instance per trigger).
@@ -287,7 +319,7 @@ class MnemonStore(CheckedArguments):
         """
         if trigger == self._trigger:
             return self
-        return self._sibling(trigger, self._scope)
+        return self._sibling(trigger, self._scope, self.ttl_config)
 
     def scoped(self, scope: Scope) -> MnemonStore:
         """This store with every op run in ``scope`` (one instance per scope and trigger).
@@ -318,7 +350,31 @@ class MnemonStore(CheckedArguments):
             )
         if scope == self._scope:
             return self
-        return self._sibling(self._trigger, scope)
+        return self._sibling(self._trigger, scope, self.ttl_config)
+
+    def with_ttl(self, ttl: TTLConfig | None) -> MnemonStore:
+        """This store with the TTL configuration ``ttl`` (one instance per configuration).
+
+        Args:
+            ttl: LangGraph's ``TTLConfig``: ``default_ttl`` (minutes a ``put`` without
+                ``ttl`` lives), ``refresh_on_read`` (default for ``refresh_ttl`` of ``get`` /
+                ``search``), ``sweep_interval_minutes`` (for :meth:`start_ttl_sweeper`); None
+                for none (puts never expire unless they say so).
+
+        Returns:
+            The sibling store with that configuration (the same object on every call).
+
+        Raises:
+            InvalidInputError: ``ttl`` is not a valid TTL configuration.
+
+        Example:
+            >>> store = mem.store().with_ttl({"default_ttl": 60})   # = mem.store(ttl=...)
+            >>> store.put(("sessions",), "s1", {"cart": []})        # expires in an hour
+        """
+        config = check_ttl_config(ttl)
+        if ttl_key(config) == ttl_key(self.ttl_config):
+            return self
+        return self._sibling(self._trigger, self._scope, config)
 
     def setup(self) -> _Done:
         """Create or migrate the tables behind the store now (idempotent).
@@ -338,11 +394,14 @@ class MnemonStore(CheckedArguments):
         return _Done()
 
     def close(self) -> None:
-        """Stop the private loop that runs sync ``batch`` calls (shared with the siblings).
+        """Stop the private loop that runs sync ``batch`` calls (shared with the siblings)
+        and the TTL sweeper.
 
-        ``Mnemon.close()`` calls it; a later sync call starts the loop again. The cached views
-        of the spaces are dropped too (a reopened host builds new ones).
+        ``Mnemon.close()`` calls it; a later sync call starts the loop again (the sweeper
+        only when started again). The cached views of the spaces are dropped too (a reopened
+        host builds new ones).
         """
+        self._sweeper.stop(timeout=10.0)
         self._runner.close()
         self._views.clear()
         self._catalogs.clear()
@@ -470,7 +529,10 @@ class MnemonStore(CheckedArguments):
             if _is_recall(first):
                 batch.at = block.start
                 found = batch.spaces.search(**self._recall_args(batch, first))
-                return [self._ranked(batch, first, self._recalled(batch, first, found))]
+                head = self._recalled(batch, first, found)
+                items, tail = ranked(batch, first, head)
+                refresh_returned(batch, first, found, items, tail)
+                return [items]
             if isinstance(first, PutOp):
                 self._puts(batch, ops, block)
                 return [None] * (block.stop - block.start)
@@ -486,8 +548,11 @@ class MnemonStore(CheckedArguments):
         batch.at = index
         try:
             args = await asyncio.to_thread(self._recall_args, batch, op)
-            head = self._recalled(batch, op, await batch.spaces.asearch(**args))
-            return await asyncio.to_thread(self._ranked, batch, op, head)
+            found = await batch.spaces.asearch(**args)
+            head = self._recalled(batch, op, found)
+            items, tail = await asyncio.to_thread(ranked, batch, op, head)
+            await asyncio.to_thread(refresh_returned, batch, op, found, items, tail)
+            return items
         except MnemonError as exc:
             say_applied(exc, index, ops, batch.applied)
             raise
@@ -613,7 +678,11 @@ class MnemonStore(CheckedArguments):
         namespace = tuple(op.namespace)
         record = self._home(batch, namespace)
         found = batch.keyed.get(record, op.key) if record is not None else None
-        return _row(found).item(namespace) if found is not None else None
+        if found is None:
+            return None
+        if op.refresh_ttl and found.ttl_minutes is not None and record is not None:
+            batch.keyed.refresh(record, [found.id])
+        return _row(found).item(namespace)
 
     def _puts(self, batch: _Batch, ops: Sequence[Op], block: slice) -> None:
         """A run of puts (and deletes): every space resolved first, then ONE write. A space
@@ -694,7 +763,11 @@ class MnemonStore(CheckedArguments):
             if len(page) < size or not op.filter:
                 break
             size = min(_PAGE, size * 2)
-        return [row.search_item(ns, None) for ns, row in found[op.offset : wanted]]
+        window = found[op.offset : wanted]
+        expiring = [row.memory_id for _, row in window if row.ttl is not None]
+        if op.refresh_ttl and expiring:
+            batch.keyed.refresh(records[0], expiring)
+        return [row.search_item(ns, None) for ns, row in window]
 
     def _recall_args(self, batch: _Batch, op: SearchOp) -> dict[str, Any]:
         """The federated recall of a query search (blocking: reads the catalog)."""
@@ -726,47 +799,6 @@ class MnemonStore(CheckedArguments):
             score = insight.score if insight.score is not None else insight.normalized_score
             out.append(row.search_item(namespace, score))
         return out
-
-    def _ranked(self, batch: _Batch, op: SearchOp, head: list[SearchItem]) -> list[SearchItem]:
-        """``offset`` / ``limit`` of the whole ranking: the recall's items, then (when they do
-        not fill the window) every other indexed item that passes the filter, by the same
-        scorer's relevance, capped at the recall's lowest score so ranks and scores agree."""
-        wanted = op.offset + op.limit
-        if op.limit == 0:
-            return []
-        if len(head) < wanted and batch.recall_spaces:
-            floor = min((h.score for h in head if h.score is not None), default=1.0)
-            seen = {(h.namespace, h.key) for h in head}
-            for namespace, row, score in self._rest(batch, op, seen, wanted - len(head)):
-                head.append(row.search_item(namespace, min(floor, score)))
-        return head[op.offset : wanted]
-
-    def _rest(
-        self, batch: _Batch, op: SearchOp, seen: set[tuple[tuple[str, ...], str]], need: int
-    ) -> Iterator[tuple[tuple[str, ...], _Row, float]]:
-        """Up to ``need`` indexed items of the searched namespaces that the recall did not
-        return and the filter passes, best first, with their 0..1 relevance: the provider
-        ranks every live row (seqs and scores only), then the rows are read in that order in
-        growing chunks until ``need`` are found."""
-        by_space = batch.recall_spaces
-        records = [batch.records[sid] for sid in by_space]
-        ranking = batch.keyed.rank(records, (op.query or "").strip())
-        score = {seq: relevance for seq, relevance, _ in ranking}
-        size, at, found = min(_PAGE, max(64, 2 * need)), 0, 0
-        while at < len(ranking) and found < need:
-            chunk = [seq for seq, _, _ in ranking[at : at + size]]
-            at += len(chunk)
-            for keyed in batch.keyed.rows(records, chunk):
-                namespace, row = by_space.get(keyed.space_id), _row(keyed)
-                if namespace is None or (namespace, row.key) in seen or not row.indexed:
-                    continue
-                if _passes(row.value, op.filter):
-                    seen.add((namespace, row.key))
-                    found += 1
-                    yield namespace, row, score[keyed.seq]
-                    if found >= need:
-                        return
-            size = min(_PAGE, size * 2)
 
     def _list_namespaces(self, batch: _Batch, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         """Namespaces with at least one item: the catalog plus one ``EXISTS`` statement."""
@@ -822,7 +854,7 @@ def _keyed_write(op: PutOp, index: StoreIndex) -> KeyedWrite:
     if text is not None:
         metadata[_TEXT] = text_digest(text)
     item = {"content": _encode_value(op.value), "source": "external", "metadata": metadata}
-    return KeyedWrite(op.key, item, text)
+    return KeyedWrite(op.key, item, text, op.ttl)
 
 
 class _Done:

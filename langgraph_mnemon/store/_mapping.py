@@ -15,27 +15,26 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.store.base import (
     GetOp,
-    InvalidNamespaceError,
     Item,
     ListNamespacesOp,
     MatchCondition,
     PutOp,
     SearchItem,
     SearchOp,
-    validate_op_namespace,
 )
 
-from langgraph_mnemon.contracts import check_text, safe_text, shown, text_problem
+from langgraph_mnemon.contracts import check_text, safe_text, shown
 from langgraph_mnemon.errors import (
     InvalidInputError,
 )
 from langgraph_mnemon.memory_layers.kernel import TRIGGERS
-from langgraph_mnemon.memory_layers.spaces._keyed import KeyedItems, KeyedRow
+from langgraph_mnemon.memory_layers.spaces._keyed import KeyedItems, KeyedRow, check_minutes
 from langgraph_mnemon.store._args import (
     NamespaceError,
-    as_namespace,
     check_filter,
+    check_labels,
     check_window,
+    check_write_namespace,
 )
 from langgraph_mnemon.store._index import check_fields
 
@@ -120,12 +119,7 @@ def _namespace_of(record: SpaceRecord) -> tuple[str, ...] | None:
 
 def _check_namespace(namespace: Any) -> tuple[str, ...]:
     """LangGraph's namespace rules for writes, plus the facade's length limit."""
-    namespace = as_namespace(namespace)
-    if not namespace:
-        raise NamespaceError("Namespace cannot be empty.")
-    _check_labels(namespace)
-    if namespace[0] == "langgraph":
-        raise NamespaceError(f'Root label for namespace cannot be "langgraph". Got: {namespace}')
+    namespace = check_write_namespace(namespace)
     if len(_namespace_json(namespace)) > _MAX_NAMESPACE_JSON:
         raise NamespaceError(
             f"Namespace {namespace!r} is too long for a Memory Space: keep its labels under "
@@ -134,22 +128,7 @@ def _check_namespace(namespace: Any) -> tuple[str, ...]:
     return namespace
 
 
-def _check_labels(path: Any) -> tuple[str, ...]:
-    if isinstance(path, list):
-        path = tuple(path)
-    if not isinstance(path, tuple):
-        raise NamespaceError(
-            f"Namespace paths must be tuples of strings, e.g. ('users',); got {shown(path)}"
-        )
-    try:
-        validate_op_namespace(GetOp(path, ""))
-    except InvalidNamespaceError as exc:
-        raise NamespaceError(str(exc)) from None
-    for label in path:  # LangGraph refuses NUL; a lone surrogate cannot be stored either
-        problem = text_problem(label)
-        if problem is not None:
-            raise NamespaceError(f"Namespace label {shown(label)} {problem}")
-    return path
+_check_labels = check_labels
 
 
 def _matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
@@ -222,11 +201,18 @@ def _check_index(index: Any) -> bool:
     )
 
 
+def _check_refresh(refresh_ttl: Any) -> None:
+    if not isinstance(refresh_ttl, bool):
+        raise InvalidInputError(f"refresh_ttl must be True or False (got {shown(refresh_ttl)})")
+
+
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _compare(have: Any, operator: str, want: Any) -> bool:
+    if have is _MISSING:  # as LangGraph's SQL stores: a missing field satisfies no operator
+        return False
     if operator == "$eq":
         return _equal(have, want)
     if operator == "$ne":
@@ -250,18 +236,38 @@ def _equal(have: Any, want: Any) -> bool:
     if isinstance(want, Mapping):
         if any(isinstance(k, str) and k.startswith("$") for k in want):
             return all(_compare(have, op, arg) for op, arg in want.items())
-        return isinstance(have, Mapping) and all(_equal(have.get(k), v) for k, v in want.items())
+        return isinstance(have, Mapping) and all(
+            _equal(_field(have, k), v) for k, v in want.items()
+        )
     if isinstance(want, (list, tuple)):
         return (
             isinstance(have, (list, tuple))
             and len(have) == len(want)
             and all(_equal(h, w) for h, w in zip(have, want, strict=True))
         )
-    return bool(have == want)
+    return bool((None if have is _MISSING else have) == want)  # missing equals None
+
+
+_MISSING: Any = object()
+
+
+def _field(value: Mapping[str, Any], key: str) -> Any:
+    """The value a filter key names, as LangGraph's SQL stores read it: a dotted key is a path
+    into nested objects (``"user.access-level"``); a key the path does not reach is read as
+    one literal key (``InMemoryStore``'s reading), else it is ``_MISSING``."""
+    if "." in key:
+        found: Any = value
+        for part in key.split("."):
+            found = found.get(part, _MISSING) if isinstance(found, Mapping) else _MISSING
+            if found is _MISSING:
+                break
+        if found is not _MISSING:
+            return found
+    return value.get(key, _MISSING)
 
 
 def _passes(value: Mapping[str, Any], spec: Mapping[str, Any] | None) -> bool:
-    return not spec or all(_equal(value.get(k), v) for k, v in spec.items())
+    return not spec or all(_equal(_field(value, k), v) for k, v in spec.items())
 
 
 def _check_op(op: Any) -> None:
@@ -275,16 +281,15 @@ def _check_op(op: Any) -> None:
         if op.value is not None:
             _encode_value(op.value)
             _check_index(op.index)
-        if op.ttl is not None:
-            raise NotImplementedError(
-                "TTL is not supported by MnemonStore. Use a store implementation that supports "
-                "TTL or set ttl=None."
-            )
+        if op.value is not None:
+            check_minutes(op.ttl, "ttl")
     elif isinstance(op, GetOp):
         _check_labels(op.namespace)
         _check_key(op.key)
+        _check_refresh(op.refresh_ttl)
     elif isinstance(op, SearchOp):
         _check_labels(op.namespace_prefix)
+        _check_refresh(op.refresh_ttl)
         check_window(op.limit, op.offset)
         if op.filter is not None:
             check_filter(op.filter)
@@ -331,6 +336,7 @@ class _Row:
     updated_at: float
     indexed: bool
     native: bool  # written by this facade (False: a row from another Mnemon path)
+    ttl: float | None = None  # minutes to live, when known (keyed reads)
 
     def item(self, namespace: tuple[str, ...]) -> Item:
         return Item(
@@ -373,6 +379,7 @@ def _row(insight: MemoryRecord | KeyedRow) -> _Row:
                 updated_at=written,
                 indexed=meta.get(_INDEXED) is not False,
                 native=True,
+                ttl=insight.ttl_minutes if isinstance(insight, KeyedRow) else None,
             )
     return _Row(
         key=insight.id,

@@ -8,6 +8,9 @@
   importance, tags, entities, source, metadata and timestamps. ``terms`` holds the analysed
   search terms (stemmed words, Han bigrams) the keyword index was built from. Forgetting sets
   ``deleted_at`` (soft delete) and removes the row from the keyword index.
+* Expiry (schema step 3): ``expires_at`` (UNIX seconds) and ``ttl_minutes`` of a row given a
+  time to live (the store facade's TTL); a row whose ``expires_at`` has passed is read as gone
+  at once and soft-deleted by the next sweep, which finds it through a partial index.
 * ``mnemon_insight_edges`` — typed, weighted edges (temporal, semantic, causal, entity).
 * ``mnemon_insight_entities`` — entity → insight, for automatic entity edges and the entity index.
 * ``mnemon_insight_vectors`` — optional dense vectors (float32 bytes) of the configured embedder.
@@ -33,6 +36,7 @@ from langgraph_mnemon.storage.db import Migration, column_names, create_tables
 __all__ = [
     "EDGES",
     "ENTITIES",
+    "EXPIRY_INDEX",
     "FTS_TABLE",
     "INSIGHTS",
     "METADATA",
@@ -66,12 +70,22 @@ SPACES = sa.Table(
 )
 
 STORE_KEY_INDEX = "ux_mnemon_insights_store_key"
+EXPIRY_INDEX = "ix_mnemon_insights_expires"
 
 
 def _insights(metadata: sa.MetaData, *, keyed: bool) -> sa.Table:
-    """The insights table; ``keyed`` adds the ``store_key`` column of schema step 2 (step 1
-    still creates the table without it, so an old database upgrades through step 2)."""
-    keyed_columns = [sa.Column("store_key", sa.Text, nullable=True)] if keyed else []
+    """The insights table; ``keyed`` adds the ``store_key`` column of schema step 2 and the
+    expiry columns of step 3 (step 1 still creates the table without them, so an old database
+    upgrades through steps 2 and 3)."""
+    keyed_columns = (
+        [
+            sa.Column("store_key", sa.Text, nullable=True),
+            sa.Column("expires_at", sa.Float, nullable=True),
+            sa.Column("ttl_minutes", sa.Float, nullable=True),
+        ]
+        if keyed
+        else []
+    )
     return sa.Table(
         "mnemon_insights",
         metadata,
@@ -218,6 +232,20 @@ def _add_store_key(conn: sa.Connection) -> None:
     )
 
 
+def _add_expiry(conn: sa.Connection) -> None:
+    """Step 3: a row's time to live. Adds ``expires_at`` and ``ttl_minutes`` (NULL: the row
+    never expires, so every existing row keeps living) and the partial index a sweep reads."""
+    columns = column_names(conn, INSIGHTS.name)
+    kind = sa.Float().compile(dialect=conn.dialect)
+    for name in ("expires_at", "ttl_minutes"):
+        if name not in columns:
+            conn.exec_driver_sql(f"ALTER TABLE {INSIGHTS.name} ADD COLUMN {name} {kind}")
+    conn.exec_driver_sql(
+        f"CREATE INDEX IF NOT EXISTS {EXPIRY_INDEX} ON {INSIGHTS.name} (expires_at) "
+        "WHERE deleted_at IS NULL AND expires_at IS NOT NULL"
+    )
+
+
 def _retire(conn: sa.Connection, seqs: list[int]) -> None:
     """Soft-delete superseded copies during step 2: out of the term statistics and vectors.
     Their keyword-index postings stay; every search reads only live rows."""
@@ -263,6 +291,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         2,
         "store_key: the BaseStore facade's indexed item address (unique over live rows)",
         _add_store_key,
+    ),
+    Migration(
+        "spaces",
+        3,
+        "expires_at / ttl_minutes: time to live of a row (the store facade's TTL), swept by index",
+        _add_expiry,
     ),
 )
 """Schema steps of the ``spaces`` component, for ``Database.setup``."""

@@ -8,6 +8,11 @@ first (Memory Spaces *write*), validates every item before anything is written a
 and the live-space check are management reads (the kernel is not asked, like ``browse``);
 scoring rows for a query is part of a recall (the kernel is asked, Memory Spaces *recall*).
 
+A keyed write may carry a time to live (``KeyedWrite.ttl``, minutes): the row then expires
+``ttl`` minutes after it was written or last refreshed (:meth:`KeyedItems.refresh`). An expired
+row is gone for every read at once (keyed reads, pages, the live-space check, recall and
+browse) and is soft-deleted by :meth:`KeyedItems.sweep`.
+
 Everything here is sync and blocking (one transaction per call on the provider's sync
 engine): the facade calls it directly from a sync call and through ``asyncio.to_thread`` from
 an async one, so both paths share this code and no call hops through an event loop.
@@ -23,13 +28,15 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 import sqlalchemy as sa
 
-from langgraph_mnemon.errors import NotFoundError, ProviderError
+from langgraph_mnemon.contracts import shown
+from langgraph_mnemon.errors import InvalidInputError, NotFoundError, ProviderError
 from langgraph_mnemon.memory_layers.mnemos.spaces_schema import MIGRATIONS, SPACES
 from langgraph_mnemon.memory_layers.spaces._models import (
     Embedder,
@@ -45,7 +52,16 @@ if TYPE_CHECKING:
     from langgraph_mnemon.memory_layers.spaces._records import SpaceRecord
     from langgraph_mnemon.memory_layers.spaces._service import MemorySpaces
 
-__all__ = ["KeyedItems", "KeyedProvider", "KeyedRow", "KeyedWrite", "StaleSpace"]
+__all__ = [
+    "MAX_TTL_MINUTES",
+    "KeyedItems",
+    "KeyedProvider",
+    "KeyedPut",
+    "KeyedRow",
+    "KeyedWrite",
+    "StaleSpace",
+    "check_minutes",
+]
 
 # What any change of the catalog moves: a create or a delete changes the count, every update
 # bumps its row's revision and stamps updated_at (one aggregate over a small table).
@@ -55,6 +71,46 @@ _CATALOG_REVISION = sa.select(
     sa.func.max(SPACES.c.updated_at),
     sa.func.max(SPACES.c.created_at),
 )
+
+
+# Longer than any deployment lives (and far from overflowing a float of UNIX seconds).
+MAX_TTL_MINUTES = 100 * 366 * 24 * 60
+
+
+def check_minutes(value: Any, name: str) -> float | None:
+    """A time to live (or an interval) in minutes: None, or a positive finite number up to
+    :data:`MAX_TTL_MINUTES` (about a century).
+
+    Args:
+        value: The minutes given.
+        name: What the error message calls it (``"ttl"``, ``"default_ttl"`` ...).
+
+    Returns:
+        The minutes as a float, or None.
+
+    Raises:
+        InvalidInputError: ``value`` is not None or a number in that range.
+
+    Example:
+        >>> check_minutes(0.5, "ttl")
+        0.5
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInputError(
+            f"{name} must be a number of minutes or None (got {shown(value)}), e.g. 60 for an hour"
+        )
+    try:
+        minutes = float(value)
+    except OverflowError:  # an int too large for a float
+        minutes = math.inf
+    if not math.isfinite(minutes) or minutes <= 0 or minutes > MAX_TTL_MINUTES:
+        raise InvalidInputError(
+            f"{name} must be more than 0 and at most {MAX_TTL_MINUTES} minutes "
+            f"(got {shown(value)}); use None for no expiry"
+        )
+    return minutes
 
 
 class StaleSpace(Exception):
@@ -75,11 +131,24 @@ class StaleSpace(Exception):
 class KeyedWrite:
     """One write of a keyed item: ``item`` (a remember mapping: ``content`` plus optional
     fields) stored under ``key``, or ``None`` to delete the key. ``text`` is what the row is
-    keyword-indexed and embedded by (``None``: its content; ``""``: nothing)."""
+    keyword-indexed and embedded by (``None``: its content; ``""``: nothing); ``ttl``
+    (minutes, or None for never) is the item's time to live."""
 
     key: str
     item: Mapping[str, Any] | None
     text: str | None = None
+    ttl: float | None = None
+
+
+class KeyedPut(NamedTuple):
+    """One checked keyed write as a provider gets it."""
+
+    key: str
+    item: RememberItem | None
+    text: str | None = None
+    """What the row is keyword-indexed and embedded by (None: its content; "": nothing)."""
+    ttl: float | None = None
+    """Time to live in minutes (None: never expires)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +168,8 @@ class KeyedRow:
     entities: list[str] = field(default_factory=list)
     source: str = "external"
     metadata: dict[str, Any] = field(default_factory=dict)
+    expires_at: float | None = None  # UNIX seconds; None: never expires
+    ttl_minutes: float | None = None
 
 
 @runtime_checkable
@@ -110,10 +181,7 @@ class KeyedProvider(Protocol):
         ...
 
     def keyed_write_sync(
-        self,
-        writes: Sequence[
-            tuple[SpaceBinding, Sequence[tuple[str, RememberItem | None, str | None]]]
-        ],
+        self, writes: Sequence[tuple[SpaceBinding, Sequence[KeyedPut]]]
     ) -> list[list[dict[str, Any]]]:
         """Apply every write ``(key, item or None, index text or None)`` in one transaction;
         one raw receipt per write."""
@@ -140,6 +208,15 @@ class KeyedProvider(Protocol):
 
     def live_spaces_sync(self, space_ids: Sequence[str]) -> set[str]:
         """Which of ``space_ids`` hold at least one live row (one statement)."""
+        ...
+
+    def keyed_refresh_sync(self, ids: Sequence[str]) -> int:
+        """Restart the time to live of the live, unexpired rows among ``ids`` that have one;
+        how many were refreshed."""
+        ...
+
+    def keyed_sweep_sync(self) -> int:
+        """Soft-delete every expired live row of the provider; how many were deleted."""
         ...
 
 
@@ -259,6 +336,42 @@ class KeyedItems:
             return []
         return self.provider(records[0]).keyed_rows_sync(seqs)
 
+    def refresh(self, record: SpaceRecord, ids: Sequence[str]) -> int:
+        """Restart the time to live of the rows ``ids`` of ``record``'s provider (a read that
+        refreshes what it returned). A read-only host refreshes nothing: reads never fail
+        because of it.
+
+        Returns:
+            How many rows were refreshed (rows without a time to live are left alone).
+
+        Example:
+            >>> keyed.refresh(record, [keyed.get(record, "k1").id])
+            1
+        """
+        if not ids or not self.spaces.kernel.write_enabled:
+            return 0
+        return self.provider(record).keyed_refresh_sync(list(dict.fromkeys(ids)))
+
+    def sweep(self) -> int:
+        """Soft-delete the expired rows of every keyed provider (all spaces, every owner: an
+        expired row is already gone for every read, so no scope sees a difference).
+
+        Returns:
+            How many rows were deleted.
+
+        Raises:
+            ParticipationError: the kernel refused Memory Spaces maintenance.
+            ReadOnlyError: writes are switched off.
+            StorageError: the database refused the sweep.
+
+        Example:
+            >>> KeyedItems(mem.spaces).sweep()
+            3
+        """
+        self.spaces.kernel.admit("memory_spaces", "maintenance")
+        providers = self.spaces._registry.all().values()
+        return sum(p.keyed_sweep_sync() for p in providers if isinstance(p, KeyedProvider))
+
     def write(
         self, groups: Sequence[tuple[SpaceRecord, Sequence[KeyedWrite]]]
     ) -> list[list[MemoryReceipt]]:
@@ -292,13 +405,18 @@ class KeyedItems:
         ]
 
 
-def _checked(writes: Sequence[KeyedWrite]) -> list[tuple[str, RememberItem | None, str | None]]:
+def _checked(writes: Sequence[KeyedWrite]) -> list[KeyedPut]:
     wanted = [w.item for w in writes if w.item is not None]
     items: list[RememberItem] = []
     for start in range(0, len(wanted), MAX_BATCH):  # the layer's batch limit, per chunk
         items.extend(remember_items(wanted[start : start + MAX_BATCH]))
     checked = iter(items)
-    return [(w.key, next(checked) if w.item is not None else None, w.text) for w in writes]
+    return [
+        KeyedPut(w.key, next(checked), w.text, check_minutes(w.ttl, "ttl"))
+        if w.item is not None
+        else KeyedPut(w.key, None)
+        for w in writes
+    ]
 
 
 def _receipts(

@@ -12,6 +12,12 @@ by (keyword terms and vector; the store's index fields): ``None`` indexes the co
 
 A key that is a memory id (32 hex digits) with no keyed row finds the unkeyed row of that id:
 rows written by other paths are addressed by their id.
+
+A write with a time to live sets ``expires_at`` (``now + ttl``) and ``ttl_minutes`` (schema
+step 3). Reads here take ``now`` and treat a row whose ``expires_at`` has passed as gone;
+a write finds it, retires it and writes the key afresh (a new ``created_at``), and an
+identical re-put of a live row only restarts its expiry. :func:`refresh` restarts the expiry
+of rows a read returned, :func:`sweep` soft-deletes expired rows through the expiry index.
 """
 
 from __future__ import annotations
@@ -27,9 +33,10 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.pool import StaticPool
 
 import langgraph_mnemon.adapters.providers.mnemos._write as _write
+from langgraph_mnemon.adapters.providers.mnemos._sql import UNEXPIRED
 from langgraph_mnemon.memory_layers.mnemos.spaces_schema import INSIGHTS, SPACES
 from langgraph_mnemon.memory_layers.spaces import Embedder, RememberItem, SpaceBinding
-from langgraph_mnemon.memory_layers.spaces._keyed import KeyedRow, StaleSpace
+from langgraph_mnemon.memory_layers.spaces._keyed import KeyedPut, KeyedRow, StaleSpace
 from langgraph_mnemon.storage._db_errors import database_errors, translate
 from langgraph_mnemon.storage.db import Database, advisory_lock_id
 
@@ -38,20 +45,25 @@ __all__ = [
     "KeyedWrites",
     "StaleVectors",
     "current_rows",
+    "expired",
+    "expired_rows",
     "get_one",
     "keyed_row",
     "live_spaces",
     "needs_vectors",
     "page",
+    "refresh",
+    "refreshable",
     "rows_by_seq",
+    "sweep",
     "write_space",
 ]
 
 CREATED_KEY = "store_created_at"
 """The metadata field that keeps a key's first write time across replacements."""
 
-KeyedWrites = Sequence[tuple[SpaceBinding, Sequence[tuple[str, RememberItem | None, str | None]]]]
-"""``(space, [(key, item or None to delete, index text or None for the content), ...])``."""
+KeyedWrites = Sequence[tuple[SpaceBinding, Sequence[KeyedPut]]]
+"""``(space, [KeyedPut(key, item or None to delete, index text, ttl minutes), ...])``."""
 
 _CHUNK = 500
 _MEMORY_ID = re.compile(r"^[0-9a-f]{32}$")
@@ -68,8 +80,11 @@ _COLUMNS = (
     INSIGHTS.c.source,
     INSIGHTS.c.metadata,
     INSIGHTS.c.store_key,
+    INSIGHTS.c.expires_at,
+    INSIGHTS.c.ttl_minutes,
 )
 _LIVE = INSIGHTS.c.deleted_at.is_(None)
+_UNEXPIRED = UNEXPIRED
 # A write replaces the row it read: the key lookups also bring what retiring it needs.
 _ROW_COLUMNS = (*_COLUMNS, INSIGHTS.c.terms, INSIGHTS.c.term_count)
 # Built once: SQLAlchemy compiles (and caches) each statement once.
@@ -91,12 +106,12 @@ _BY_ID = sa.select(*_ROW_COLUMNS).where(
 )
 _LIVE_SPACES = sa.select(SPACES.c.id).where(
     SPACES.c.id.in_(sa.bindparam("ids", expanding=True)),
-    sa.exists().where(INSIGHTS.c.space_id == SPACES.c.id, _LIVE),
+    sa.exists().where(INSIGHTS.c.space_id == SPACES.c.id, _LIVE, _UNEXPIRED),
 )
 # Every catalogued space with a live row: a fixed statement (no expanding list to render per
 # call), one EXISTS probe of the space index per catalog row.
 _ALL_LIVE_SPACES = sa.select(SPACES.c.id).where(
-    sa.exists().where(INSIGHTS.c.space_id == SPACES.c.id, _LIVE)
+    sa.exists().where(INSIGHTS.c.space_id == SPACES.c.id, _LIVE, _UNEXPIRED)
 )
 _FEW = 8
 # The space as the write finds it inside its transaction: the caller resolved the space
@@ -117,7 +132,7 @@ _LOCKED_SPACE_NOW = sa.select(
 # SQLAlchemy's transaction and compile machinery (that was ~90 % of a get).
 _GET_SQL = (
     "SELECT store_key, id, seq, space_id, content, created_at, category, importance, tags, "
-    "entities, source, metadata FROM mnemon_insights "
+    "entities, source, metadata, expires_at, ttl_minutes FROM mnemon_insights "
     "WHERE space_id = {p} AND store_key = {p} AND deleted_at IS NULL"
 )
 _PARAM = {"sqlite": "?", "postgresql": "%s"}
@@ -127,9 +142,16 @@ def _json(text: Any) -> Any:
     return json.loads(text) if isinstance(text, str) else text
 
 
-def get_one(db: Database, space_id: str, key: str) -> KeyedRow | None:
-    """The live row of ``key``: one indexed statement on a pooled driver connection (a
-    single SELECT is its own snapshot; PostgreSQL runs it in autocommit, no BEGIN/COMMIT).
+def expired(row: Mapping[str, Any] | KeyedRow, now: float) -> bool:
+    """Whether a row's time to live has run out at ``now`` (a row without one never expires)."""
+    at = row.expires_at if isinstance(row, KeyedRow) else row["expires_at"]
+    return at is not None and float(at) <= now
+
+
+def get_one(db: Database, space_id: str, key: str, now: float) -> KeyedRow | None:
+    """The live, unexpired row of ``key``: one indexed statement on a pooled driver
+    connection (a single SELECT is its own snapshot; PostgreSQL runs it in autocommit, no
+    BEGIN/COMMIT).
 
     A memory-id key without a keyed row, and a shared in-memory SQLite connection (whose lock
     is the Database's), take the transaction path of :func:`current_rows`.
@@ -137,6 +159,11 @@ def get_one(db: Database, space_id: str, key: str) -> KeyedRow | None:
     Raises:
         StorageError: the database refused the read.
     """
+    found = _get(db, space_id, key)
+    return None if found is None or expired(found, now) else found
+
+
+def _get(db: Database, space_id: str, key: str) -> KeyedRow | None:
     param = _PARAM.get(db.dialect)
     if param is None or isinstance(db.engine.pool, StaticPool):
         return _get_in_transaction(db, space_id, key)
@@ -167,7 +194,12 @@ def get_one(db: Database, space_id: str, key: str) -> KeyedRow | None:
     return KeyedRow(
         row[0], row[1], int(row[2]), row[3], row[4], float(row[5]), row[6], int(row[7]),
         list(tags or []), list(entities or []), row[10], dict(metadata or {}),
+        _float(row[12]), _float(row[13]),
     )  # fmt: skip
+
+
+def _float(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 def _get_in_transaction(db: Database, space_id: str, key: str) -> KeyedRow | None:
@@ -191,6 +223,8 @@ def keyed_row(row: Mapping[str, Any]) -> KeyedRow:
         entities=list(row["entities"] or []),
         source=row["source"],
         metadata=dict(row["metadata"] or {}),
+        expires_at=_float(row["expires_at"]),
+        ttl_minutes=_float(row["ttl_minutes"]),
     )
 
 
@@ -242,39 +276,130 @@ def _one_by_key(conn: Connection, space_id: str, key: str) -> Mapping[str, Any] 
     return conn.execute(_BY_KEY, {"space": space_id, "key": key}).mappings().first()
 
 
-def page(conn: Connection, space_ids: Sequence[str], limit: int, offset: int) -> list[KeyedRow]:
-    """Live rows of the spaces, newest written first (``seq`` order, which the space index
-    covers)."""
+def page(
+    conn: Connection, space_ids: Sequence[str], limit: int, offset: int, now: float
+) -> list[KeyedRow]:
+    """Live, unexpired rows of the spaces, newest written first (``seq`` order, which the
+    space index covers)."""
     stmt = (
         sa.select(*_COLUMNS)
-        .where(INSIGHTS.c.space_id.in_(list(space_ids)), _LIVE)
+        .where(INSIGHTS.c.space_id.in_(list(space_ids)), _LIVE, _UNEXPIRED)
         .order_by(INSIGHTS.c.seq.desc())
         .limit(limit)
         .offset(offset)
     )
-    return [keyed_row(r) for r in conn.execute(stmt).mappings()]
+    return [keyed_row(r) for r in conn.execute(stmt, {"now": now}).mappings()]
 
 
-def rows_by_seq(conn: Connection, seqs: Sequence[int]) -> list[KeyedRow]:
-    """The live rows among ``seqs``, in that order."""
+def rows_by_seq(conn: Connection, seqs: Sequence[int], now: float) -> list[KeyedRow]:
+    """The live, unexpired rows among ``seqs``, in that order."""
     found: dict[int, KeyedRow] = {}
     wanted = list(dict.fromkeys(int(s) for s in seqs))
     for start in range(0, len(wanted), _CHUNK):
         stmt = sa.select(*_COLUMNS).where(INSIGHTS.c.seq.in_(wanted[start : start + _CHUNK]), _LIVE)
-        found.update((int(r["seq"]), keyed_row(r)) for r in conn.execute(stmt).mappings())
+        found.update(
+            (int(r["seq"]), keyed_row(r))
+            for r in conn.execute(stmt).mappings()
+            if not expired(r, now)
+        )
     return [found[s] for s in wanted if s in found]
 
 
-def live_spaces(conn: Connection, space_ids: Sequence[str]) -> set[str]:
-    """Which of the catalogued ``space_ids`` hold a live row: one statement, an ``EXISTS``
-    per space on the space index."""
+def live_spaces(conn: Connection, space_ids: Sequence[str], now: float) -> set[str]:
+    """Which of the catalogued ``space_ids`` hold a live, unexpired row: one statement, an
+    ``EXISTS`` per space on the space index."""
     out: set[str] = set()
     ids = list(dict.fromkeys(space_ids))
     if len(ids) > _FEW:
-        return set(conn.execute(_ALL_LIVE_SPACES).scalars()) & set(ids)
+        return set(conn.execute(_ALL_LIVE_SPACES, {"now": now}).scalars()) & set(ids)
     for start in range(0, len(ids), _CHUNK):
-        out.update(conn.execute(_LIVE_SPACES, {"ids": ids[start : start + _CHUNK]}).scalars())
+        chunk = {"ids": ids[start : start + _CHUNK], "now": now}
+        out.update(conn.execute(_LIVE_SPACES, chunk).scalars())
     return out
+
+
+# A row a read may refresh: live, unexpired and given a time to live.
+_REFRESHABLE = sa.and_(
+    INSIGHTS.c.id.in_(sa.bindparam("ids", expanding=True)),
+    INSIGHTS.c.ttl_minutes.is_not(None),
+    _LIVE,
+    INSIGHTS.c.expires_at > sa.bindparam("now"),
+)
+_DUE_FOR_REFRESH = sa.select(INSIGHTS.c.id).where(_REFRESHABLE)
+_REFRESH = (
+    INSIGHTS.update()
+    .where(_REFRESHABLE)
+    .values(expires_at=sa.bindparam("now") + INSIGHTS.c.ttl_minutes * 60.0)
+)
+
+
+def refreshable(conn: Connection, ids: Sequence[str], now: float) -> list[str]:
+    """Those of ``ids`` whose row a read would refresh (a read: no write lock when none)."""
+    out: list[str] = []
+    wanted = list(dict.fromkeys(ids))
+    for start in range(0, len(wanted), _CHUNK):
+        chunk = {"ids": wanted[start : start + _CHUNK], "now": now}
+        out.extend(conn.execute(_DUE_FOR_REFRESH, chunk).scalars())
+    return out
+
+
+def refresh(conn: Connection, ids: Sequence[str], now: float) -> int:
+    """Restart the expiry of the rows ``ids`` (``now + ttl_minutes``) that are live, unexpired
+    and have a time to live, in the caller's write transaction; how many were refreshed."""
+    done = 0
+    wanted = list(dict.fromkeys(ids))
+    for start in range(0, len(wanted), _CHUNK):
+        chunk = {"ids": wanted[start : start + _CHUNK], "now": now}
+        done += conn.execute(_REFRESH, chunk).rowcount
+    return done
+
+
+# Expired live rows, oldest expiry first: a range of the partial expiry index.
+_EXPIRED = (
+    sa.select(INSIGHTS.c.seq, INSIGHTS.c.space_id)
+    .where(_LIVE, INSIGHTS.c.expires_at <= sa.bindparam("now"))
+    .order_by(INSIGHTS.c.expires_at)
+    .limit(sa.bindparam("limit"))
+)
+# The same rows again, by primary key, inside the sweeping transaction.
+_CLAIM = sa.select(INSIGHTS.c.seq, INSIGHTS.c.terms, INSIGHTS.c.term_count).where(
+    INSIGHTS.c.seq.in_(sa.bindparam("seqs", expanding=True)),
+    INSIGHTS.c.space_id == sa.bindparam("space"),
+    _LIVE,
+    INSIGHTS.c.expires_at <= sa.bindparam("now"),
+)
+
+
+def expired_rows(conn: Connection, now: float, limit: int) -> dict[str, list[int]]:
+    """Up to ``limit`` rows expired at ``now``, oldest expiry first, by space (one read)."""
+    out: dict[str, list[int]] = {}
+    for seq, space_id in conn.execute(_EXPIRED, {"now": now, "limit": limit}).all():
+        out.setdefault(space_id, []).append(int(seq))
+    return out
+
+
+def sweep(conn: Connection, space_id: str, seqs: Sequence[int], now: float) -> int:
+    """Soft-delete those of ``seqs`` (rows of one space) that are still live and expired, in
+    the caller's write transaction: out of the keyword index, statistics and vectors.
+
+    On PostgreSQL it takes the space's writer lock first, as a put does (one space per
+    transaction, so no lock order to get wrong), and reads the rows ``FOR UPDATE``: a put or
+    another replica's sweep retiring the same row waits and then finds it gone, so no row is
+    counted out of the statistics twice.
+
+    Returns:
+        How many rows were deleted.
+    """
+    statement = _CLAIM
+    if conn.dialect.name == "postgresql":
+        lock = advisory_lock_id("mnemon-store", space_id)
+        conn.execute(sa.select(sa.func.pg_advisory_xact_lock(lock)))
+        statement = statement.with_for_update()
+    params = {"seqs": list(seqs), "space": space_id, "now": now}
+    found = conn.execute(statement, params).all()
+    rows = [_write.Retired(int(seq), terms or "", int(count)) for seq, terms, count in found]
+    _write.forget_rows(conn, space_id, rows, now)
+    return len(rows)
 
 
 class StaleVectors(Exception):
@@ -283,17 +408,22 @@ class StaleVectors(Exception):
     and writes again."""
 
 
-def needs_vectors(conn: Connection, writes: KeyedWrites) -> list[list[bool]]:
+def needs_vectors(
+    conn: Connection,
+    writes: KeyedWrites,
+    now: float,
+) -> list[list[bool]]:
     """Per write, whether it will insert a row (so it needs a vector): a delete, a write that
-    a later one of the same key supersedes, and an identical re-put of a live key do not."""
+    a later one of the same key supersedes, and an identical re-put of a live, unexpired key
+    do not."""
     out: list[list[bool]] = []
     for space, group in writes:
-        final = {key: index for index, (key, _, _) in enumerate(group)}
+        final = {key: index for index, (key, *_) in enumerate(group)}
         existing = current_rows(conn, space.id, list(final))
         flags = []
-        for index, (key, item, _) in enumerate(group):
+        for index, (key, item, *_) in enumerate(group):
             old = existing.get(key)
-            same = item is not None and old is not None and _same(old, item)
+            same = item is not None and old is not None and _same(old, item, now)
             flags.append(item is not None and final[key] == index and not same)
         out.append(flags)
     return out
@@ -302,57 +432,76 @@ def needs_vectors(conn: Connection, writes: KeyedWrites) -> list[list[bool]]:
 def write_space(
     conn: Connection,
     space: SpaceBinding,
-    writes: Sequence[tuple[str, RememberItem | None, str | None]],
+    writes: Sequence[KeyedPut],
     vectors: Sequence[np.ndarray | None] | None,
     embedder: Embedder | None,
     clock: Callable[[], float],
 ) -> list[dict[str, Any]]:
     """Apply the keyed writes of one space in the caller's transaction; one raw receipt per
     write. A later write of the same key supersedes an earlier one (it is reported as a
-    duplicate of the final state)."""
+    duplicate of the final state). An expired row of a key is retired and the key written
+    afresh; an identical re-put of a live row only restarts its expiry."""
     _lock_and_check(conn, space)
-    final = {key: index for index, (key, _, _) in enumerate(writes)}
+    now = clock()
+    final = {key: index for index, (key, *_) in enumerate(writes)}
     existing = current_rows(conn, space.id, list(final))
     receipts: list[dict[str, Any] | None] = [None] * len(writes)
     fresh: list[int] = []
     items: list[RememberItem] = []
     retired: list[_write.Retired] = []  # replaced or deleted: retired with the row in hand
+    restarted: list[dict[str, Any]] = []  # identical re-puts whose expiry starts again
     for key, index in final.items():
-        item, old = writes[index][1], existing.get(key)
-        if item is not None and old is not None and _same(old, item):
+        (_, item, _, ttl), old = writes[index], existing.get(key)
+        if item is not None and old is not None and _same(old, item, now):
+            if ttl is not None or old["ttl_minutes"] is not None:
+                restarted.append({"b_seq": int(old["seq"]), **_expiry(ttl, now)})
             receipts[index] = {"status": "stored", "id": old["id"], "duplicate": True}
             continue
+        gone = old is not None and expired(old, now)  # already gone for every read
         if old is not None:
-            retired.append(
-                _write.Retired(int(old["seq"]), old["terms"] or "", int(old["term_count"]))
-            )
+            retired.append(_write.Retired(int(old["seq"]), old["terms"] or "", old["term_count"]))
         if item is None:
-            receipts[index] = {"status": "forgotten", "id": key, "deleted": int(old is not None)}
+            deleted = int(old is not None and not gone)
+            receipts[index] = {"status": "forgotten", "id": key, "deleted": deleted}
             continue
-        if old is not None and old["store_key"] is not None:
+        if old is not None and old["store_key"] is not None and not gone:
             item = _keeping_first_time(item, old)
         fresh.append(index)
         items.append(item)
+    if restarted:
+        conn.execute(_RESTART, restarted)
     if items:
-        texts = [writes[i][2] for i in fresh]
-        analyses = [
-            _write.Analysis(" ".join([i.content if t is None else t, *i.tags, *i.entities]))
-            for i, t in zip(items, texts, strict=True)
-        ]
+        analyses = [_analysis(item, writes[i].text) for item, i in zip(items, fresh, strict=True)]
         hashes = [_write.content_hash(i) for i in items]
         chosen = None if vectors is None else [vectors[i] for i in fresh]
         if chosen is not None and any(v is None for v in chosen):
             raise StaleVectors(space.id)
         stored = _write.insert(
-            conn, space, items, analyses, hashes, chosen, embedder, clock(),
+            conn, space, items, analyses, hashes, chosen, embedder, now,
             keys=[writes[i][0] for i in fresh], retired=retired,
+            expiry=[tuple(_expiry(writes[i].ttl, now).values()) for i in fresh],
         )  # fmt: skip
         for index, receipt in zip(fresh, stored, strict=True):
             receipts[index] = receipt
     elif retired:
-        _write.forget_rows(conn, space.id, retired, clock())
-    for index, (key, _, _) in enumerate(writes):
-        if receipts[index] is None:  # superseded by a later write of the key in this call
+        _write.forget_rows(conn, space.id, retired, now)
+    return _superseded(writes, final, receipts)
+
+
+def _analysis(item: RememberItem, text: str | None) -> _write.Analysis:
+    """The keyword analysis of a row indexed by ``text`` (None: its content)."""
+    return _write.Analysis(
+        " ".join([item.content if text is None else text, *item.tags, *item.entities])
+    )
+
+
+def _superseded(
+    writes: Sequence[KeyedPut], final: Mapping[str, int], receipts: list[dict[str, Any] | None]
+) -> list[dict[str, Any]]:
+    """The receipts with the writes a later write of the same key superseded in this call
+    reported as duplicates of it."""
+    for index, (key, *_) in enumerate(writes):
+        if receipts[index] is None:
             last = receipts[final[key]] or {}
             receipts[index] = {"status": "stored", "id": last.get("id", key), "duplicate": True}
     return [r for r in receipts if r is not None]
@@ -378,14 +527,29 @@ def _lock_and_check(conn: Connection, space: SpaceBinding) -> None:
         raise StaleSpace([space.id])
 
 
-def _same(old: Mapping[str, Any], item: RememberItem) -> bool:
+def _same(old: Mapping[str, Any], item: RememberItem, now: float) -> bool:
+    """Whether ``item`` is what the live, unexpired keyed row ``old`` already holds."""
     meta = {k: v for k, v in (old["metadata"] or {}).items() if k != CREATED_KEY}
     return (
         old["store_key"] is not None
+        and not expired(old, now)
         and old["content"] == item.content
         and meta == {k: v for k, v in item.metadata.items() if k != CREATED_KEY}
         and old["source"] == item.source
     )
+
+
+_RESTART = (
+    INSIGHTS.update()
+    .where(INSIGHTS.c.seq == sa.bindparam("b_seq"))
+    .values(expires_at=sa.bindparam("b_expires"), ttl_minutes=sa.bindparam("b_ttl"))
+)
+
+
+def _expiry(ttl: float | None, now: float) -> dict[str, float | None]:
+    """The ``expires_at`` and ``ttl_minutes`` of a row written (or re-put) at ``now`` with
+    ``ttl``, as the parameters of ``_RESTART`` (in that order)."""
+    return {"b_expires": None if ttl is None else now + ttl * 60.0, "b_ttl": ttl}
 
 
 def _keeping_first_time(item: RememberItem, old: Mapping[str, Any]) -> RememberItem:

@@ -90,19 +90,23 @@ _CANDIDATES = """, pool AS (
          i.source, i.metadata, i.created_at
   FROM mnemon_insights i JOIN cand c ON c.seq = i.seq
   WHERE i.space_id = :space AND i.deleted_at IS NULL{filters}
+    AND (i.expires_at IS NULL OR i.expires_at > :now)
 )"""
 
 _NEAR = """, near AS (
   SELECT h.seq,
     (SELECT max(n.seq) FROM mnemon_insights n
-     WHERE n.space_id = :space AND n.deleted_at IS NULL AND n.seq < h.seq) AS before,
+     WHERE n.space_id = :space AND n.deleted_at IS NULL AND n.seq < h.seq
+       AND (n.expires_at IS NULL OR n.expires_at > :now)) AS before,
     (SELECT min(n.seq) FROM mnemon_insights n
-     WHERE n.space_id = :space AND n.deleted_at IS NULL AND n.seq > h.seq) AS after
+     WHERE n.space_id = :space AND n.deleted_at IS NULL AND n.seq > h.seq
+       AND (n.expires_at IS NULL OR n.expires_at > :now)) AS after
   FROM hit h
 ), extra AS (
   SELECT i.seq, i.terms FROM mnemon_insights i
   WHERE i.seq IN (SELECT before FROM near UNION SELECT after FROM near)
     AND i.space_id = :space AND i.deleted_at IS NULL AND i.seq NOT IN (SELECT seq FROM hit)
+    AND (i.expires_at IS NULL OR i.expires_at > :now)
 )"""
 
 _FIELDS = "h.id, h.content, h.category, h.importance, h.tags, h.entities, h.source, h.metadata"
@@ -288,6 +292,7 @@ def _params(
         "dense": list(dense),
         "category": request.category,
         "source": request.source,
+        "now": context.now,
     }
 
 

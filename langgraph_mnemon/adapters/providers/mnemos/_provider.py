@@ -396,7 +396,12 @@ class MnemosProvider(BaseProvider):
         if not self._readable():
             return ProviderSearchResult(results=[])
         terms = query_terms(request.query, MAX_QUERY_TERMS)
-        context = SearchContext(self.weights, self.embedder_for(space.id), self._vectors)
+        context = SearchContext(
+            weights=self.weights,
+            embedder=self.embedder_for(space.id),
+            caches=self._vectors,
+            now=self._clock(),
+        )
         if self.db.dialect == "postgresql":
             found = self.db.run_single(pg_search, space, request, terms, query_vector, context)
             if found is not None:
@@ -409,7 +414,7 @@ class MnemosProvider(BaseProvider):
         if not self._readable():
             return []
         with self.db.read() as conn:
-            rows = _sql.browse_rows(conn, space.id, request)
+            rows = _sql.browse_rows(conn, space.id, request, self._clock())
         return [_sql.insight(r, space) for r in rows]
 
     def find_by_metadata_sync(
@@ -500,16 +505,17 @@ class MnemosProvider(BaseProvider):
         """
         if not self._readable():
             return None
-        return _keyed.get_one(self.db, space.id, key)
+        return _keyed.get_one(self.db, space.id, key, self._clock())
 
     def keyed_write_sync(self, writes: _keyed.KeyedWrites) -> list[list[dict[str, Any]]]:
         """Put (``item``) or delete (``None``) keyed items of several spaces in ONE
         transaction, with the vectors of every put computed first (one call per embedder).
 
         Args:
-            writes: ``(space, [(key, item or None, index text or None), ...])`` per space; a
-                row is keyword-indexed and embedded by its index text (None: its content; an
-                empty text: no terms and no vector).
+            writes: ``(space, [KeyedPut(key, item or None, index text, ttl), ...])`` per
+                space; a row is keyword-indexed and embedded by its index text (None: its
+                content; an empty text: no terms and no vector) and expires ``ttl`` minutes
+                after it is written (None: never).
 
         Returns:
             One raw receipt list per space, one receipt per write.
@@ -519,11 +525,11 @@ class MnemosProvider(BaseProvider):
             StorageError: the database refused the write (nothing was written).
 
         Example:
-            >>> provider.keyed_write_sync([(space, [("k", RememberItem(content="x"), None)])])
+            >>> provider.keyed_write_sync([(space, [KeyedPut("k", RememberItem(content="x"))])])
             [[{'status': 'stored', 'id': '...', 'seq': 1, 'created': 1}]]
         """
         for _, group in writes:
-            for _, item, _ in group:
+            for _, item, *_ in group:
                 if item is not None:
                     check_item(item)
         self._ready()
@@ -532,11 +538,11 @@ class MnemosProvider(BaseProvider):
         # An identical re-put is not embedded again. The read is a hint (a write that changed
         # in between raises StaleVectors), so it runs outside a transaction: on PostgreSQL in
         # autocommit, no BEGIN / COMMIT round trips.
-        wanted = self.db.run_single(_keyed.needs_vectors, writes)
+        wanted = self.db.run_single(_keyed.needs_vectors, writes, self._clock())
         try:
             return self._keyed_write(writes, self._keyed_vectors(writes, wanted))
         except _keyed.StaleVectors:  # a key changed in between: embed every put
-            every = [[item is not None for _, item, _ in group] for _, group in writes]
+            every = [[put.item is not None for put in group] for _, group in writes]
             return self._keyed_write(writes, self._keyed_vectors(writes, every))
 
     def _keyed_vectors(
@@ -548,7 +554,7 @@ class MnemosProvider(BaseProvider):
         by_embedder: dict[int, tuple[Embedder, list[tuple[int, int, str]]]] = {}
         for n, ((space, group), flags) in enumerate(zip(writes, wanted, strict=True)):
             embedder = self.embedder_for(space.id)
-            for m, ((_, item, text), flag) in enumerate(zip(group, flags, strict=True)):
+            for m, ((_, item, text, _), flag) in enumerate(zip(group, flags, strict=True)):
                 if not flag or item is None or embedder is None:
                     continue
                 body = item.content if text is None else text
@@ -607,6 +613,7 @@ class MnemosProvider(BaseProvider):
         terms = query_terms(query, MAX_QUERY_TERMS)
         vectors: dict[int, np.ndarray | None] = {}
         out: list[tuple[int, float, float]] = []
+        now = self._clock()
         for space in spaces:
             embedder = self.embedder_for(space.id)
             vector = None
@@ -614,7 +621,7 @@ class MnemosProvider(BaseProvider):
                 if id(embedder) not in vectors:
                     vectors[id(embedder)] = self._embed_query(query, embedder)
                 vector = vectors[id(embedder)]
-            context = SearchContext(self.weights, embedder, self._vectors)
+            context = SearchContext(self.weights, embedder, self._vectors, now)
             with self.db.read() as conn:
                 out.extend(rank_all(conn, space.id, terms, vector, context))
         if len(spaces) > 1:
@@ -631,7 +638,7 @@ class MnemosProvider(BaseProvider):
         if not self._readable() or not seqs:
             return []
         with self.db.read() as conn:
-            return _keyed.rows_by_seq(conn, seqs)
+            return _keyed.rows_by_seq(conn, seqs, self._clock())
 
     def keyed_page_sync(self, space_ids: Sequence[str], limit: int, offset: int) -> list[KeyedRow]:
         """Live rows of the spaces, newest written first (one statement).
@@ -643,7 +650,7 @@ class MnemosProvider(BaseProvider):
         if not self._readable() or not space_ids:
             return []
         with self.db.read() as conn:
-            return _keyed.page(conn, space_ids, limit, offset)
+            return _keyed.page(conn, space_ids, limit, offset, self._clock())
 
     def live_spaces_sync(self, space_ids: Sequence[str]) -> set[str]:
         """Which of ``space_ids`` hold at least one live row (one statement).
@@ -655,4 +662,52 @@ class MnemosProvider(BaseProvider):
         if not self._readable() or not space_ids:
             return set()
         with self.db.read() as conn:
-            return _keyed.live_spaces(conn, space_ids)
+            return _keyed.live_spaces(conn, space_ids, self._clock())
+
+    def keyed_refresh_sync(self, ids: Sequence[str]) -> int:
+        """Restart the time to live of the rows ``ids`` that have one and have not expired
+        (``expires_at = now + ttl_minutes``). A read finds them first, so rows without a time
+        to live cost no write transaction.
+
+        Returns:
+            How many rows were refreshed.
+
+        Example:
+            >>> provider.keyed_refresh_sync([provider.keyed_get_sync(space, "k").id])
+            1
+        """
+        if not ids or not self._readable():
+            return 0
+        now = self._clock()
+        due = self.db.run_single(_keyed.refreshable, ids, now)
+        if not due:
+            return 0
+        with self.db.write() as conn:
+            return _keyed.refresh(conn, due, now)
+
+    def keyed_sweep_sync(self, batch: int = 500) -> int:
+        """Soft-delete every row whose time to live ran out (out of the keyword index, the
+        statistics and the vectors): up to ``batch`` expired rows found per read of the
+        expiry index, each space's share deleted in a transaction of its own.
+
+        Returns:
+            How many rows were deleted.
+
+        Example:
+            >>> provider.keyed_sweep_sync()
+            2
+        """
+        if not self._readable():
+            return 0
+        now = self._clock()
+        done = 0
+        while True:
+            found = self.db.run_single(_keyed.expired_rows, now, batch)
+            swept = 0
+            for space_id, seqs in found.items():
+                with self.db.write() as conn:
+                    swept += _keyed.sweep(conn, space_id, seqs, now)
+            done += swept
+            # Fewer than a batch: that was all. None swept: another replica took them.
+            if sum(map(len, found.values())) < batch or not swept:
+                return done

@@ -72,11 +72,13 @@ MAX_QUERY_TERMS = 64
 
 @dataclass(frozen=True)
 class SearchContext:
-    """What a search needs from its provider: its weights, embedder and vector caches."""
+    """What a search needs from its provider: its weights, embedder and vector caches, and
+    the time (``now``, the provider's clock) rows whose time to live ran out are gone at."""
 
     weights: HybridWeights
     embedder: Embedder | None
     caches: VectorCaches
+    now: float
 
 
 Neighbours = Callable[[list[int], set[int]], tuple[dict[int, tuple[int, ...]], dict[int, str]]]
@@ -136,13 +138,14 @@ def search(
     if not candidates:
         hint = None if terms else "the query has no searchable words"
         return ProviderSearchResult(results=[], hint=hint)
-    rows = terms_by_seq(conn, space.id, candidates, request)
+    rows = terms_by_seq(conn, space.id, candidates, request, context.now)
     fetched = Fetched((docs, total_terms), df, rows, cache, dense)
 
     def neighbours(top: list[int], known: set[int]) -> tuple[dict, dict[int, str]]:
-        near = neighbour_seqs(conn, space.id, top)
+        near = neighbour_seqs(conn, space.id, top, context.now)
         missing = {s for pair in near.values() for s in pair} - known
-        return near, (terms_by_seq(conn, space.id, list(missing), None) if missing else {})
+        found = terms_by_seq(conn, space.id, list(missing), None, context.now) if missing else {}
+        return near, found
 
     def frequencies(words: list[str]) -> Mapping[str, int]:
         return document_frequencies(conn, space.id, words)
@@ -171,7 +174,9 @@ def rank_all(
         [(9, 0.41, 0.72), (4, 0.05, 0.3)]
     """
     stats = space_stats(conn, space_id)
-    seqs = np.asarray(live_seqs(conn, space_id) if stats is not None else [], dtype=np.int64)
+    seqs = np.asarray(
+        live_seqs(conn, space_id, context.now) if stats is not None else [], dtype=np.int64
+    )
     if stats is None or not seqs.size:
         return []
     docs, total_terms, version = stats
@@ -199,7 +204,7 @@ def rank_all(
         terms, df, (docs, total_terms), context.weights, (lo, hi), (cache, {}, query_vector)
     )
     at = {int(s): i for i, s in enumerate(seqs.tolist())}
-    for seq, text in terms_by_seq(conn, space_id, pool, None).items():
+    for seq, text in terms_by_seq(conn, space_id, pool, None, context.now).items():
         if seq in at:
             final[at[seq]] = score(seq, text)[0]
     order = np.lexsort((-seqs, -cosine, -final))

@@ -43,6 +43,7 @@ from langgraph_mnemon.memory_layers.spaces import (
 )
 
 __all__ = [
+    "UNEXPIRED",
     "browse_rows",
     "database_size",
     "dedupe_edges",
@@ -92,7 +93,11 @@ def _list_param(dialect: str, values: Sequence[Any]) -> Any:
 
 def _neighbour_statement(dialect: str) -> sa.Select[Any]:
     inner = INSIGHTS.alias("n")
-    live = sa.and_(inner.c.space_id == sa.bindparam("space"), inner.c.deleted_at.is_(None))
+    live = sa.and_(
+        inner.c.space_id == sa.bindparam("space"),
+        inner.c.deleted_at.is_(None),
+        sa.or_(inner.c.expires_at.is_(None), inner.c.expires_at > sa.bindparam("now")),
+    )
     before = (
         sa.select(sa.func.max(inner.c.seq)).where(live, inner.c.seq < INSIGHTS.c.seq)
     ).scalar_subquery()
@@ -104,12 +109,20 @@ def _neighbour_statement(dialect: str) -> sa.Select[Any]:
     )
 
 
+# Not yet expired at ``now`` (rows without a time to live never expire; schema step 3).
+UNEXPIRED = sa.or_(INSIGHTS.c.expires_at.is_(None), INSIGHTS.c.expires_at > sa.bindparam("now"))
+
+
 def _search_statements(dialect: str) -> dict[str, Any]:
     """The search reads of one dialect, built once so SQLAlchemy compiles each of them once."""
     seqs = _listed(INSIGHTS.c.seq, "seqs", sa.BigInteger, dialect)
     return {
+        # The candidates a search scores: live and unexpired (an expired row is gone at once).
         "terms": sa.select(INSIGHTS.c.seq, INSIGHTS.c.terms).where(
-            seqs, INSIGHTS.c.space_id == sa.bindparam("space"), INSIGHTS.c.deleted_at.is_(None)
+            seqs,
+            INSIGHTS.c.space_id == sa.bindparam("space"),
+            INSIGHTS.c.deleted_at.is_(None),
+            UNEXPIRED,
         ),
         "rows": sa.select(INSIGHTS).where(seqs),
         "near": _neighbour_statement(dialect),
@@ -284,16 +297,13 @@ def vector_rows(conn: Connection, space_id: str, model: str) -> list[Any]:
     ).all()
 
 
-def live_seqs(conn: Connection, space_id: str) -> list[int]:
-    """The seqs of every live row of the space (the space index covers them)."""
-    return [
-        int(s)
-        for s in conn.execute(
-            sa.select(INSIGHTS.c.seq).where(
-                INSIGHTS.c.space_id == space_id, INSIGHTS.c.deleted_at.is_(None)
-            )
-        ).scalars()
-    ]
+def live_seqs(conn: Connection, space_id: str, now: float) -> list[int]:
+    """The seqs of every live row of the space not expired at ``now`` (the space index
+    covers them)."""
+    stmt = sa.select(INSIGHTS.c.seq).where(
+        INSIGHTS.c.space_id == space_id, INSIGHTS.c.deleted_at.is_(None), UNEXPIRED
+    )
+    return [int(s) for s in conn.execute(stmt, {"now": now}).scalars()]
 
 
 def terms_by_seq(
@@ -301,8 +311,10 @@ def terms_by_seq(
     space_id: str,
     seqs: list[int],
     request: ProviderSearchRequest | None,
+    now: float,
 ) -> dict[int, str]:
-    """Analysed terms of the live rows among ``seqs`` (filtered like ``request`` when given)."""
+    """Analysed terms of the live rows among ``seqs`` not expired at ``now`` (filtered like
+    ``request`` when given)."""
     if not seqs:
         return {}
     stmt = _reads(conn)["terms"]
@@ -310,7 +322,7 @@ def terms_by_seq(
         stmt = stmt.where(INSIGHTS.c.category == request.category)
     if request is not None and request.source:
         stmt = stmt.where(INSIGHTS.c.source == request.source)
-    params = {"seqs": _list_param(conn.dialect.name, seqs), "space": space_id}
+    params = {"seqs": _list_param(conn.dialect.name, seqs), "space": space_id, "now": now}
     return {int(s): t or "" for s, t in conn.execute(stmt, params).all()}
 
 
@@ -323,11 +335,14 @@ def full_rows(conn: Connection, seqs: list[int]) -> dict[int, Mapping[str, Any]]
     return {int(r["seq"]): r for r in rows}
 
 
-def neighbour_seqs(conn: Connection, space_id: str, seqs: list[int]) -> dict[int, tuple[int, ...]]:
-    """The previous and next live row of the same space for each ``seq`` (one query)."""
+def neighbour_seqs(
+    conn: Connection, space_id: str, seqs: list[int], now: float
+) -> dict[int, tuple[int, ...]]:
+    """The previous and next live, unexpired row of the same space for each ``seq`` (one
+    query)."""
     if not seqs:
         return {}
-    params = {"seqs": _list_param(conn.dialect.name, seqs), "space": space_id}
+    params = {"seqs": _list_param(conn.dialect.name, seqs), "space": space_id, "now": now}
     rows = conn.execute(_reads(conn)["near"], params).all()
     return {int(s): tuple(int(x) for x in (b, a) if x is not None) for s, b, a in rows}
 
@@ -356,18 +371,21 @@ def live_items(conn: Connection, space_id: str) -> list[RememberItem]:
     ]
 
 
-def browse_rows(conn: Connection, space_id: str, request: BrowseRequest) -> list[Mapping[str, Any]]:
-    """One page of the live rows of a space, newest first (optionally one category)."""
+def browse_rows(
+    conn: Connection, space_id: str, request: BrowseRequest, now: float
+) -> list[Mapping[str, Any]]:
+    """One page of the live rows of a space not expired at ``now``, newest first (optionally
+    one category)."""
     stmt = (
         sa.select(INSIGHTS)
-        .where(INSIGHTS.c.space_id == space_id, INSIGHTS.c.deleted_at.is_(None))
+        .where(INSIGHTS.c.space_id == space_id, INSIGHTS.c.deleted_at.is_(None), UNEXPIRED)
         .order_by(INSIGHTS.c.seq.desc())
         .limit(request.limit)
         .offset(request.offset)
     )
     if request.category:
         stmt = stmt.where(INSIGHTS.c.category == request.category)
-    return list(conn.execute(stmt).mappings().all())
+    return list(conn.execute(stmt, {"now": now}).mappings().all())
 
 
 def rows_by_metadata(

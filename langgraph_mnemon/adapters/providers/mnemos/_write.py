@@ -86,9 +86,11 @@ def insert(
     *,
     keys: list[str | None] | None = None,
     retired: Sequence[Retired] = (),
+    expiry: Sequence[tuple[float | None, float | None]] | None = None,
 ) -> list[dict[str, Any]]:
     """Store the items that are not duplicates; one receipt per item, in order. ``keys``
-    (one per item) sets the rows' ``store_key`` (keyed items; see :mod:`._keyed`);
+    (one per item) sets the rows' ``store_key`` (keyed items; see :mod:`._keyed`), and
+    ``expiry`` their ``(expires_at, ttl_minutes)`` (keyed items only; default: never);
     ``retired`` are live rows the new ones replace (soft-deleted here, and their statistics
     taken off in the same statements that count the new rows in).
 
@@ -104,9 +106,17 @@ def insert(
     else:
         receipts: _Receipts = [None] * len(items)
         fresh, previous = list(range(len(items))), None
+        expiry = expiry if expiry is not None else [(None, None)] * len(items)
         rows = [
-            {**_row(space.id, uuid.uuid4().hex, item, analysis, digest, now), "store_key": key}
-            for item, analysis, digest, key in zip(items, analyses, hashes, keys, strict=True)
+            {
+                **_row(space.id, uuid.uuid4().hex, item, analysis, digest, now),
+                "store_key": key,
+                "expires_at": expires,
+                "ttl_minutes": minutes,
+            }
+            for item, analysis, digest, key, (expires, minutes) in zip(
+                items, analyses, hashes, keys, expiry, strict=True
+            )
         ]
     if retired:  # first: the key's unique index holds one live row
         _retire(conn, space.id, retired, now)

@@ -7,7 +7,8 @@ kernel lock. Then the suite's lock tests, the ones that run on ``flock`` in the 
 again in such a Python: a held lock bounds a writer's wait and a killed holder frees it at
 once, four processes add concurrently and lose nothing, threads queue fairly, a search does not
 wait for a writer, a held facts-file lock times out, and two open locks on one file exclude each
-other (the last two tests of this module, which also run on ``flock`` here).
+other (two tests of this module, which also run on ``flock`` here). The last test takes away
+what else Windows lacks (``pread``, folder descriptors, ``fdatasync``) and commits anyway.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ import pytest
 from lock_support import REPO, no_fcntl
 
 from langgraph_mnemon import Mnemon
-from langgraph_mnemon.storage import _locks
+from langgraph_mnemon.errors import StorageError
+from langgraph_mnemon.storage import _locks, files
 from langgraph_mnemon.storage.files import NOFOLLOW
 
 _WRITES = """
@@ -127,3 +129,32 @@ def test_two_open_locks_on_one_file_exclude_each_other(tmp_path: Path) -> None:
     finally:
         first.close()
     assert path.read_bytes() == b""  # the lock file is never written
+
+
+def test_without_pread_folder_descriptors_or_fdatasync_the_files_still_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What Windows lacks besides fcntl, taken away here: each primitive's fallback commits."""
+    monkeypatch.delattr(os, "pread")
+    monkeypatch.setattr(files, "_DIRECTORY", None)  # no O_DIRECTORY: no folder descriptors
+    synced: list[int] = []
+    monkeypatch.setattr(files, "_DATASYNC", lambda fd: synced.append(fd) or os.fsync(fd))
+    with Mnemon.open(tmp_path / "root") as mem:
+        alice = mem.scoped(user="alice", project="billing")  # nested folders, made one by one
+        assert alice.runtime.add("user", "Prefers metric units.").committed
+        doc = alice.documents.create("Runbook", "Restart the worker.").document
+        assert alice.documents.search("worker").results  # an access journal line
+        assert alice.documents.search("restart").results  # appended after a pread of its end
+        assert alice.documents.get(doc.id).last_accessed_at  # the journal read back, by offset
+        assert [e.content for e in alice.runtime.entries("user")] == ["Prefers metric units."]
+        assert mem.runtime.entries("user") == []
+    assert synced  # temp files were synced with the stand-in
+    # A folder on the way that is a link is still refused, checked by lstat.
+    real = tmp_path / "elsewhere"
+    real.mkdir()
+    (tmp_path / "root2").mkdir()
+    (tmp_path / "root2" / "scopes").symlink_to(real, target_is_directory=True)
+    with pytest.raises(StorageError) as info:
+        files.ensure_dir_below(tmp_path / "root2", tmp_path / "root2" / "scopes" / "x")
+    assert info.value.code == "symlink-refused"
+    assert list(real.iterdir()) == []

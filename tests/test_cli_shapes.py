@@ -6,7 +6,9 @@ a sample runs as real subprocesses."""
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 import subprocess
 import sys
 from collections.abc import Callable
@@ -76,12 +78,17 @@ def _one_line(done: Done, code: int) -> str:
 BAD_ARGUMENTS = [
     (["status", "--json", "true"], 2, "flags such as --json take no value"),
     (["runtime", "show", "--branch"], 2, "requires an argument"),
-    (["runtime", "add", "x", "--importance", "huge"], 2, "'huge' is not an importance"),
-    (["runtime", "add", "a § b"], 1, "reserved § entry delimiter"),
-    (["runtime", "replace", "only one"], 2, "Missing argument"),
-    (["runtime", "replace", "nothing", "new"], 1, 'No memory entry contains "nothing".'),
+    (["runtime", "add", "memory", "x", "--importance", "huge"], 2, "'huge' is not an importance"),
+    (["runtime", "add", "memory", "a § b"], 1, "reserved § entry delimiter"),
+    (["runtime", "replace", "memory"], 2, "Missing argument"),
+    (["runtime", "replace", "memory", "nothing", "new"], 1, 'No memory entry contains "nothing".'),
     (["runtime", "remove"], 2, "Missing argument"),
-    (["runtime", "remove", "nothing"], 1, 'No memory entry contains "nothing".'),
+    (["runtime", "remove", "memory", "nothing"], 1, 'No memory entry contains "nothing".'),
+    (["runtime", "add", "user"], 2, "TEXT is missing: `mnemon runtime add user TEXT`"),
+    (["runtime", "replace", "user", "tea"], 2, "NEW_TEXT is missing"),
+    (["runtime", "remove", "memory"], 2, "OLD_TEXT is missing"),
+    (["runtime", "add", "both", "x"], 2, "TARGET must be user or memory, not 'both'"),
+    (["runtime", "add", "user", "x", "--target", "memory"], 2, "two targets given"),
     (["docs", "list", "--archived", "yes"], 2, "take no value"),
     (["docs", "show"], 2, "Missing argument"),
     (["docs", "show", "nope"], 1, "'nope' is not a document id"),
@@ -146,9 +153,9 @@ def test_item17_6_every_command_errors_in_one_line(
 EVERY_COMMAND = [
     ["status"],
     ["runtime", "show"],
-    ["runtime", "add", "x"],
-    ["runtime", "replace", "a", "b"],
-    ["runtime", "remove", "a"],
+    ["runtime", "add", "memory", "x"],
+    ["runtime", "replace", "memory", "a", "b"],
+    ["runtime", "remove", "memory", "a"],
     ["docs", "list"],
     ["docs", "show", "abcd1234"],
     ["docs", "create", "body", "--title", "T"],
@@ -255,13 +262,21 @@ def test_item17_6_one_importance_vocabulary_everywhere(
 ) -> None:
     root = str(tmp_path / "root")
     assert (
-        mnemon("--root", root, "runtime", "add", "Never push to main.", "--importance", "5").code
+        mnemon(
+            "--root", root, "runtime", "add", "memory", "Never push to main.", "--importance", "5"
+        ).code
         == 0
     )
     assert (
-        mnemon("--root", root, "runtime", "add", "Tabs or spaces.", "--importance", "2").code == 0
+        mnemon(
+            "--root", root, "runtime", "add", "memory", "Tabs or spaces.", "--importance", "2"
+        ).code
+        == 0
     )
-    assert mnemon("--root", root, "runtime", "add", "Use uv.", "--importance", "normal").code == 0
+    assert (
+        mnemon("--root", root, "runtime", "add", "memory", "Use uv.", "--importance", "normal").code
+        == 0
+    )
     done = mnemon(
         "--root", root, "spaces", "remember", "Deploys on Tuesday.", "--importance", "critical"
     )
@@ -326,3 +341,117 @@ def test_item17_6_messages_use_the_given_name(mnemon: Callable[..., Done], tmp_p
     assert done.code == 0, done
     assert done.out.startswith("Memory Space 'project-notes' created"), done.out
     assert "Provider mnemos, inactive until its first write." in done.out
+
+
+# --- issue 31: runtime arguments in the Python API's order; `list` where users type it -------
+
+# (CLI arguments, the same call on mem.runtime), one per command, in order.
+NEW_ORDER = [
+    (["add", "user", "Prefers tea."], ("add", "user", "Prefers tea.")),
+    (["add", "memory", "Run tests with pytest -q"], ("add", "memory", "Run tests with pytest -q")),
+    (
+        ["replace", "user", "tea", "Prefers green tea."],
+        ("replace", "user", "tea", "Prefers green tea."),
+    ),
+    (["add", "user", "Works nights."], ("add", "user", "Works nights.")),
+    (["remove", "user", "nights"], ("remove", "user", "nights")),
+    (
+        ["replace", "memory", "pytest -q", "Run tests with pytest -x"],
+        ("replace", "memory", "pytest -q", "Run tests with pytest -x"),
+    ),
+]
+
+
+def _entries(root: Path) -> dict[str, list[str]]:
+    with Mnemon.open(root) as mem:
+        return {t: [e.content for e in mem.runtime.entries(t)] for t in ("user", "memory")}
+
+
+def test_issue31_runtime_takes_the_python_api_order(
+    mnemon: Callable[..., Done], tmp_path: Path
+) -> None:
+    cli_root, api_root = tmp_path / "cli", tmp_path / "api"
+    for args, _call in NEW_ORDER:
+        done = mnemon("--root", str(cli_root), "runtime", *args)
+        assert done.code == 0, done
+        assert done.err == ""  # the documented order draws no note
+    with Mnemon.open(api_root) as mem:
+        for _args, (method, *call) in NEW_ORDER:
+            getattr(mem.runtime, method)(*call)
+    assert (
+        _entries(cli_root)
+        == _entries(api_root)
+        == {
+            "user": ["Prefers green tea."],
+            "memory": ["Run tests with pytest -x"],
+        }
+    )
+
+
+# The old order (TEXT --target T, the target defaulting to memory): still works, with a note.
+OLD_ORDER = [
+    ["add", "Prefers tea.", "--target", "user"],
+    ["add", "Run tests with pytest -q"],
+    ["add", "Works nights.", "-t", "user"],
+    ["replace", "tea", "Prefers green tea.", "--target", "user"],
+    ["remove", "nights", "--target", "user"],
+    ["replace", "pytest -q", "Run tests with pytest -x"],
+]
+
+
+def test_issue31_old_runtime_order_still_works_with_a_deprecation_note(
+    mnemon: Callable[..., Done], tmp_path: Path
+) -> None:
+    old_root, suggested_root = tmp_path / "old", tmp_path / "suggested"
+    for args in OLD_ORDER:
+        done = mnemon("--root", str(old_root), "runtime", *args)
+        assert done.code == 0, done
+        note = done.err.strip().splitlines()
+        assert len(note) == 1, done.err
+        assert note[0].startswith("mnemon: deprecated: "), done.err
+        # The note spells the command in the new order; that command does the same.
+        suggested = shlex.split(note[0].split("`")[1])
+        assert suggested[:3] == ["mnemon", "runtime", args[0]], note
+        again = mnemon("--root", str(suggested_root), *suggested[1:])
+        assert again.code == 0, again
+        assert again.err == "", again
+    assert (
+        _entries(old_root)
+        == _entries(suggested_root)
+        == {
+            "user": ["Prefers green tea."],
+            "memory": ["Run tests with pytest -x"],
+        }
+    )
+    # A bad --target in the old order is still the layer's refusal (exit 1), after the note.
+    done = mnemon("--root", str(old_root), "runtime", "add", "x", "--target", "both")
+    assert done.code == 1
+    assert done.err.splitlines()[-1] == "mnemon: error: target must be memory or user"
+
+
+# `list` where a user types it: (alias, the command it names).
+LIST_ALIASES = [
+    (["runtime", "list"], ["runtime", "show"]),
+    (["settings", "list"], ["settings", "show"]),
+    (["mnemos", "list"], ["mnemos", "status"]),
+    (["docs", "list"], ["docs", "list"]),
+    (["spaces", "list"], ["spaces", "list"]),
+]
+
+
+def test_issue31_list_works_in_every_group(mnemon: Callable[..., Done], tmp_path: Path) -> None:
+    root = ("--root", str(tmp_path / "root"))
+    assert mnemon(*root, "runtime", "add", "user", "Prefers tea.").code == 0
+    assert mnemon(*root, "settings", "set", "recall_mode", "off").code == 0
+    assert mnemon(*root, "mnemos", "add", "goal", "Ship the reset flow", "t1").code == 0
+    assert mnemon(*root, "docs", "create", "Body.", "--title", "Runbook").code == 0
+    assert mnemon(*root, "spaces", "create", "Notes").code == 0
+    for alias, command in LIST_ALIASES:
+        listed, shown = mnemon(*root, *alias, "--json"), mnemon(*root, *command, "--json")
+        assert listed.code == 0, (alias, listed)
+        assert listed.err == "", (alias, listed)
+        assert listed.out == shown.out, alias
+        assert json.loads(listed.out), alias  # each lists what was just stored
+        group_help = mnemon(alias[0], "--help").out
+        assert any(line.split()[:1] == ["list"] for line in group_help.splitlines()), alias
+    assert "Prefers tea." in mnemon(*root, "runtime", "list").out

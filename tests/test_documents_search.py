@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
-import os
 import re
 import tempfile
 import time
@@ -15,6 +13,7 @@ from documents_support import Backend, Clock
 from documents_support import backend as backend  # the fixture, on every backend
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lock_support import hold_lock
 
 from langgraph_mnemon.errors import InvalidInputError
 from langgraph_mnemon.memory_layers import text
@@ -536,16 +535,10 @@ def test_access_times_survive_folds_by_another_instance(tmp_path: Path, backend:
 def test_search_does_not_wait_for_a_writer_holding_the_lock(tmp_path: Path) -> None:
     docs = open_docs(tmp_path)
     doc = docs.create("Kafka", "consumer lag").document
-    # flock() locks belong to an open file description: this one acts like another process.
-    fd = os.open(docs.lock_path, os.O_RDWR)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with hold_lock(docs.lock_path):  # another process writing
         started = time.monotonic()
         result = docs.search("kafka")
         waited = time.monotonic() - started
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
     assert [h.id for h in result.results] == [doc.id]
     assert "Access times could not be recorded." in result.hint
     assert waited < 2.0  # the lock timeout is 10 s; a search waits at most 0.25 s

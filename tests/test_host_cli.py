@@ -58,23 +58,30 @@ def test_global_user_scope_from_config(tmp_path: Path) -> None:
 
 def test_cli_round_trip(tmp_path: Path) -> None:
     out = run_cli(
-        tmp_path, "runtime", "add", "Run tests with pytest -q", "--importance", "critical"
+        tmp_path, "runtime", "add", "memory", "Run tests with pytest -q", "--importance", "critical"
     )
     assert out.returncode == 0, out.stderr
     assert "Entry added." in out.stdout
-    out = run_cli(tmp_path, "runtime", "add", "Prefers tea", "--target", "user")
+    out = run_cli(tmp_path, "runtime", "add", "user", "Prefers tea")
     assert out.returncode == 0, out.stderr
-    out = run_cli(tmp_path, "runtime", "add", "Main only", "-b", "main", "--json")
+    out = run_cli(tmp_path, "runtime", "add", "memory", "Main only", "-b", "main", "--json")
     assert json.loads(out.stdout)["added"] == "Main only"
-    out = run_cli(tmp_path, "runtime", "replace", "pytest -q", "Run tests with pytest -x")
+    out = run_cli(tmp_path, "runtime", "replace", "memory", "pytest -q", "Run tests with pytest -x")
     assert "Entry replaced." in out.stdout
     out = run_cli(tmp_path, "runtime", "show", "--branch", "dev")
     assert out.returncode == 0
     assert "Run tests with pytest -x" in out.stdout
     assert "Main only" not in out.stdout
     assert "(1 branch-scoped entry hidden)" in out.stdout
-    out = run_cli(tmp_path, "runtime", "remove", "Prefers tea", "--target", "user")
+    out = run_cli(tmp_path, "runtime", "remove", "user", "Prefers tea")
     assert "Entry removed." in out.stdout
+    # Scripts written for the old order keep working; stderr says how to write them now.
+    out = run_cli(tmp_path, "runtime", "add", "Old script", "--target", "user")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.startswith("mnemon: deprecated: TARGET now comes first")
+    assert "`mnemon runtime add user 'Old script'`" in out.stderr
+    assert "Old script" in run_cli(tmp_path, "runtime", "list").stdout
+    assert run_cli(tmp_path, "runtime", "remove", "user", "Old script").stderr == ""
     out = run_cli(tmp_path, "status", "--json")
     report = json.loads(out.stdout)
     assert report["runtime"]["memory_entries"] == 2
@@ -88,11 +95,13 @@ def test_cli_round_trip(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["runtime", "add", "a § b"], "must not contain the reserved § entry delimiter"),
-        (["runtime", "add", "x", "--target", "both"], "target must be memory or user"),
-        (["runtime", "add", "x", "-b", "bad..name"], "invalid branch name"),
-        (["runtime", "remove", "nothing here"], 'No memory entry contains "nothing here".'),
-        (["runtime", "add", "  "], "content is required"),
+        (["runtime", "add", "memory", "a § b"], "must not contain the reserved § entry delimiter"),
+        (["runtime", "add", "memory", "x", "-b", "bad..name"], "invalid branch name"),
+        (
+            ["runtime", "remove", "memory", "nothing here"],
+            'No memory entry contains "nothing here".',
+        ),
+        (["runtime", "add", "user", "  "], "content is required"),
     ],
 )
 def test_cli_errors_are_one_line(tmp_path: Path, args: list[str], message: str) -> None:
@@ -119,7 +128,7 @@ def test_cli_usage_error_exit_code(tmp_path: Path) -> None:
     out = run_cli(tmp_path, "runtime", "add")
     assert out.returncode == 2
     assert "Missing argument" in out.stderr
-    out = run_cli(tmp_path, "runtime", "add", "x", "--importance", "huge")
+    out = run_cli(tmp_path, "runtime", "add", "memory", "x", "--importance", "huge")
     assert out.returncode == 2  # a value the option cannot take is a usage error
     assert out.stderr.count("\n") == 1
     assert "'huge' is not an importance; give critical, normal or low, or 1-5" in out.stderr

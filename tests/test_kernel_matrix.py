@@ -452,7 +452,7 @@ CLI_OPS = (
         "runtime",
         "write",
         "runtime-add",
-        lambda seed: ["runtime", "add", NEW_RULE],
+        lambda seed: ["runtime", "add", "memory", NEW_RULE],
         lambda mem, seed, out: _check_equal(_contents(mem, "memory"), [*MEMORY, NEW_RULE]),
     ),
     CliOp(

@@ -322,13 +322,13 @@ def seeded(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
     ("args", "setting", "value", "code"),
     [
         (
-            ("runtime", "add", "Deploys go through CI."),
+            ("runtime", "add", "memory", "Deploys go through CI."),
             "layers.runtime.participation.write",
             "off",
             1,
         ),
         (
-            ("runtime", "add", "Deploys go through CI."),
+            ("runtime", "add", "memory", "Deploys go through CI."),
             "layers.runtime.participation.write",
             "manual",
             0,
@@ -339,7 +339,7 @@ def seeded(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
         (("spaces", "search", "staging"), "layers.memory_spaces.participation.recall", "manual", 0),
         (("spaces", "create", "New"), "layers.memory_spaces.participation.maintenance", "off", 1),
         (("remember", "Alice owns billing."), "layers.memory_spaces.participation.write", "off", 1),
-        (("runtime", "add", "Deploys go through CI."), "write_enabled", "false", 1),
+        (("runtime", "add", "memory", "Deploys go through CI."), "write_enabled", "false", 1),
     ],
 )
 def test_item1_cli_commands_are_explicit_and_refusals_name_the_setting(

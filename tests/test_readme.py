@@ -2,7 +2,9 @@
 
 Every fenced ``python`` block of README.md and docs/*.md is a complete script: each runs in a
 fresh temporary folder, twice in that folder (a second run must work too), with no ``MNEMON_*``
-settings, offline switches on, and HOME and TMPDIR inside the test's folder. The README's
+settings, offline switches on, and HOME and TMPDIR inside the test's folder. A block whose first
+line is only ``# NAME.py`` is a file the page asks the reader to save, not a script: the page's
+scripts run in a folder that holds its files (as the reader's would). The README's
 serving script (its ``bash`` block after the set-up commands) runs once against a real
 ``mnemon serve`` on a free port. No link in these files leaves the repository, and fragments use
 a fence that says so (``pycon``, ``console``, ``text``), never a look-alike of ``python``.
@@ -36,6 +38,7 @@ _OPEN = re.compile(r"^(`{3,})(.*)$")
 _LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)|^\s*\[[^\]]+\]:\s*(\S+)", re.M)
 _AUTOLINK = re.compile(r"<((?:https?|ftp|file|mailto):[^>\s]+)>")
 _UP_PATH = re.compile(r"(?<![\w.])(\.\./[\w./-]+)")
+_SAVED_AS = re.compile(r"^# ([A-Za-z_]\w*\.py)$")
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,12 @@ class Block:
     @property
     def first_line(self) -> str:
         return next((ln for ln in self.code.splitlines() if ln.strip()), "")
+
+    @property
+    def saved_as(self) -> str | None:
+        """The file name of a block the page asks the reader to save (``# adapter.py``)."""
+        named = _SAVED_AS.match(self.first_line) if self.lang == "python" else None
+        return named.group(1) if named else None
 
 
 def fenced_blocks(path: Path) -> list[Block]:
@@ -98,11 +107,19 @@ def _anchors(path: Path) -> set[str]:
     return out
 
 
-PYTHON = [b for path in MARKDOWN for b in fenced_blocks(path) if b.lang == "python"]
+def saved_files(path: Path) -> dict[str, str]:
+    """The files a page asks the reader to save: name -> text."""
+    return {b.saved_as: b.code for b in fenced_blocks(path) if b.saved_as}
+
+
+PYTHON = [
+    b for path in MARKDOWN for b in fenced_blocks(path) if b.lang == "python" and not b.saved_as
+]
 SERVING = [b for b in fenced_blocks(README) if b.lang == "bash" and b.code.strip() not in SETUP]
 
 
-def _env(tmp: Path) -> dict[str, str]:
+def script_env(tmp: Path) -> dict[str, str]:
+    """The environment a page's scripts run in: no MNEMON_*, offline, HOME/TMPDIR in tmp."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMON_")}
     for folder in ("home", "tmp"):
         (tmp / folder).mkdir(exist_ok=True)
@@ -186,9 +203,13 @@ def test_item17_1_fences_say_what_they_are() -> None:
 def test_item17_1_python_block_runs_as_pasted_twice(block: Block, tmp_path: Path) -> None:
     folder = tmp_path / "empty-folder"
     folder.mkdir()
-    script = tmp_path / "snippet.py"  # outside the folder: the folder starts empty
+    files = saved_files(block.path)  # what the page had the reader save
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    # Outside the folder (it starts empty), or beside the files the script imports.
+    script = (folder if files else tmp_path) / "snippet.py"
     script.write_text(block.code, encoding="utf-8")
-    env = _env(tmp_path)
+    env = script_env(tmp_path)
     for _ in range(2):
         _run([sys.executable, str(script)], folder, env, block, timeout=240)
 
@@ -245,7 +266,9 @@ def test_item17_1_serving_script_runs_against_mnemon_serve(tmp_path: Path) -> No
     script.write_text(block.code.replace("2024", str(port)), encoding="utf-8")
     folder = tmp_path / "empty-folder"
     folder.mkdir()
-    out = _run(["bash", "-e", "-o", "pipefail", str(script)], folder, _env(tmp_path), block, 300)
+    out = _run(
+        ["bash", "-e", "-o", "pipefail", str(script)], folder, script_env(tmp_path), block, 300
+    )
     lines = out.splitlines()
     assert "committed" in lines[0], out  # the agent saved the fact in thread one
     assert "02:00" in lines[1], out  # and a second thread answered with it

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from crash_support import Forker
+from lock_support import child_env, hold_lock
 
 from langgraph_mnemon.errors import StorageError
 from langgraph_mnemon.memory_layers.runtime import DELIMITER, RuntimeMemory
@@ -50,12 +51,6 @@ for i in itertools.count():
 """
 
 
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parents[1]), env.get("PYTHONPATH", "")])
-    return env
-
-
 def test_four_processes_add_concurrently(tmp_path: Path) -> None:
     workers, per_worker = 4, 25
     procs = [
@@ -65,7 +60,7 @@ def test_four_processes_add_concurrently(tmp_path: Path) -> None:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=_env(),
+            env=child_env(),
         )
         for w in range(workers)
     ]
@@ -101,7 +96,7 @@ def test_writer_killed_at_random_moments(tmp_path: Path) -> None:
     kills = 0
     seen_states: set[int] = set()
     mid_commit = 0
-    with Forker(_CHURN_IMPORTS, env=_env()) as forker:
+    with Forker(_CHURN_IMPORTS, env=child_env()) as forker:
         for round_no in range(32):
             proc = forker.spawn(tmp_path, _CHURN, str(tmp_path))
             assert proc.stdout.readline().strip() == "ready"
@@ -131,33 +126,11 @@ def test_writer_killed_at_random_moments(tmp_path: Path) -> None:
     assert mid_commit >= 1, "no kill landed inside a commit"
 
 
-_HOLDER = """
-import fcntl, os, sys, time
-fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
-fcntl.flock(fd, fcntl.LOCK_EX)
-print("locked", flush=True)
-time.sleep(60)
-"""
-
-
-def _hold_lock(tmp_path: Path) -> subprocess.Popen[str]:
-    (tmp_path / "runtime").mkdir(parents=True, exist_ok=True)
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _HOLDER, str(tmp_path / "runtime" / ".memories.lock")],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    assert proc.stdout.readline().strip() == "locked"
-    return proc
-
-
 def test_lock_wait_is_bounded_and_a_killed_holder_frees_it(tmp_path: Path) -> None:
     rm = RuntimeMemory(tmp_path, lock_timeout=0.3)
     rm.add("memory", "before")
     before = (tmp_path / "runtime" / "memories.json").read_bytes()
-    holder = _hold_lock(tmp_path)
-    try:
+    with hold_lock(tmp_path / "runtime" / ".memories.lock") as holder:
         started = time.monotonic()
         with pytest.raises(StorageError, match=r"timed out after 0\.3s waiting for the runtime"):
             rm.add("memory", "blocked")
@@ -169,9 +142,6 @@ def test_lock_wait_is_bounded_and_a_killed_holder_frees_it(tmp_path: Path) -> No
         os.kill(holder.pid, signal.SIGKILL)
         assert slow.add("memory", "after the holder died").changed
         assert time.monotonic() - started < 5
-    finally:
-        holder.kill()
-        holder.wait()
     assert [e.content for e in rm.entries("memory")] == ["before", "after the holder died"]
 
 

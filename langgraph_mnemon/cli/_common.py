@@ -32,6 +32,7 @@ __all__ = [
     "ImportanceWord",
     "JsonOption",
     "SpaceOption",
+    "alias",
     "app",
     "error_line",
     "group",
@@ -58,6 +59,22 @@ def group(help: str) -> typer.Typer:
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
     )
+
+
+def alias(parent: typer.Typer, name: str, command: Callable[..., None], *, of: str) -> None:
+    """Register ``command`` of ``parent`` once more as ``name`` (e.g. ``list`` for ``show``).
+
+    Args:
+        parent: the command group both names belong to.
+        name: the second name, the word users type (``list``).
+        command: the function already registered as ``of``.
+        of: the command's own name, shown in the alias's help.
+
+    Example:
+        >>> alias(runtime_app, "list", runtime_show, of="show")  # doctest: +SKIP
+    """
+    summary = (command.__doc__ or "").strip().splitlines()[0]
+    parent.command(name, help=f"The same as `{of}`: {summary}")(command)
 
 
 app = group("Layered long-term memory for LangGraph agents.")

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from langgraph_mnemon.cli._common import (
     JsonOption,
+    alias,
     app,
     group,
     open_host,
@@ -79,6 +80,9 @@ def mnemos_status(
     out.print(table)
     if not overview:
         out.print("no Mnemos tasks yet; add a node with `mnemon mnemos add goal TEXT TASK`")
+
+
+alias(mnemos_app, "list", mnemos_status, of="status")
 
 
 @mnemos_app.command("nodes")

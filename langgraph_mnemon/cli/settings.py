@@ -12,7 +12,15 @@ from typing import Annotated
 
 import typer
 
-from langgraph_mnemon.cli._common import JsonOption, app, group, open_host, out, print_json
+from langgraph_mnemon.cli._common import (
+    JsonOption,
+    alias,
+    app,
+    group,
+    open_host,
+    out,
+    print_json,
+)
 
 __all__ = ["secrets_app", "settings_app"]
 
@@ -35,6 +43,9 @@ def settings_show(ctx: typer.Context, as_json: JsonOption = False) -> None:
     out.print(f"revision {stored.revision}:", markup=False)
     for key, value in sorted(stored.values.items()):
         out.print(f"  {key} = {value!r}", markup=False)
+
+
+alias(settings_app, "list", settings_show, of="show")
 
 
 @settings_app.command("set")

@@ -227,6 +227,8 @@ def _folder_state(url: URL) -> str | None:
     if not database or database == ":memory:" or database.startswith("file:"):
         return None
     folder = Path(database).parent
+    if not hasattr(os, "statvfs"):  # Windows: only the permission check below
+        return "storage-permission" if not os.access(folder, os.W_OK) else None
     try:
         stats = os.statvfs(folder)
     except OSError as exc:

@@ -187,7 +187,7 @@ def read_only_media_url(url: str | Path | URL) -> str | Path | URL:
     """
     parsed = parse_database_url(url)
     path = sqlite_file(parsed)
-    if path is None or not path.is_file():
+    if path is None or not path.is_file() or not hasattr(os, "statvfs"):  # statvfs: POSIX
         return url
     try:
         read_only = bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)

@@ -4,9 +4,10 @@ Commit discipline: every file is written to a temp file beside it and renamed in
 reader sees either the old or the new bytes. Layers rename derived files first and their JSON
 authority last; the authority rename is the commit marker.
 
-Locking: a kernel ``flock`` on a lock file that is never deleted (deleting it would let two
+Locking: a kernel lock on a lock file that is never deleted (deleting it would let two
 processes lock different inodes), so a crashed holder releases it at once and there are no stale
-locks. Inside a process, threads queue FIFO before they touch the kernel lock.
+locks: ``flock`` on POSIX, an SQLite lock where there is no ``fcntl`` (Windows; see
+:mod:`._locks`). Inside a process, threads queue FIFO before they touch the kernel lock.
 
 Errors: every primitive raises :class:`StorageError` (never a bare ``OSError``) with the code
 ``StorageError.from_os_error`` gives (``storage-full``, ``storage-read-only``, ...) and the file
@@ -15,13 +16,18 @@ it was working on; a failed primitive leaves no temp file and no partial append 
 Links: managed files are opened with ``O_NOFOLLOW`` and managed folders are checked with
 ``lstat`` (:func:`refuse_symlink`), so nothing is read, written or appended through a symbolic
 link. ``rename`` and ``unlink`` act on a link itself, never on what it points to.
+
+Portability: the module imports everywhere. What a system lacks has a fallback, named by the
+constants below: no ``O_NOFOLLOW`` (Windows) leaves the ``lstat`` checks; no ``fdatasync``
+(macOS, Windows) syncs with ``fsync``; no ``pread`` reads at an offset by seeking; a folder
+that cannot be opened (Windows) is not synced after a rename (NTFS journals its metadata); no
+``dir_fd`` makes :func:`ensure_dir_below` check each folder it creates with ``lstat``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import logging
 import os
 import secrets
@@ -33,10 +39,16 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from langgraph_mnemon.errors import InvalidInputError, StorageError
+from langgraph_mnemon.storage._locks import KernelLock, open_lock
 
 _log = logging.getLogger("langgraph_mnemon.storage")
 _TMP_SUFFIX = ".tmp"
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
+"""``os.O_NOFOLLOW`` where the system has it (POSIX), else 0: or it into ``os.open`` flags."""
+# Folders open as descriptors only where O_DIRECTORY exists (not on Windows).
+_DIRECTORY: int | None = getattr(os, "O_DIRECTORY", None)
+_DATASYNC = getattr(os, "fdatasync", os.fsync)
 
 UNWRITABLE = frozenset({"storage-full", "storage-read-only", "storage-permission"})
 """StorageError codes that mean "the disk refused a write": a read can still be answered."""
@@ -132,7 +144,7 @@ def read_bytes(path: Path, what: str) -> bytes | None:
     Raises :class:`StorageError` naming ``what`` (``symlink-refused`` for a link).
     """
     try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | NOFOLLOW)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -152,13 +164,13 @@ def write_temp(path: Path, data: bytes, *, fsync: bool = True) -> Path:
     """
     tmp = temp_path_for(path)
     with io_errors(f"write {path.name}", path):
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o600)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
         if fsync:
-            os.fdatasync(fd)
+            _DATASYNC(fd)
     except BaseException as exc:
         os.close(fd)
         discard(tmp)
@@ -169,10 +181,25 @@ def write_temp(path: Path, data: bytes, *, fsync: bool = True) -> Path:
     return tmp
 
 
+def pread(fd: int, size: int, offset: int) -> bytes:
+    """Up to ``size`` bytes of ``fd`` from ``offset`` (``os.pread``, or seek and read).
+
+    Example:
+        >>> pread(fd, 1, 0)  # doctest: +SKIP
+        b"{"
+    """
+    if hasattr(os, "pread"):
+        return os.pread(fd, size, offset)
+    os.lseek(fd, offset, os.SEEK_SET)  # Windows: the descriptor is not shared between threads
+    return os.read(fd, size)
+
+
 def fsync_dir(directory: Path) -> None:
-    """Make renames inside ``directory`` durable."""
+    """Make renames inside ``directory`` durable (a no-op where folders cannot be opened)."""
+    if _DIRECTORY is None:
+        return
     with io_errors("sync the folder", directory):
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        fd = os.open(directory, os.O_RDONLY | _DIRECTORY)
         try:
             os.fsync(fd)
         finally:
@@ -203,11 +230,11 @@ def append_durable(path: Path, data: bytes, *, fsync: bool = True) -> int | None
     """
     existed = os.path.lexists(path)
     with io_errors(f"append to {path.name}", path):
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | _NOFOLLOW, 0o600)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | NOFOLLOW, 0o600)
     size = 0
     try:
         size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
+        if size and pread(fd, 1, size - 1) != b"\n":
             data = b"\n" + data
         view = memoryview(data)
         while view:
@@ -290,8 +317,11 @@ def ensure_dir_below(anchor: Path, directory: Path) -> None:
         ensure_dir(directory)
         return
     ensure_dir(anchor)
+    if _DIRECTORY is None or os.open not in os.supports_dir_fd:
+        _ensure_dir_checked(anchor, parts)
+        return
     with io_errors("create the folder", directory):
-        fd = os.open(anchor, os.O_RDONLY | os.O_DIRECTORY)
+        fd = os.open(anchor, os.O_RDONLY | _DIRECTORY)
         current = anchor
         try:
             for part in parts:
@@ -299,7 +329,7 @@ def ensure_dir_below(anchor: Path, directory: Path) -> None:
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(part, 0o700, dir_fd=fd)
                 try:
-                    child = os.open(part, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW, dir_fd=fd)
+                    child = os.open(part, os.O_RDONLY | _DIRECTORY | NOFOLLOW, dir_fd=fd)
                 except OSError as exc:
                     if exc.errno in (errno.ELOOP, errno.ENOTDIR):  # a link says ENOTDIR here
                         refuse_symlink(current, "folder")
@@ -308,6 +338,17 @@ def ensure_dir_below(anchor: Path, directory: Path) -> None:
                 fd = child
         finally:
             os.close(fd)
+
+
+def _ensure_dir_checked(anchor: Path, parts: tuple[str, ...]) -> None:
+    """:func:`ensure_dir_below` without descriptors (Windows): ``lstat`` each folder made."""
+    current = anchor
+    for part in parts:
+        current = current / part
+        refuse_symlink(current, "folder")
+        with io_errors("create the folder", current), contextlib.suppress(FileExistsError):
+            os.mkdir(current, 0o700)
+        refuse_symlink(current, "folder")  # a link put there meanwhile
 
 
 def unlink_quietly(path: Path) -> None:
@@ -384,7 +425,8 @@ def _reset_after_fork() -> None:
     _queues_guard = threading.Lock()
 
 
-os.register_at_fork(after_in_child=_reset_after_fork)
+if hasattr(os, "register_at_fork"):  # POSIX; Windows does not fork
+    os.register_at_fork(after_in_child=_reset_after_fork)
 
 
 @contextmanager
@@ -401,8 +443,8 @@ def locked(lock_path: Path, *, timeout: float, what: str) -> Iterator[None]:
             "another thread of this process is still writing, retry later"
         )
     try:
-        fd = _flock(lock_path, deadline, what)
-        if fd is None:
+        lock = _kernel_lock(lock_path, deadline, what)
+        if lock is None:
             raise StorageError(
                 f"timed out after {timeout:g}s waiting for the {what} lock ({lock_path}); "
                 "another process is still writing, retry later"
@@ -410,57 +452,58 @@ def locked(lock_path: Path, *, timeout: float, what: str) -> Iterator[None]:
         try:
             yield
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
+            with contextlib.suppress(OSError):  # closing releases it in any case
+                lock.release()
+            lock.close()
     finally:
         queue.release()
 
 
-def _flock(lock_path: Path, deadline: float, what: str) -> int | None:
-    """Take the kernel lock; return its descriptor, or ``None`` past ``deadline``."""
+def _kernel_lock(lock_path: Path, deadline: float, what: str) -> KernelLock | None:
+    """Take the kernel lock; return it, or ``None`` past ``deadline``."""
     with io_errors(f"open the {what} lock file", lock_path):
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
+        if not NOFOLLOW:
+            refuse_symlink(lock_path, f"{what} lock file")
+        lock = open_lock(os.open(lock_path, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o600), lock_path)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return fd
-    except BlockingIOError:
-        pass
+        if lock.try_acquire():
+            return lock
     except BaseException as exc:
-        os.close(fd)
+        lock.close()
         if isinstance(exc, OSError):
             raise StorageError.from_os_error(exc, f"lock the {what}", lock_path) from exc
         raise
     # Contended: wait in a blocking call so the kernel wakes us the moment the holder lets go
     # (sleep-polling loses the race to the holder's next commit and starves). A helper thread
     # makes the wait bounded; if we stop waiting first, it releases the lock it later gets.
-    waiter = _LockWaiter(fd)
+    waiter = _LockWaiter(lock)
     threading.Thread(target=waiter.run, name="mnemon-flock", daemon=True).start()
-    return fd if waiter.wait(deadline - time.monotonic()) else None
+    return lock if waiter.wait(deadline - time.monotonic()) else None
 
 
 class _LockWaiter:
-    __slots__ = ("_acquired", "_cancelled", "_fd", "_guard")
+    __slots__ = ("_acquired", "_cancelled", "_guard", "_lock")
 
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
+    def __init__(self, lock: KernelLock) -> None:
+        self._lock = lock
         self._guard = threading.Lock()
         self._acquired = threading.Event()
         self._cancelled = False
 
     def run(self) -> None:
         try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX)
+            self._lock.acquire()
         except OSError:
             with self._guard:
                 self._cancelled = True
-            os.close(self._fd)
+            self._lock.close()
             return
         with self._guard:
             if not self._cancelled:
                 self._acquired.set()
                 return
-        fcntl.flock(self._fd, fcntl.LOCK_UN)
-        os.close(self._fd)
+        self._lock.release()
+        self._lock.close()
 
     def wait(self, timeout: float) -> bool:
         if self._acquired.wait(max(timeout, 0)):
@@ -468,7 +511,7 @@ class _LockWaiter:
         with self._guard:
             if self._acquired.is_set():
                 return True
-            if self._cancelled:  # the waiter failed and closed the descriptor
+            if self._cancelled:  # the waiter failed and closed the lock file
                 return False
-            self._cancelled = True  # the waiter thread now owns and closes the descriptor
+            self._cancelled = True  # the waiter thread now owns and closes the lock file
             return False

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple, TypeVar
 from langgraph_mnemon.errors import CapacityError, StorageError
 from langgraph_mnemon.memory_layers.spaces import EDGE_TYPES
 from langgraph_mnemon.storage.files import (
+    NOFOLLOW,
     discard,
     ensure_dir,
     fsync_dir,
@@ -55,7 +56,6 @@ _FACT_KEYSET = frozenset(_FACT_KEYS)
 _LINK_KEYSET = frozenset(_LINK_KEYS)
 # One encoder for every line: cheaper than json.dumps(..., **options) per fact.
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _log = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -318,7 +318,7 @@ class FactFile:
         """The committed state (empty when the file does not exist yet); cached by stat."""
         self.check_paths()
         try:
-            fd = os.open(self.path, os.O_RDONLY | _NOFOLLOW)
+            fd = os.open(self.path, os.O_RDONLY | NOFOLLOW)
         except FileNotFoundError:
             return EMPTY
         except OSError as exc:

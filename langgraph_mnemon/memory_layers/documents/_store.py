@@ -34,6 +34,7 @@ from langgraph_mnemon.memory_layers.documents._text import (
     sha256,
 )
 from langgraph_mnemon.storage.files import (
+    NOFOLLOW,
     atomic_write,
     discard,
     ensure_dir,
@@ -41,6 +42,7 @@ from langgraph_mnemon.storage.files import (
     fsync_dir,
     io_errors,
     locked,
+    pread,
     read_bytes,
     refuse_symlinks,
     unlink_quietly,
@@ -88,7 +90,7 @@ def parse_index(raw: bytes, where: str) -> tuple[DocumentRecord, ...]:
 def file_header_id(path: Path) -> str | None:
     """The document id in a file's frontmatter, or ``None`` when the file is not one of ours."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)  # a link is not one of ours
+        fd = os.open(path, os.O_RDONLY | NOFOLLOW)  # a link is not one of ours
     except OSError:
         return None
     try:
@@ -193,7 +195,7 @@ class DocumentStore:
 
     def _read_index(self) -> tuple[Any, tuple[DocumentRecord, ...], bool]:
         try:
-            fd = os.open(self.index_path, os.O_RDONLY | os.O_NOFOLLOW)
+            fd = os.open(self.index_path, os.O_RDONLY | NOFOLLOW)
         except FileNotFoundError:
             return None, (), False
         except OSError as exc:
@@ -219,7 +221,7 @@ class DocumentStore:
         """The bytes appended to ``access.jsonl`` since the last read (``None``: no journal)."""
         journal = self._journal
         try:
-            fd = os.open(self.access_path, os.O_RDONLY | os.O_NOFOLLOW)
+            fd = os.open(self.access_path, os.O_RDONLY | NOFOLLOW)
         except OSError as exc:
             if not isinstance(exc, FileNotFoundError):
                 # Advisory data: a link put there after open, or an unreadable file, is skipped.
@@ -230,7 +232,7 @@ class DocumentStore:
             if st.st_ino != journal.ino or st.st_size < journal.offset:
                 journal.reset(st.st_ino)
             if st.st_size > journal.offset:
-                return os.pread(fd, st.st_size - journal.offset, journal.offset)
+                return pread(fd, st.st_size - journal.offset, journal.offset)
             return b""
         finally:
             os.close(fd)

@@ -35,6 +35,7 @@ from langgraph_mnemon.memory_layers.runtime._entries import (
 )
 from langgraph_mnemon.memory_layers.runtime._models import RuntimeEntry
 from langgraph_mnemon.storage.files import (
+    NOFOLLOW,
     append_durable,
     atomic_write,
     discard,
@@ -281,7 +282,7 @@ class RuntimeFile:
     def read(self) -> FileState:
         """The committed state; cached while the authority file is the same inode and size."""
         try:
-            fd = os.open(self.authority, os.O_RDONLY | os.O_NOFOLLOW)
+            fd = os.open(self.authority, os.O_RDONLY | NOFOLLOW)
         except FileNotFoundError:
             return EMPTY
         except OSError as exc:

@@ -225,7 +225,9 @@ def _printed(block: Block, tmp_path: Path) -> list[str]:
     folder.mkdir()
     script = tmp_path / "printing.py"
     script.write_text(block.code, encoding="utf-8")
-    return _run([sys.executable, str(script)], folder, _env(tmp_path), block, 240).splitlines()
+    return _run(
+        [sys.executable, str(script)], folder, script_env(tmp_path), block, 240
+    ).splitlines()
 
 
 def _prose_after(block: Block) -> str:

@@ -95,8 +95,6 @@ REFUSED = [
     (("users", ""), "cannot be empty strings"),
     (("users.alice",), "split it into two labels"),
     (("users", "a.b"), "split it into two labels"),
-    (("langgraph",), 'root "langgraph" is reserved'),
-    (("langgraph", "x"), "choose another first label"),
     (("nul\x00",), "NUL"),
     (("users", 7), "must be strings"),
 ]
@@ -126,6 +124,27 @@ def test_bad_namespaces_are_refused_before_anything_is_written(
     assert store.list_namespaces() == [("docs",)]
 
 
+@pytest.mark.parametrize(
+    ("namespace", "message"),
+    [(("langgraph",), 'root "langgraph" is reserved'), (("langgraph", "x"), "another first")],
+)
+def test_put_refuses_the_reserved_root_and_batch_takes_it(
+    store: MnemonStore, namespace: tuple[str, ...], message: str
+) -> None:
+    # LangGraph's stores: the public put refuses the root, a PutOp given to batch may use it.
+    for call in (
+        lambda: store.put(namespace, "k", {"v": 1}),
+        lambda: asyncio.run(store.aput(namespace, "k", {"v": 1})),
+    ):
+        with pytest.raises(InvalidNamespaceError, match=message):
+            call()
+    assert store.get(namespace, "k") is None
+    store.batch([PutOp(namespace, "k", {"v": 1})])
+    assert store.get(namespace, "k").value == {"v": 1}
+    asyncio.run(store.abatch([PutOp(namespace, "k", None)]))
+    assert store.get(namespace, "k") is None
+
+
 @pytest.mark.parametrize("path", [("a.b",), ("",), ("ok", "")])
 def test_reads_refuse_labels_langgraph_refuses(store: MnemonStore, path: tuple[str, ...]) -> None:
     calls = [
@@ -148,3 +167,14 @@ def test_langgraph_is_only_reserved_as_the_root(store: MnemonStore) -> None:
     assert ns in store.list_namespaces()
     assert store.get(("langgraph", "x"), "k") is None  # a read of the root finds nothing
     assert store.search(("langgraph",)) == []
+
+
+@pytest.mark.parametrize("key", ["access') = 'public' OR '1'='1", "a b", "naïve", ""])
+def test_filter_keys_outside_langgraphs_sql_alphabet_are_refused(
+    store: MnemonStore, key: str
+) -> None:
+    store.put(("docs",), "public", {"access": "public"})
+    with pytest.raises(InvalidInputError, match="Invalid filter key") as caught:
+        store.search(("docs",), filter={key: "dummy"})
+    assert isinstance(caught.value, ValueError)  # what LangGraph's SQL stores raise
+    assert [i.key for i in store.search(("docs",), filter={"access": "public"})] == ["public"]

@@ -362,9 +362,9 @@ def test_the_background_sweeper_runs_until_stopped(mem: Mnemon) -> None:
         time.sleep(0.1)
     assert _row(mem, "gone")["deleted_at"] is not None
     assert _row(mem, "kept")["deleted_at"] is None
-    assert store.stop_ttl_sweeper(timeout=30) is True
+    assert store.stop_ttl_sweeper(timeout=30) == 1
     assert done.done()
-    assert store.stop_ttl_sweeper() is True  # stopping a stopped sweeper is harmless
+    assert store.stop_ttl_sweeper() == 1  # stopping a stopped sweeper is harmless
     with pytest.raises(InvalidInputError, match="sweep_interval_minutes must be more than 0"):
         store.start_ttl_sweeper(0)
 

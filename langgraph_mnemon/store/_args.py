@@ -12,6 +12,7 @@ namespace rules (``_validate_namespace``) with messages that say what to do;
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -99,9 +100,11 @@ def check_labels(path: Any) -> tuple[str, ...]:
     return path
 
 
-def check_write_namespace(namespace: Any) -> tuple[str, ...]:
+def check_write_namespace(namespace: Any, *, reserved_ok: bool = False) -> tuple[str, ...]:
     """A namespace a ``put`` may write into: :func:`check_labels`, at least one label, and not
-    under the root ``"langgraph"`` that LangGraph reserves.
+    under the root ``"langgraph"`` that LangGraph reserves. Like LangGraph's stores, only the
+    public ``put`` refuses that root: a ``PutOp`` given to ``batch`` may use it
+    (``reserved_ok``), as LangGraph's own code does.
 
     Raises:
         NamespaceError: the namespace is empty, has a bad label or starts with "langgraph".
@@ -116,7 +119,7 @@ def check_write_namespace(namespace: Any) -> tuple[str, ...]:
         raise NamespaceError(
             "Namespace cannot be empty: give at least one label, e.g. ('memories',)"
         )
-    if namespace[0] == _RESERVED_ROOT:
+    if namespace[0] == _RESERVED_ROOT and not reserved_ok:
         raise NamespaceError(
             f'The namespace root "langgraph" is reserved by LangGraph (got {shown(namespace)}): '
             "choose another first label, e.g. ('app', *namespace)"
@@ -202,6 +205,9 @@ class CheckedArguments(BaseStore):
             )
 
 
+_FILTER_KEY = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
 def check_filter(spec: Any, where: str = "filter") -> None:
     """A ``search`` filter: a dict of values or ``$eq $ne $gt $gte $lt $lte`` operators."""
     if not isinstance(spec, Mapping):
@@ -212,6 +218,12 @@ def check_filter(spec: Any, where: str = "filter") -> None:
     for key, wanted in spec.items():
         if not isinstance(key, str):
             raise InvalidInputError(f"{where} keys must be strings (got {shown(key)})")
+        if where == "filter" and not _FILTER_KEY.match(key):
+            raise InvalidInputError(
+                f"Invalid filter key {shown(key, 60)}: a filter key holds only letters, digits, "
+                "'_', '-' and '.' (a dot reaches into a nested value), as in LangGraph's SQL "
+                "stores; filter on a nested dict instead for other names"
+            )
         if isinstance(wanted, Mapping) and any(
             isinstance(k, str) and k.startswith("$") for k in wanted
         ):

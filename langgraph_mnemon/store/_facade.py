@@ -133,7 +133,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -164,6 +164,7 @@ from langgraph_mnemon.storage.loop import LoopRunner
 from langgraph_mnemon.store._args import (
     CheckedArguments,
 )
+from langgraph_mnemon.store._both import Done
 from langgraph_mnemon.store._index import StoreIndex, text_digest
 from langgraph_mnemon.store._mapping import (
     _INDEXED,
@@ -287,6 +288,17 @@ class MnemonStore(TTLSweeps, CheckedArguments):
         the host's)."""
         return self._index
 
+    @property
+    def index_config(self) -> dict[str, Any] | None:
+        """The index config with an ``embed``, as given (LangGraph's stores show it so);
+        None when the host's embedder serves."""
+        return self._index.config()
+
+    @property
+    def embeddings(self) -> Any:
+        """The LangChain ``Embeddings`` of the index's own ``embed``; None otherwise."""
+        return self._index.embeddings()
+
     def _member(
         self, trigger: Trigger | None, scope: Scope | None
     ) -> tuple[Trigger | None, Scope | None, Any]:
@@ -376,7 +388,7 @@ class MnemonStore(TTLSweeps, CheckedArguments):
             return self
         return self._sibling(self._trigger, self._scope, config)
 
-    def setup(self) -> _Done:
+    def setup(self) -> Done:
         """Create or migrate the tables behind the store now (idempotent).
 
         Optional: the first op does it too. It is there for code written for LangGraph's SQL
@@ -391,7 +403,7 @@ class MnemonStore(TTLSweeps, CheckedArguments):
             >>> mem.store().setup()
         """
         self._host.spaces.setup()
-        return _Done()
+        return Done()
 
     def close(self) -> None:
         """Stop the private loop that runs sync ``batch`` calls (shared with the siblings)
@@ -591,7 +603,7 @@ class MnemonStore(TTLSweeps, CheckedArguments):
         """The batch's own space of ``namespace`` (where its puts go); ``create`` makes it
         (and repairs a hand-edited description). Reads use the spaces this store resolved
         before: a space id hashes the namespace and its owner, so it never changes hands."""
-        if not namespace or namespace[0] == "langgraph":
+        if not namespace:
             return None
         sid = batch.home_id(namespace)
         # A put trusts the record too: its write confirms the space inside its transaction
@@ -855,11 +867,3 @@ def _keyed_write(op: PutOp, index: StoreIndex) -> KeyedWrite:
         metadata[_TEXT] = text_digest(text)
     item = {"content": _encode_value(op.value), "source": "external", "metadata": metadata}
     return KeyedWrite(op.key, item, text, op.ttl)
-
-
-class _Done:
-    """What ``setup`` returns: nothing, and awaitable for the async stores' form."""
-
-    def __await__(self) -> Generator[None, None, None]:
-        return
-        yield  # a generator that finishes at once: awaiting it returns None

@@ -38,7 +38,7 @@ __all__ = ["WHOLE", "StoreIndex", "check_fields", "text_digest"]
 
 WHOLE = "$"
 """The path of the whole value."""
-_KEYS = frozenset({"dims", "embed", "fields"})
+_KEYS = frozenset({"dims", "embed", "fields", "text_fields", "distance_type", "ann_index_config"})
 _MAX_FIELDS = 32
 _MAX_PATH = 300
 
@@ -107,6 +107,8 @@ class StoreIndex:
     fields: tuple[str, ...] = (WHOLE,)
     embedder: Embedder | None = None
     dims: int | None = None
+    given: Mapping[str, Any] | None = None
+    """The config as given (shown back as ``index_config``, as LangGraph's stores do)."""
 
     @classmethod
     def of(cls, index: Any) -> StoreIndex:
@@ -132,9 +134,10 @@ class StoreIndex:
         if unknown:
             raise InvalidInputError(
                 f"unknown index settings {', '.join(unknown)}; the store takes dims, embed and "
-                "fields"
+                "fields (text_fields, distance_type and ann_index_config as LangGraph's SQL "
+                "stores name them)"
             )
-        fields = check_fields(index.get("fields", [WHOLE]), "index['fields']")
+        fields = check_fields(_fields_of(index), "index['fields']")
         embed, dims = index.get("embed"), index.get("dims")
         if embed is None:
             if dims is not None:
@@ -148,7 +151,18 @@ class StoreIndex:
                 "index['embed'] needs index['dims']: the size of its vectors (e.g. 1536 for "
                 "openai:text-embedding-3-small)"
             )
-        return cls(fields, embedder_from(embed, dims=dims), dims)
+        return cls(fields, embedder_from(embed, dims=dims), dims, dict(index))
+
+    def config(self) -> dict[str, Any] | None:
+        """The config as given (``index_config``); None: the defaults or fields only."""
+        return None if self.given is None else dict(self.given)
+
+    def embeddings(self) -> Any:
+        """The LangChain ``Embeddings`` object behind the store's own embedder (as
+        ``store.embeddings`` of LangGraph's stores), or None (the host's embedder, a
+        function)."""
+        inner = getattr(self.embedder, "inner", self.embedder)
+        return getattr(inner, "embeddings", None)
 
     def text(self, value: Mapping[str, Any], fields: Sequence[str] | None = None) -> str | None:
         """The text ``value`` is indexed by under ``fields`` (default: the config's);
@@ -165,3 +179,30 @@ class StoreIndex:
         for path in chosen:
             texts.extend(get_text_at_path(value, path))
         return "\n".join(t for t in texts if t)
+
+
+def _fields_of(index: Mapping[str, Any]) -> Any:
+    """The config's paths: ``fields`` (LangGraph's ``IndexConfig``) or ``text_fields`` (its
+    SQLite store's name); ``None`` is the default. ``distance_type`` may only be cosine, the
+    one the store's dense side ranks by. ``ann_index_config`` (pgvector's ANN index tuning:
+    index kind, vector type) changes speed and precision, not results, in LangGraph's store;
+    this store ranks exactly in its own tables, so it is accepted and has nothing to tune.
+
+    Raises:
+        InvalidInputError: both names with other paths, or another distance.
+    """
+    distance = index.get("distance_type")
+    if distance not in (None, "cosine"):
+        raise InvalidInputError(
+            f"index['distance_type'] {shown(distance)} is not available: the store ranks by "
+            "cosine similarity (with keyword relevance); drop it or use 'cosine'"
+        )
+    fields, text_fields = index.get("fields"), index.get("text_fields")
+    if fields is not None and text_fields is not None and list(fields) != list(text_fields):
+        raise InvalidInputError(
+            "index['fields'] and index['text_fields'] name the same thing; give only fields"
+        )
+    chosen = fields if fields is not None else text_fields
+    if isinstance(chosen, str):  # LangGraph's stores take one path as a string too
+        chosen = [chosen]
+    return [WHOLE] if chosen is None else chosen

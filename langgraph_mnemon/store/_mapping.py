@@ -118,8 +118,9 @@ def _namespace_of(record: SpaceRecord) -> tuple[str, ...] | None:
 
 
 def _check_namespace(namespace: Any) -> tuple[str, ...]:
-    """LangGraph's namespace rules for writes, plus the facade's length limit."""
-    namespace = check_write_namespace(namespace)
+    """LangGraph's namespace rules for a ``PutOp`` (the reserved root allowed, as in its
+    stores' ``batch``), plus the facade's length limit."""
+    namespace = check_write_namespace(namespace, reserved_ok=True)
     if len(_namespace_json(namespace)) > _MAX_NAMESPACE_JSON:
         raise NamespaceError(
             f"Namespace {namespace!r} is too long for a Memory Space: keep its labels under "

@@ -32,6 +32,7 @@ from langgraph.store.base import TTLConfig
 from langgraph_mnemon.contracts import shown
 from langgraph_mnemon.errors import InvalidInputError, MnemonError
 from langgraph_mnemon.memory_layers.spaces._keyed import KeyedItems, check_minutes
+from langgraph_mnemon.store._both import DoneCount, RunningFuture
 
 if TYPE_CHECKING:
     from langgraph_mnemon.store._scope import StoreHost
@@ -118,14 +119,14 @@ class Sweeper:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._done: Future[None] | None = None
+        self._done: RunningFuture | None = None
 
     @property
     def running(self) -> bool:
         """Whether the sweeper thread is alive."""
         return self._thread is not None and self._thread.is_alive()
 
-    def start(self, sweep: Callable[[], int], minutes: float) -> Future[None]:
+    def start(self, sweep: Callable[[], int], minutes: float) -> RunningFuture:
         """Start sweeping every ``minutes`` (the running sweeper's future when one runs).
 
         Args:
@@ -139,7 +140,7 @@ class Sweeper:
             if self.running and self._done is not None:
                 return self._done
             self._stop = stop = threading.Event()
-            done: Future[None] = Future()
+            done = RunningFuture()
             done.add_done_callback(lambda f: stop.set() if f.cancelled() else None)
             thread = threading.Thread(
                 target=_loop, args=(sweep, minutes * 60.0, stop, done), daemon=True,
@@ -156,7 +157,7 @@ class Sweeper:
             timeout: Seconds to wait for the thread; None waits as long as it takes.
 
         Returns:
-            True when no sweeper runs any more.
+            1 (true) when no sweeper runs any more, else 0; also awaitable.
         """
         with self._lock:
             thread = self._thread
@@ -178,14 +179,14 @@ class TTLSweeps:
     def _acting(self) -> AbstractContextManager[None]:
         raise NotImplementedError  # MnemonStore's: runs a block under the store's trigger
 
-    def sweep_ttl(self) -> int:
+    def sweep_ttl(self) -> DoneCount:
         """Delete every expired item now (all namespaces and users; blocking).
 
         Expired items are already invisible to every read; the sweep soft-deletes their rows
         (out of the keyword index, statistics and vectors). It is Memory Spaces maintenance.
 
         Returns:
-            How many items were deleted.
+            How many items were deleted (also awaitable, as the async stores' form).
 
         Raises:
             ReadOnlyError: writes are switched off.
@@ -197,7 +198,7 @@ class TTLSweeps:
             1
         """
         with self._acting():
-            return KeyedItems(self._host.spaces).sweep()
+            return DoneCount(KeyedItems(self._host.spaces).sweep())
 
     async def asweep_ttl(self) -> int:
         """:meth:`sweep_ttl` in a worker thread (never blocks the event loop).
@@ -208,7 +209,7 @@ class TTLSweeps:
         """
         return await asyncio.to_thread(self.sweep_ttl)
 
-    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> Future[None]:
+    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> RunningFuture:
         """Start the background sweeper: :meth:`sweep_ttl` every interval, in a daemon thread,
         until :meth:`stop_ttl_sweeper` (or ``Mnemon.close()``). One per host: a second call
         returns the running sweeper's future.
@@ -218,34 +219,35 @@ class TTLSweeps:
                 ``sweep_interval_minutes``, else 5.
 
         Returns:
-            A future that is done when the sweeper stops (cancelling it stops it).
+            A future that is done when the sweeper stops (cancelling it stops it); awaiting
+            it gives the future, as awaiting the async stores' call gives their task.
 
         Raises:
             InvalidInputError: the interval is not a positive number of minutes.
 
         Example:
             >>> mem.store(ttl={"default_ttl": 60, "sweep_interval_minutes": 5}).start_ttl_sweeper()
-            <Future at 0x... state=running>
+            <RunningFuture at 0x... state=running>
         """
         minutes = check_minutes(sweep_interval_minutes, "sweep_interval_minutes") or (
             (self.ttl_config or {}).get("sweep_interval_minutes") or DEFAULT_SWEEP_MINUTES
         )
         return self._sweeper.start(self.sweep_ttl, minutes)
 
-    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> DoneCount:
         """Stop the background sweeper (a sweep in progress finishes first).
 
         Args:
             timeout: Seconds to wait for it; None waits until it has stopped.
 
         Returns:
-            True when no sweeper runs any more.
+            1 (true) when no sweeper runs any more, else 0; also awaitable.
 
         Example:
             >>> store.stop_ttl_sweeper()
             True
         """
-        return self._sweeper.stop(timeout)
+        return DoneCount(self._sweeper.stop(timeout))
 
 
 def _loop(

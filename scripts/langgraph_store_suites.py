@@ -50,6 +50,7 @@ class Suite:
 _MIGRATIONS = "the peer's own tables and migrations"
 _SQL = "the peer's SQL builder"
 _BATCH = "AsyncBatchedBaseStore machinery, tested with mocks of InMemoryStore"
+_TABLES = "expires rows by writing to the peer's own table"
 SUITES = (
     Suite(
         "base",
@@ -81,6 +82,12 @@ SUITES = (
             "test_nonnull_migrations": _MIGRATIONS,
             "test_escape_like_literal": _SQL,
             "test_namespace_match_pattern": _SQL,
+            "test_store_ttl": _TABLES,
+            "test_omit_expired_disabled_preserves_expired_rows": _TABLES,
+            "test_omit_expired_filters_read_paths": _TABLES,
+            "test_omit_expired_refresh_ttl_only_refreshes_live_rows": _TABLES,
+            "test_omit_expired_search_pagination": _TABLES,
+            "test_abatch_uses_single_pool_checkout": "the peer's connection pool",
         },
     ),
 )

@@ -28,10 +28,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
-from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command, interrupt
 from pg_support import private_postgres
 from server_support import free_port
+from turn_support import memory_graph
 
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.adapters.messages import plugin_form
@@ -135,17 +135,7 @@ def _turn_graph(mem: Mnemon, model: ScriptedChatModel, app: Any, checkpointer: A
     def agent(state: MnemonTurnState) -> dict[str, Any]:
         return {"messages": [bound.invoke(state["messages"])]}
 
-    builder = StateGraph(MnemonTurnState)
-    builder.add_node("memory_begin", mem.turn_graph())
-    builder.add_node("agent", agent)
-    builder.add_node("tools", ToolNode(tools))
-    builder.add_node("memory_end", mem.turn_graph())
-    builder.add_edge(START, "memory_begin")
-    builder.add_edge("memory_begin", "agent")
-    builder.add_conditional_edges("agent", tools_condition, {"tools": "tools", END: "memory_end"})
-    builder.add_edge("tools", "agent")
-    builder.add_edge("memory_end", END)
-    return builder.compile(checkpointer=checkpointer)
+    return memory_graph(mem, agent, tools=tools, checkpointer=checkpointer)
 
 
 def _results(messages: list[BaseMessage]) -> dict[str, Any]:

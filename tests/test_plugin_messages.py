@@ -28,7 +28,7 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
-from langgraph.graph import END, START, StateGraph
+from turn_support import memory_graph
 
 from langgraph_mnemon import Mnemon, latest_request
 from langgraph_mnemon.adapters.messages import PLUGIN_ID_PREFIX, plugin_form
@@ -132,15 +132,7 @@ def test_compaction_notes_are_hidden(tmp_path: Path) -> None:
 
 
 def _graph(mem: Mnemon, agent: Any) -> Any:
-    builder = StateGraph(MnemonTurnState)
-    builder.add_node("memory_begin", mem.turn_graph())
-    builder.add_node("agent", agent)
-    builder.add_node("memory_end", mem.turn_graph())
-    builder.add_edge(START, "memory_begin")
-    builder.add_edge("memory_begin", "agent")
-    builder.add_edge("agent", "memory_end")
-    builder.add_edge("memory_end", END)
-    return builder.compile(checkpointer=mem.checkpointer())
+    return memory_graph(mem, agent)
 
 
 def test_the_turn_subgraph_hides_its_messages_and_ids_work_with_the_reducer(

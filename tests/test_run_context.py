@@ -23,9 +23,8 @@ import pytest
 from langchain.agents import create_agent
 from langchain.tools import ToolRuntime, tool
 from langchain_core.messages import HumanMessage, SystemMessage
-from langgraph.graph import END, START, StateGraph
-from langgraph.prebuilt import ToolNode, tools_condition
 from pydantic import BaseModel
+from turn_support import memory_graph
 
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.config import ScopesConfig
@@ -218,17 +217,7 @@ def test_a_state_graph_with_context_schema_and_the_turn_subgraph(mem: Mnemon) ->
     def agent(state: MnemonTurnState) -> dict[str, Any]:
         return {"messages": [bound.invoke([SystemMessage("be brief"), *state["messages"]])]}
 
-    builder = StateGraph(MnemonTurnState, context_schema=Ctx)
-    builder.add_node("memory_begin", mem.turn_graph())
-    builder.add_node("agent", agent)
-    builder.add_node("tools", ToolNode(tools))
-    builder.add_node("memory_end", mem.turn_graph())
-    builder.add_edge(START, "memory_begin")
-    builder.add_edge("memory_begin", "agent")
-    builder.add_conditional_edges("agent", tools_condition, {"tools": "tools", END: "memory_end"})
-    builder.add_edge("tools", "agent")
-    builder.add_edge("memory_end", END)
-    graph = builder.compile(checkpointer=mem.checkpointer())
+    graph = memory_graph(mem, agent, tools=tools, context_schema=Ctx)
     out = graph.invoke(
         {"messages": [HumanMessage("Remember my allergy.")]},
         {"configurable": {"thread_id": "g1"}},

@@ -72,6 +72,33 @@ def test_the_store_factory_reads_store_ttl_and_runs_the_sweeper(
         assert minutes == 10  # default_ttl applied to a put without ttl
 
 
+def test_the_store_factory_reads_store_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    section = {"path": "langgraph_mnemon.server.persistence.store", "index": {"fields": ["text"]}}
+    monkeypatch.setenv(persistence.STORE_ENV, json.dumps(section))
+    assert persistence.served_index() == {"fields": ["text"]}
+    with Mnemon.open(tmp_path / "m", embedding={"enabled": False}) as mem:
+        set_shared_host(mem)
+        try:
+
+            async def served() -> tuple[list[Any], list[Any]]:
+                async with persistence.store() as served_store:
+                    store = served_store._facade  # what every op goes through
+                    assert store.index.fields == ("text",)
+                    await store.aput(("ns",), "k", {"text": "lighthouse keeper", "tag": "zebra"})
+                    hit = await store.asearch(("ns",), query="lighthouse")
+                    miss = await store.asearch(("ns",), query="zebra")
+                    return hit, miss
+
+            hit, miss = asyncio.run(served())
+        finally:
+            set_shared_host(None)
+    # Only the text field is indexed: the tag's word finds the item no better than nothing.
+    assert [(i.key, i.score > 0) for i in hit] == [("k", True)]
+    assert [(i.key, i.score) for i in miss] == [("k", 0.0)]
+
+
 def test_a_bad_store_section_is_refused_with_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(persistence.STORE_ENV, "not json")
     with pytest.raises(InvalidInputError, match=r"JSON of langgraph\.json's store section"):

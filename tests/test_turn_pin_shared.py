@@ -23,10 +23,10 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 from support import hitl
 from support.hitl import APPROVE, tool_results
+from turn_support import memory_graph
 
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.adapters.messages import plugin_form
@@ -142,15 +142,7 @@ def test_the_turn_subgraph_begins_on_one_host_and_ends_on_another(
             answer = interrupt("go on?")  # the turn outlives this run: it resumes elsewhere
             return {"messages": [AIMessage(f"Resumed: {answer}")]}
 
-        builder = StateGraph(MnemonTurnState)
-        builder.add_node("memory_begin", mem.turn_graph())
-        builder.add_node("agent", agent)
-        builder.add_node("memory_end", mem.turn_graph())
-        builder.add_edge(START, "memory_begin")
-        builder.add_edge("memory_begin", "agent")
-        builder.add_edge("agent", "memory_end")
-        builder.add_edge("memory_end", END)
-        return builder.compile(checkpointer=mem.checkpointer())
+        return memory_graph(mem, agent)
 
     cfg = {"configurable": {"thread_id": "subgraph"}}
     graph(a).invoke({"messages": [HumanMessage("Please remember: deploys need approvals.")]}, cfg)

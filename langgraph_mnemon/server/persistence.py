@@ -32,7 +32,15 @@ from langgraph_mnemon.memory_layers.scopes import scope_of
 from langgraph_mnemon.server._host import shared_host
 from langgraph_mnemon.store import MnemonStore
 
-__all__ = ["STORE_ENV", "ServedStore", "api_user", "checkpointer", "served_ttl", "store"]
+__all__ = [
+    "STORE_ENV",
+    "ServedStore",
+    "api_user",
+    "checkpointer",
+    "served_index",
+    "served_ttl",
+    "store",
+]
 
 STORE_ENV = "LANGGRAPH_STORE"
 """Where LangGraph's CLI (``langgraph dev``, the images ``langgraph build`` makes) hands the
@@ -50,9 +58,10 @@ async def checkpointer() -> AsyncIterator[AsyncMnemosSaver]:
 @asynccontextmanager
 async def store() -> AsyncIterator[ServedStore]:
     """The host's ``BaseStore`` facade over its Memory Spaces, in each caller's scope, with
-    the TTL configuration of ``store.ttl`` (its sweeper runs until the server stops)."""
+    the index of ``store.index`` and the TTL configuration of ``store.ttl`` (its sweeper runs
+    until the server stops)."""
     host = await asyncio.to_thread(shared_host)
-    facade = await asyncio.to_thread(lambda: host.store(ttl=served_ttl()))
+    facade = await asyncio.to_thread(lambda: host.store(index=served_index(), ttl=served_ttl()))
     sweeping = bool((facade.ttl_config or {}).get("sweep_interval_minutes"))
     if sweeping:
         facade.start_ttl_sweeper()
@@ -78,9 +87,32 @@ def served_ttl() -> Mapping[str, object] | None:
         >>> served_ttl()
         {'default_ttl': 60}
     """
+    return _served_section().get("ttl")
+
+
+def served_index() -> Mapping[str, object] | None:
+    """The ``store.index`` section of the served ``langgraph.json`` (from :data:`STORE_ENV`):
+    LangGraph's ``IndexConfig`` (``embed`` as ``"provider:model"``, ``dims``, ``fields``).
+
+    Returns:
+        The index configuration as written (``MnemonStore`` checks it), or None.
+
+    Raises:
+        InvalidInputError: :data:`STORE_ENV` is not the JSON of a ``store`` section.
+
+    Example:
+        >>> os.environ[STORE_ENV] = '{"index": {"fields": ["text"]}}'
+        >>> served_index()
+        {'fields': ['text']}
+    """
+    return _served_section().get("index")
+
+
+def _served_section() -> dict[str, Any]:
+    """The ``store`` section LangGraph's CLI put in :data:`STORE_ENV` (empty without one)."""
     raw = os.environ.get(STORE_ENV, "").strip()
     if not raw:
-        return None
+        return {}
     try:
         section = json.loads(raw)
     except ValueError:
@@ -90,7 +122,7 @@ def served_ttl() -> Mapping[str, object] | None:
             f"{STORE_ENV} must be the JSON of langgraph.json's store section, e.g. "
             '{"path": "langgraph_mnemon.server.persistence.store", "ttl": {"default_ttl": 60}}'
         )
-    return section.get("ttl")
+    return section
 
 
 # Keys of a graph run's config. LangGraph server also sets a bare runnable config (only its

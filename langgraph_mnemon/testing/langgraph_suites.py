@@ -30,6 +30,7 @@ from typing import Any
 
 from langgraph_mnemon.host import Mnemon
 from langgraph_mnemon.store import MnemonStore
+from langgraph_mnemon.store._both import Done
 
 __all__ = ["open_store", "store_in_place"]
 
@@ -79,6 +80,37 @@ def close_all() -> None:
 atexit.register(close_all)
 
 
+class _FixtureCursor:
+    """What the PostgreSQL suites' fixtures reach for on their store: ``store._cursor()`` to
+    drop their migration table before a second ``setup()``. That statement has nothing to do
+    here; any other statement would read or change the peer's tables, so it is refused (the
+    tests that do it are left out by the script)."""
+
+    def __enter__(self) -> _FixtureCursor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    async def __aenter__(self) -> _FixtureCursor:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+    def execute(self, statement: str, *args: Any) -> Any:
+        if statement.strip().upper() != "DROP TABLE IF EXISTS STORE_MIGRATIONS":
+            raise NotImplementedError(f"the peer's tables are not here: {statement[:60]!r}")
+        return Done()  # awaitable too: the async fixture awaits it
+
+
+def _with_fixture_shims(store: MnemonStore) -> MnemonStore:
+    """The PostgreSQL suites' fixtures read ``MIGRATIONS`` and call ``_cursor()``."""
+    store.MIGRATIONS = []  # type: ignore[attr-defined]
+    store._cursor = _FixtureCursor  # type: ignore[attr-defined]
+    return store
+
+
 def _close(store: MnemonStore) -> None:
     """Close the host behind ``store`` now (a suite drops its database right after)."""
     entry = _OPEN.pop(id(store), None)
@@ -91,7 +123,7 @@ def _close(store: MnemonStore) -> None:
 
 @contextlib.contextmanager
 def _sync_store(target: str, **options: Any) -> Iterator[MnemonStore]:
-    store = open_store(target, **options)
+    store = _with_fixture_shims(open_store(target, **options))
     try:
         yield store
     finally:
@@ -100,7 +132,7 @@ def _sync_store(target: str, **options: Any) -> Iterator[MnemonStore]:
 
 @contextlib.asynccontextmanager
 async def _async_store(target: str, **options: Any) -> AsyncIterator[MnemonStore]:
-    store = open_store(target, **options)
+    store = _with_fixture_shims(open_store(target, **options))
     try:
         yield store
     finally:

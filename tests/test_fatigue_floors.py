@@ -177,8 +177,9 @@ def test_state_message_says_what_was_measured(mnemos: Mnemos) -> None:
     reading = mnemos.fatigue("t")
     message = fm.state_message(reading)
     assert message == (
-        "NOTICE: fatigue 0.29 (PRE_SLEEP), context 71% of 10,000 tokens used, context use "
-        "alone sets PRE_SLEEP. Checkpoint written. Keep changes focused."
+        "NOTICE: fatigue 0.29 (PRE_SLEEP), context 71% of 10,000 tokens used (default "
+        "mnemos.context_window_tokens), context use alone sets PRE_SLEEP. Checkpoint written. "
+        "Keep changes focused."
     )
     assert "60%+" not in message
 

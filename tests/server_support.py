@@ -108,12 +108,17 @@ def serve(
             process=process,
         )
     finally:
-        with_group(process, signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            with_group(process, signal.SIGKILL)
-            process.wait(timeout=5)
+        stop_group(process, timeout=15)
+
+
+def stop_group(process: subprocess.Popen[bytes], *, timeout: float) -> None:
+    """SIGTERM to a served process's group, SIGKILL if it is still there after ``timeout``."""
+    with_group(process, signal.SIGTERM)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with_group(process, signal.SIGKILL)
+        process.wait(timeout=5)
 
 
 def with_group(process: subprocess.Popen[bytes], sig: int) -> None:

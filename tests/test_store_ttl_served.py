@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -23,7 +22,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from langgraph_sdk import get_sync_client
-from server_support import free_port, with_group
+from server_support import free_port, stop_group
 
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.errors import InvalidInputError
@@ -145,12 +144,7 @@ def served(
                 raise AssertionError(f"{exc}\n--- server log ---\n{text}") from None
             yield f"http://127.0.0.1:{port}", url
         finally:
-            with_group(process, signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                with_group(process, signal.SIGKILL)
-                process.wait(timeout=5)
+            stop_group(process, timeout=20)
             log.close()
 
 

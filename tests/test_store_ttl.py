@@ -416,3 +416,20 @@ def test_a_database_of_the_previous_schema_gains_expiry_in_place(
             assert sorted(versions) == [1, 2, 3]
             indexes = {i["name"] for i in sa.inspect(conn).get_indexes("mnemon_insights")}
             assert "ix_mnemon_insights_expires" in indexes
+
+
+def test_an_expired_item_leaves_the_status_totals_before_any_sweep(mem: Mnemon) -> None:
+    store = mem.store()
+    store.put(NS, "stays", {"text": "heron note"})
+    store.put(NS, "goes", {"text": "egret note"}, ttl=60)
+
+    def total() -> int:
+        sid = store.space_id_for(NS)
+        found = [s for s in mem.spaces.status().spaces if s.space.id == sid]
+        assert len(found) == 1
+        return found[0].status.total_insights
+
+    assert total() == 2
+    _expire_at(mem, "goes", time.time() - 1)
+    assert total() == 1  # gone for every read, the status counts included
+    assert _live_rows(mem) == 2  # not swept yet

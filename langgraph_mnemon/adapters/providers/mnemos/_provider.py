@@ -476,7 +476,7 @@ class MnemosProvider(BaseProvider):
                     healthy=True, total_insights=0, deleted_insights=0, edge_count=0
                 )
             with self.db.read() as conn:
-                return _sql.space_status(conn, space.id)
+                return _sql.space_status(conn, space.id, self._clock())
         except StorageError as exc:  # a status reports the failure, it does not raise
             return ProviderStatus(healthy=False, error=" ".join(str(exc).split())[:300])
 

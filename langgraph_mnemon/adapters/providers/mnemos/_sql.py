@@ -502,12 +502,14 @@ def graph_projection(conn: Connection, space_id: str, limit: int) -> GraphProjec
     )
 
 
-def space_status(conn: Connection, space_id: str) -> ProviderStatus:
-    """Live rows per category, deleted rows, edges, the top entities and the database size."""
+def space_status(conn: Connection, space_id: str, now: float) -> ProviderStatus:
+    """Live rows per category (an expired row is gone already, swept or not), deleted rows,
+    edges, the top entities and the database size."""
     live = conn.execute(
         sa.select(INSIGHTS.c.category, sa.func.count())
-        .where(INSIGHTS.c.space_id == space_id, INSIGHTS.c.deleted_at.is_(None))
-        .group_by(INSIGHTS.c.category)
+        .where(INSIGHTS.c.space_id == space_id, INSIGHTS.c.deleted_at.is_(None), UNEXPIRED)
+        .group_by(INSIGHTS.c.category),
+        {"now": now},
     ).all()
     deleted = conn.execute(
         sa.select(sa.func.count()).where(
@@ -520,10 +522,11 @@ def space_status(conn: Connection, space_id: str) -> ProviderStatus:
     entities = conn.execute(
         sa.select(ENTITIES.c.entity, sa.func.count().label("n"))
         .join(INSIGHTS, ENTITIES.c.insight_seq == INSIGHTS.c.seq)
-        .where(ENTITIES.c.space_id == space_id, INSIGHTS.c.deleted_at.is_(None))
+        .where(ENTITIES.c.space_id == space_id, INSIGHTS.c.deleted_at.is_(None), UNEXPIRED)
         .group_by(ENTITIES.c.entity)
         .order_by(sa.desc("n"), ENTITIES.c.entity)
-        .limit(10)
+        .limit(10),
+        {"now": now},
     ).all()
     size = database_size(conn)
     by_category = {str(c): int(n) for c, n in live}

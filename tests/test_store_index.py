@@ -376,3 +376,20 @@ def test_a_graph_node_searches_the_indexed_store_through_its_runtime(host: Mnemo
     assert sorted(out["answer"]) == ["cats", "pay", "pets"]
     out = asyncio.run(graph.ainvoke({"question": "billing question", "answer": []}))
     assert out["answer"][0] == "pay"
+
+
+def test_the_index_config_and_embeddings_are_shown_back_as_given(host: Mnemon) -> None:
+    mem = host
+    embeddings = ConceptEmbeddings()
+    given = {"dims": _DIMS, "embed": embeddings, "text_fields": ["title"]}
+    store = mem.store(index=given)
+    assert store.index_config == given  # as LangGraph's stores show it
+    assert store.embeddings is embeddings
+    assert store.index.fields == ("title",)  # text_fields: LangGraph's SQLite store's name
+    store.put(("docs",), "a", {"title": "garden", "body": "invoice"})
+    assert store.search(("docs",), query="tomato")[0].score > 0  # the title is indexed
+    fields_only = mem.store(index={"fields": ["body"]})
+    assert fields_only.index_config == {"fields": ["body"]}
+    assert fields_only.embeddings is None  # the host's embedder serves it
+    assert mem.store().index_config is None
+    assert mem.store().embeddings is None

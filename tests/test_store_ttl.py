@@ -433,3 +433,21 @@ def test_an_expired_item_leaves_the_status_totals_before_any_sweep(mem: Mnemon) 
     _expire_at(mem, "goes", time.time() - 1)
     assert total() == 1  # gone for every read, the status counts included
     assert _live_rows(mem) == 2  # not swept yet
+
+
+def test_sweep_and_sweeper_calls_may_also_be_awaited(mem: Mnemon) -> None:
+    """Code written for LangGraph's async stores awaits these; ours work at once either way."""
+    store = mem.store(ttl={"default_ttl": 60})
+    store.put(NS, "k", {"text": "kestrel note"})
+    _expire_at(mem, "k", time.time() - 1)
+
+    async def as_async_code_would() -> tuple[int, bool, int]:
+        swept = await store.sweep_ttl()
+        running = await store.start_ttl_sweeper(60)
+        is_running = not running.done()
+        return swept, is_running, await store.stop_ttl_sweeper(timeout=30)
+
+    swept, was_running, stopped = asyncio.run(as_async_code_would())
+    assert (swept, was_running, stopped) == (1, True, 1)
+    assert store.sweep_ttl() == 0  # the sync form: a plain count
+    assert _live_rows(mem) == 0

@@ -159,7 +159,7 @@ from langgraph_mnemon.errors import (
     SyncCallOnLoopError,
 )
 from langgraph_mnemon.memory_layers.kernel import Trigger, acting
-from langgraph_mnemon.memory_layers.spaces._keyed import KeyedWrite, StaleSpace
+from langgraph_mnemon.memory_layers.spaces import KeyedWrite, StaleSpace
 from langgraph_mnemon.storage.loop import LoopRunner
 from langgraph_mnemon.store._args import (
     CheckedArguments,
@@ -290,8 +290,8 @@ class MnemonStore(TTLSweeps, CheckedArguments):
 
     @property
     def index_config(self) -> dict[str, Any] | None:
-        """The index config with an ``embed``, as given (LangGraph's stores show it so);
-        None when the host's embedder serves."""
+        """The index config as given (LangGraph's stores show it so); None when the store was
+        given none (whole values, the host's embedder)."""
         return self._index.config()
 
     @property

@@ -145,7 +145,7 @@ class StoreIndex:
                     "index['dims'] goes with index['embed']; without embed the host's "
                     "embedder (embedding.*) is used and dims is not needed"
                 )
-            return cls(fields)
+            return cls(fields, given=dict(index))
         if dims is None:
             raise InvalidInputError(
                 "index['embed'] needs index['dims']: the size of its vectors (e.g. 1536 for "
@@ -154,7 +154,7 @@ class StoreIndex:
         return cls(fields, embedder_from(embed, dims=dims), dims, dict(index))
 
     def config(self) -> dict[str, Any] | None:
-        """The config as given (``index_config``); None: the defaults or fields only."""
+        """The config as given (``index_config``); None when the store was given none."""
         return None if self.given is None else dict(self.given)
 
     def embeddings(self) -> Any:

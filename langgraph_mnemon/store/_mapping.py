@@ -28,7 +28,7 @@ from langgraph_mnemon.errors import (
     InvalidInputError,
 )
 from langgraph_mnemon.memory_layers.kernel import TRIGGERS
-from langgraph_mnemon.memory_layers.spaces._keyed import KeyedItems, KeyedRow, check_minutes
+from langgraph_mnemon.memory_layers.spaces import KeyedItems, KeyedRow, check_minutes
 from langgraph_mnemon.store._args import (
     NamespaceError,
     check_filter,

@@ -26,19 +26,22 @@ def ranked(
     """``offset`` / ``limit`` of the whole ranking: the recall's items, then (when they do
     not fill the window) every other indexed item that passes the filter, by the same
     scorer's relevance, capped at the recall's lowest score so ranks and scores agree.
-    Also the memory ids of the window's items that came after the recall's."""
+    Also the memory ids of the window's items after the recall's that have a time to live."""
     wanted = op.offset + op.limit
     if op.limit == 0:
         return [], []
-    tail: list[str] = []  # memory ids of the items after the recall's, in order
+    # The items after the recall's, in order: their memory id when they have a time to live
+    # (the rows to refresh), else None.
+    tail: list[str | None] = []
     if len(head) < wanted and batch.recall_spaces:
         floor = min((h.score for h in head if h.score is not None), default=1.0)
         seen = {(h.namespace, h.key) for h in head}
         for namespace, row, score in _rest(batch, op, seen, wanted - len(head)):
             head.append(row.search_item(namespace, min(floor, score)))
-            tail.append(row.memory_id)
+            tail.append(row.memory_id if row.ttl is not None else None)
     first_tail = len(head) - len(tail)  # the window may start inside the tail
-    return head[op.offset : wanted], tail[max(0, op.offset - first_tail) :]
+    expiring = [m for m in tail[max(0, op.offset - first_tail) :] if m is not None]
+    return head[op.offset : wanted], expiring
 
 
 def _rest(

@@ -31,7 +31,7 @@ from langgraph.store.base import TTLConfig
 
 from langgraph_mnemon.contracts import shown
 from langgraph_mnemon.errors import InvalidInputError, MnemonError
-from langgraph_mnemon.memory_layers.spaces._keyed import KeyedItems, check_minutes
+from langgraph_mnemon.memory_layers.spaces import KeyedItems, check_minutes
 from langgraph_mnemon.store._both import DoneCount, RunningFuture
 
 if TYPE_CHECKING:
@@ -175,9 +175,7 @@ class TTLSweeps:
     _host: StoreHost
     _sweeper: Sweeper
     ttl_config: TTLConfig | None
-
-    def _acting(self) -> AbstractContextManager[None]:
-        raise NotImplementedError  # MnemonStore's: runs a block under the store's trigger
+    _acting: Callable[[], AbstractContextManager[None]]  # runs a block under the trigger
 
     def sweep_ttl(self) -> DoneCount:
         """Delete every expired item now (all namespaces and users; blocking).

@@ -29,8 +29,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from langgraph_mnemon.host import Mnemon
-from langgraph_mnemon.store import MnemonStore
-from langgraph_mnemon.store._both import Done
+from langgraph_mnemon.store import Done, MnemonStore
 
 __all__ = ["open_store", "store_in_place"]
 

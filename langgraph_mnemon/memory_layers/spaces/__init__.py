@@ -26,6 +26,14 @@ from langgraph_mnemon.memory_layers.spaces._fusion import (
 )
 from langgraph_mnemon.memory_layers.spaces._health import ProviderHealth, SpaceHealth, SpacesHealth
 from langgraph_mnemon.memory_layers.spaces._item_text import item_text
+from langgraph_mnemon.memory_layers.spaces._keyed import (
+    KeyedItems,
+    KeyedPut,
+    KeyedRow,
+    KeyedWrite,
+    StaleSpace,
+    check_minutes,
+)
 from langgraph_mnemon.memory_layers.spaces._locations import (
     ChecksDestination,
     OwnsStorage,
@@ -127,6 +135,10 @@ __all__ = [
     "GraphNode",
     "GraphProjection",
     "Insight",
+    "KeyedItems",
+    "KeyedPut",
+    "KeyedRow",
+    "KeyedWrite",
     "LinkRequest",
     "MemoryProvider",
     "MemoryReceipt",
@@ -156,10 +168,12 @@ __all__ = [
     "SpaceStatus",
     "SpacesHealth",
     "SpacesStatus",
+    "StaleSpace",
     "StorageRules",
     "SyncCallOnLoopError",
     "apply_quality",
     "candidate_limit",
+    "check_minutes",
     "check_storage",
     "classify_score",
     "connects_out",

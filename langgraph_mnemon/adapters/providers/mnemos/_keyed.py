@@ -35,8 +35,14 @@ from sqlalchemy.pool import StaticPool
 import langgraph_mnemon.adapters.providers.mnemos._write as _write
 from langgraph_mnemon.adapters.providers.mnemos._sql import UNEXPIRED
 from langgraph_mnemon.memory_layers.mnemos.spaces_schema import INSIGHTS, SPACES
-from langgraph_mnemon.memory_layers.spaces import Embedder, RememberItem, SpaceBinding
-from langgraph_mnemon.memory_layers.spaces._keyed import KeyedPut, KeyedRow, StaleSpace
+from langgraph_mnemon.memory_layers.spaces import (
+    Embedder,
+    KeyedPut,
+    KeyedRow,
+    RememberItem,
+    SpaceBinding,
+    StaleSpace,
+)
 from langgraph_mnemon.storage._db_errors import database_errors, translate
 from langgraph_mnemon.storage.db import Database, advisory_lock_id
 

@@ -48,6 +48,7 @@ from langgraph_mnemon.memory_layers.spaces import (
     DiscoveredSpace,
     Embedder,
     GraphProjection,
+    KeyedRow,
     LinkRequest,
     MemoryRecord,
     ProviderDescriptor,
@@ -59,7 +60,6 @@ from langgraph_mnemon.memory_layers.spaces import (
     SpaceBinding,
     is_embedder,
 )
-from langgraph_mnemon.memory_layers.spaces._keyed import KeyedRow
 from langgraph_mnemon.storage.db import Database, sqlite_file
 
 __all__ = ["MnemosProvider"]

@@ -68,6 +68,7 @@ from langgraph_mnemon.memory_layers.spaces._models import (
     SpaceBinding,
     is_committed,
     is_embedder,
+    settle,
 )
 from langgraph_mnemon.memory_layers.spaces._owners import Owners, owners_of
 from langgraph_mnemon.memory_layers.spaces._placement import (
@@ -189,4 +190,5 @@ __all__ = [
     "place",
     "provider_refusal",
     "register_quality_policy",
+    "settle",
 ]

@@ -16,7 +16,10 @@ This module imports no LangGraph, LangChain, httpx or Chroma code.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import math
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -60,6 +63,7 @@ __all__ = [
     "WriteMode",
     "is_committed",
     "is_embedder",
+    "settle",
 ]
 
 SearchMode = Literal["smart", "keyword", "basic"]
@@ -337,6 +341,45 @@ def is_embedder(value: Any) -> bool:
     class handed over where an instance belongs would slip through; this check refuses it.
     """
     return isinstance(value, Embedder) and not isinstance(value, type)
+
+
+def settle(value: Any) -> Any:
+    """A provider call's result, with an awaitable (an ``async def`` hook) run to completion.
+
+    The provider contract is synchronous; a provider written with ``async def`` methods still
+    works: its coroutine runs here with ``asyncio.run``, or in a short-lived thread of its own
+    when this thread already runs an event loop (a notebook cell). Plain values pass through.
+
+    Example:
+        >>> async def answer() -> int:
+        ...     return 42
+        >>> settle(answer()), settle(7)
+        (42, 7)
+    """
+    if not inspect.isawaitable(value):
+        return value
+
+    async def wait() -> Any:
+        return await value
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(wait())
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = asyncio.run(wait())
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="mnemon-async-provider", daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 @runtime_checkable

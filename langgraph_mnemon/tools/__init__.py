@@ -18,11 +18,10 @@ and changes memory only through the offers of its turn's pinned View (``mnemon_v
 ``mnemon_view_action``), each offer asking its own channel and each read route within its
 per-turn call budget.
 
-Modules, bottom to top: ``_context`` (what the tools need from the host), ``_args`` (argument
-models), ``_turns`` (the turn registry), ``_results`` / ``_shapes`` (results), one module per
-layer (``_status``, ``_runtime``, ``_documents``, ``_recall``, ``_spaces_write``,
-``_spaces_manage``), ``_view`` (the General strategy's routes and actions), ``_build`` (the
-tools table and :func:`build_tools`).
+Modules, bottom to top: ``_context`` (what the tools need from the host, and the executing
+run's turn), ``_args`` (argument models), ``_results`` (results and how spaces look to the
+model), ``_layered`` (one function per Layered tool), ``_view`` (the General strategy's routes
+and actions, over the same functions), ``_build`` (the tools table and :func:`build_tools`).
 
 Example:
     >>> agent = create_agent(model, tools=mem.tools(), middleware=[mem.middleware()])
@@ -30,7 +29,7 @@ Example:
 
 from langgraph_mnemon.tools._build import TOOL_CHANNELS, VIEW_TOOLS, WRITE_TOOLS, build_tools
 from langgraph_mnemon.tools._context import ToolContext
-from langgraph_mnemon.tools._status import CATALOG_LIMIT
+from langgraph_mnemon.tools._layered import CATALOG_LIMIT
 
 __all__ = [
     "CATALOG_LIMIT",

@@ -35,20 +35,26 @@ from langgraph_mnemon.tools._args import (
     ViewActionArgs,
     ViewRouteArgs,
 )
-from langgraph_mnemon.tools._context import ToolContext
-from langgraph_mnemon.tools._documents import document_create, document_search, manage_document
-from langgraph_mnemon.tools._recall import recall, related
-from langgraph_mnemon.tools._results import dumps, failure, invalid_result, validation_result
-from langgraph_mnemon.tools._runtime import runtime_channel, runtime_memory
-from langgraph_mnemon.tools._spaces_manage import (
+from langgraph_mnemon.tools._context import ToolContext, scoped_context
+from langgraph_mnemon.tools._layered import (
+    catalog,
+    document_create,
+    document_search,
+    forget,
+    link,
+    manage_document,
     memory_body_create,
     memory_body_merge,
     memory_body_update,
+    recall,
+    related,
+    remember,
+    runtime_channel,
+    runtime_memory,
+    status,
+    task,
 )
-from langgraph_mnemon.tools._spaces_write import forget, link, remember
-from langgraph_mnemon.tools._status import catalog, status
-from langgraph_mnemon.tools._task import task
-from langgraph_mnemon.tools._turns import scoped_context
+from langgraph_mnemon.tools._results import dumps, failure, invalid_result, validation_result
 from langgraph_mnemon.tools._view import view_action, view_route
 
 __all__ = ["TOOLS", "TOOL_CHANNELS", "VIEW_TOOLS", "WRITE_TOOLS", "ToolSpec", "build_tools"]

@@ -1,7 +1,9 @@
-"""Tool results as compact JSON, and every failure as a result instead of an exception.
+"""Tool results as compact JSON, every failure as a result instead of an exception, and how
+Memory Spaces and their receipts look to the model.
 
 A result may quote what the model sent; it never shows where memory lives (storage roots, the
-database address) and its text is always storable (no lone surrogates, no NUL).
+database address, a space's config or secrets) and its text is always storable (no lone
+surrogates, no NUL).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 from langgraph_mnemon.contracts import safe_text
 from langgraph_mnemon.errors import InvalidInputError, MnemonError
 from langgraph_mnemon.memory_layers.health import MemoryStep
+from langgraph_mnemon.memory_layers.spaces import SpaceRecord
 from langgraph_mnemon.storage.db import redact_url
 from langgraph_mnemon.tools._context import ToolContext
 
@@ -21,11 +24,15 @@ __all__ = [
     "dumps",
     "failure",
     "invalid_result",
+    "memory_receipt",
     "parse_input",
     "problems",
+    "space_item",
+    "space_receipt",
     "validation_result",
     "without_locations",
 ]
+
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -94,3 +101,39 @@ def without_locations(ctx: ToolContext, message: str) -> str:
         if place:
             message = message.replace(place, placeholder)
     return message
+
+
+def space_item(record: SpaceRecord, reachable: bool | None = None) -> dict[str, Any]:
+    """A Memory Space as the model sees it; ``reachable`` (the catalog) says whether its
+    provider answers right now."""
+    item: dict[str, Any] = {
+        "id": record.id,
+        "name": record.name[:120],
+        "description": record.description[:500],
+        "active": record.active,
+        "provider": {"id": record.provider_id, "capabilities": record.capabilities},
+    }
+    if reachable is not None:
+        item["reachable"] = reachable
+    return item
+
+
+def memory_receipt(receipt: Any) -> dict[str, Any]:
+    """A link or forget receipt: what changed, where, and how far it completed."""
+    return receipt.model_dump(
+        mode="json", include={"status", "message", "changed", "space_id", "id", "completion"}
+    )
+
+
+def space_receipt(receipt: Any) -> dict[str, Any]:
+    """A Memory Space create / update / merge receipt, with the space and the merged sources."""
+    out: dict[str, Any] = {
+        "status": receipt.status,
+        "message": receipt.message,
+        "changed": receipt.changed,
+    }
+    if receipt.space is not None:
+        out["memoryBody"] = space_item(receipt.space)
+    if receipt.spaces:
+        out["sources"] = [space_item(r) for r in receipt.spaces]
+    return out

@@ -41,14 +41,19 @@ from langgraph_mnemon.tools._args import (
     ViewActionArgs,
     ViewRouteArgs,
 )
-from langgraph_mnemon.tools._context import ToolContext
-from langgraph_mnemon.tools._documents import manage_document, search_documents
+from langgraph_mnemon.tools._context import ToolContext, pinned_view, turn_id, turn_retrieval
+from langgraph_mnemon.tools._layered import (
+    catalog,
+    forget,
+    link,
+    manage_document,
+    manage_spaces,
+    remember,
+    runtime_search,
+    search_documents,
+    write_runtime,
+)
 from langgraph_mnemon.tools._results import parse_input
-from langgraph_mnemon.tools._runtime import runtime_search, write_runtime
-from langgraph_mnemon.tools._spaces_manage import manage_spaces
-from langgraph_mnemon.tools._spaces_write import forget, link, remember
-from langgraph_mnemon.tools._status import catalog
-from langgraph_mnemon.tools._turns import pinned_view, turn_id, turn_retrieval
 
 __all__ = ["ACTIONS", "ROUTES", "view_action", "view_route"]
 

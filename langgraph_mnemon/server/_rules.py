@@ -16,7 +16,7 @@ from langgraph_mnemon.memory_layers import documents as _documents
 from langgraph_mnemon.memory_layers import spaces as _spaces
 from langgraph_mnemon.memory_layers.mnemos import MAX_TASK_ID_CHARS
 from langgraph_mnemon.memory_layers.runtime import MAX_ENTRY_BYTES
-from langgraph_mnemon.memory_layers.spaces import _secrets as _spaces_secrets
+from langgraph_mnemon.memory_layers.spaces import MAX_SECRET_CHARS, PROVIDER_CONFIG_CODE
 
 MAX_SOURCE_PATHS = _documents.MAX_SOURCE_PATHS
 DOCUMENT_QUERY_CHARS = _documents.MAX_QUERY_CHARS
@@ -157,7 +157,7 @@ def provider_id() -> dict[str, Any]:
 
 PROVIDER_ID_PATTERN = r"^[a-z][a-z0-9-]{0,63}$"  # ProviderDescriptor.id
 CONFIRM_CHARS = 64  # a space id
-PROVIDER_CONFIG = _spaces_secrets.PROVIDER_CONFIG_CODE
+PROVIDER_CONFIG = PROVIDER_CONFIG_CODE
 
 
 def provider_path_id() -> dict[str, Any]:
@@ -184,7 +184,7 @@ def provider_secrets() -> dict[str, Any]:
         "additionalProperties": {
             "type": "string",
             "pattern": no_nul,
-            "maxLength": _spaces_secrets.MAX_SECRET_CHARS,
+            "maxLength": MAX_SECRET_CHARS,
         },
         "x-mnemon-checked-by": "provider",
     }

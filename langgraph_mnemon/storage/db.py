@@ -46,7 +46,7 @@ from sqlalchemy.exc import ArgumentError
 from sqlalchemy.pool import StaticPool
 
 from langgraph_mnemon.errors import InvalidInputError, StorageError
-from langgraph_mnemon.storage._db_errors import database_errors, translate
+from langgraph_mnemon.storage._db_errors import DamagedValue, database_errors, translate
 from langgraph_mnemon.storage._ddl import column_names, create_tables
 from langgraph_mnemon.storage._dialect import (
     advisory_lock,
@@ -74,6 +74,7 @@ __all__ = [
     "LEGACY_SCHEMA_VERSION",
     "SCHEMA_VERSION",
     "AsyncDatabase",
+    "DamagedValue",
     "Database",
     "Migration",
     "SqliteSynchronous",
@@ -85,6 +86,7 @@ __all__ = [
     "create_async_engine",
     "create_engine",
     "create_tables",
+    "database_errors",
     "ensure_sqlite_directory",
     "insert_ignore",
     "migrate",
@@ -95,6 +97,7 @@ __all__ = [
     "schema_state",
     "sqlite_file",
     "sqlite_write_gate",
+    "translate",
     "upsert",
 ]
 

@@ -24,8 +24,8 @@ from langgraph_mnemon.memory_layers.spaces import (
     RememberItem,
     SpaceBinding,
     is_committed,
+    is_pending,
 )
-from langgraph_mnemon.memory_layers.spaces._models import is_pending
 
 __all__ = [
     "CheckFailed",

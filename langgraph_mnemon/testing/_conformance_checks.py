@@ -18,8 +18,8 @@ from langgraph_mnemon.memory_layers.spaces import (
     ProviderStatus,
     RememberItem,
     is_committed,
+    is_pending,
 )
-from langgraph_mnemon.memory_layers.spaces._models import is_pending
 from langgraph_mnemon.testing._conformance_base import (
     CheckFailed,
     Context,

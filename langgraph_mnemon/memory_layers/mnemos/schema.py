@@ -34,8 +34,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from langgraph_mnemon.contracts import text_problem
-from langgraph_mnemon.storage._db_errors import DamagedValue
-from langgraph_mnemon.storage.db import Migration, column_names, create_tables
+from langgraph_mnemon.storage.db import DamagedValue, Migration, column_names, create_tables
 
 __all__ = [
     "CHECKPOINT_NODES",

@@ -68,6 +68,7 @@ from langgraph_mnemon.memory_layers.spaces._models import (
     SpaceBinding,
     is_committed,
     is_embedder,
+    is_pending,
     settle,
 )
 from langgraph_mnemon.memory_layers.spaces._owners import Owners, owners_of
@@ -90,6 +91,7 @@ from langgraph_mnemon.memory_layers.spaces._records import (
     SpaceStatus,
 )
 from langgraph_mnemon.memory_layers.spaces._secret_store import SecretsReport
+from langgraph_mnemon.memory_layers.spaces._secrets import MAX_SECRET_CHARS, PROVIDER_CONFIG_CODE
 from langgraph_mnemon.memory_layers.spaces._service import MemorySpaces
 from langgraph_mnemon.memory_layers.spaces._validation import (
     DEFAULT_SPACE_ID,
@@ -118,8 +120,10 @@ __all__ = [
     "MAX_MEMORY_ID_CHARS",
     "MAX_NAME_CHARS",
     "MAX_QUERY_CHARS",
+    "MAX_SECRET_CHARS",
     "MAX_TAGS",
     "MAX_TAG_CHARS",
+    "PROVIDER_CONFIG_CODE",
     "SEARCH_MODES",
     "SPACE_ID_PATTERN",
     "BrowseRequest",
@@ -184,6 +188,7 @@ __all__ = [
     "extract_anchors",
     "is_committed",
     "is_embedder",
+    "is_pending",
     "item_text",
     "normalize_anchor_text",
     "owners_of",

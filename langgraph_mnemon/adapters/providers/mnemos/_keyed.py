@@ -43,8 +43,7 @@ from langgraph_mnemon.memory_layers.spaces import (
     SpaceBinding,
     StaleSpace,
 )
-from langgraph_mnemon.storage._db_errors import database_errors, translate
-from langgraph_mnemon.storage.db import Database, advisory_lock_id
+from langgraph_mnemon.storage.db import Database, advisory_lock_id, database_errors, translate
 
 __all__ = [
     "CREATED_KEY",

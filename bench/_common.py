@@ -103,6 +103,57 @@ def queries(stored: Sequence[str], count: int) -> list[str]:
     return texts
 
 
+def load(
+    spaces: Any,
+    space_id: str,
+    size: int,
+    batch: int,
+    extra: Sequence[dict[str, object]] = (),
+) -> tuple[float | None, list[str]]:
+    """Write ``size`` corpus memories (and ``extra``, spread evenly over the batches) into a
+    new native space ``space_id`` through ``remember_many``, ``batch`` at a time, unless the
+    space holds that corpus already.
+
+    Args:
+        spaces: ``mem.spaces`` (a ``MemorySpaces``).
+        space_id: The space; made here, described ``corpus <size>`` once loaded.
+        size: Corpus memories (``Corpus()``, the same texts on every run).
+        batch: Memories per ``remember_many`` call.
+        extra: Items written among the corpus (item ``j`` in batch ``j * batches // len``).
+
+    Returns:
+        ``(memories/s, or None when the space was reused; the first five texts of each batch)``.
+
+    Raises:
+        SystemExit: the space exists but holds another corpus.
+    """
+    corpus = Corpus()
+    batches = max(1, math.ceil(size / batch))
+    spread: dict[int, list[dict[str, object]]] = {}
+    for j, item in enumerate(extra):
+        spread.setdefault(j * batches // max(1, len(extra)), []).append(item)
+    described = f"corpus {size}" + (f" + {len(extra)}" if extra else "")
+    known = {s.id: s for s in spaces.list_spaces()}
+    if space_id in known and known[space_id].description != described:
+        raise SystemExit(f"space {space_id} holds another corpus: use a fresh one")
+    reuse = space_id in known
+    if not reuse:
+        spaces.create_space(space_id, space_id=space_id, description="loading")
+    sample: list[str] = []
+    began = time.perf_counter()
+    for b, start in enumerate(range(0, size, batch)):
+        items = [corpus.memory(i) for i in range(start, min(size, start + batch))]
+        sample.extend(str(item["content"]) for item in items[:5])
+        if not reuse:
+            receipts = spaces.remember_many([*items, *spread.get(b, ())], space_id=space_id)
+            assert all(r.committed for r in receipts), receipts[0]
+    if reuse:
+        return None, sample
+    rate = (size + len(extra)) / (time.perf_counter() - began)
+    spaces.update_space(space_id, description=described)
+    return rate, sample
+
+
 # --- timing -----------------------------------------------------------------------------------
 
 

@@ -45,7 +45,7 @@ import sqlalchemy as sa
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._common import Corpus, floor, measure, queries, schema_url
+from bench._common import floor, load, measure, pg_durability, queries, schema_url
 from langgraph_mnemon.adapters.embeddings import WordLlamaEmbedder
 from langgraph_mnemon.adapters.providers.mnemos import MnemosProvider
 from langgraph_mnemon.memory_layers.spaces import MemorySpaces, ProviderSearchRequest
@@ -71,27 +71,6 @@ def _drop_schema(db: Database) -> None:
         schema = db.engine.url.query["options"].split("=", 1)[1].split(",")[0]
         with db.engine.begin() as conn:
             conn.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-
-
-def load(spaces: MemorySpaces, space_id: str, size: int, batch: int) -> tuple[float | None, list]:
-    """Write the corpus into ``space_id`` unless it is there already; ``(memories/s or None
-    when reused, five stored texts per batch)``."""
-    corpus = Corpus()
-    items = [corpus.memory(i) for i in range(size)]
-    sample = [str(items[i]["content"]) for s in range(0, size, batch) for i in range(s, s + 5)]
-    known = {s.id: s for s in spaces.list_spaces()}
-    if space_id in known and known[space_id].description == f"corpus {size}":
-        return None, sample
-    if space_id in known:
-        raise SystemExit(f"space {space_id} holds another corpus: use a fresh --keep folder")
-    spaces.create_space(space_id, space_id=space_id, description="loading")
-    began = time.perf_counter()
-    for start in range(0, size, batch):
-        receipts = spaces.remember_many(items[start : start + batch], space_id=space_id)
-        assert all(r.committed for r in receipts)
-    rate = size / (time.perf_counter() - began)
-    spaces.update_space(space_id, description=f"corpus {size}")
-    return rate, sample
 
 
 def contenders(
@@ -166,7 +145,17 @@ def _table(dialect: str, args: argparse.Namespace, rows: list) -> None:
                 f"| {args.size:,} | {kind} | {load_text} | {name} | {p50:.2f} | {p95:.2f} "
                 f"| {p50 / f50:.2f}x | {p95 / f95:.2f}x | {versus} |"
             )
-    print(f"\nmedian of {args.rounds} rounds (rotated order), {args.queries} queries, limit 10")
+    durability = (
+        f"PostgreSQL {pg_durability(args.database_url)}"
+        if dialect == "postgresql"
+        else "SQLite WAL + NORMAL (ours' default)"
+    )
+    index = "tsvector GIN" if dialect == "postgresql" else "FTS5"
+    print(
+        f"\nmedian of {args.rounds} rounds (rotated order), {args.queries} queries, limit 10. "
+        f"Durability: {durability}. Indexing: {index} keyword index for every path; vectors "
+        "(WordLlama rows): the native provider's own (the floor uses none)."
+    )
 
 
 if __name__ == "__main__":

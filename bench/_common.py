@@ -25,7 +25,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from langgraph.store.base import BaseStore, PutOp
@@ -33,6 +33,8 @@ from langgraph.store.base import BaseStore, PutOp
 from langgraph_mnemon.adapters.providers.mnemos._sql import space_token
 from langgraph_mnemon.adapters.providers.text import query_terms
 from langgraph_mnemon.storage.db import Database
+
+T = TypeVar("T")
 
 # --- the synthetic corpus ---------------------------------------------------------------------
 
@@ -173,7 +175,7 @@ def p50(fn: Callable[[int], Any], count: int) -> float:
     return statistics.median(times)
 
 
-def rotated(names: Sequence[str], round_no: int) -> list[str]:
+def rotated(names: Sequence[T], round_no: int) -> list[T]:
     """``names`` started at ``round_no``: each baseline takes each place in turn."""
     shift = round_no % len(names)
     return [*names[shift:], *names[:shift]]

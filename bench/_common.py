@@ -147,8 +147,9 @@ def load(
         items = [corpus.memory(i) for i in range(start, min(size, start + batch))]
         sample.extend(str(item["content"]) for item in items[:5])
         if not reuse:
-            receipts = spaces.remember_many([*items, *spread.get(b, ())], space_id=space_id)
-            assert all(r.committed for r in receipts), receipts[0]
+            for chunk in (items, spread.get(b, [])):  # extras apart: a call takes <= 1,000
+                receipts = spaces.remember_many(chunk, space_id=space_id) if chunk else []
+                assert all(r.committed for r in receipts), receipts[0]
     if reuse:
         return None, sample
     rate = (size + len(extra)) / (time.perf_counter() - began)

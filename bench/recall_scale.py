@@ -33,9 +33,7 @@ corpus. Prints one Markdown table and exits. Not a test.
 from __future__ import annotations
 
 import argparse
-import math
 import random
-import statistics
 import sys
 import tempfile
 import time
@@ -47,71 +45,11 @@ import sqlalchemy as sa
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._common import floor, load, measure, pg_durability, queries, schema_url
 from langgraph_mnemon.adapters.embeddings import WordLlamaEmbedder
 from langgraph_mnemon.adapters.providers.mnemos import MnemosProvider
-from langgraph_mnemon.adapters.providers.mnemos._sql import space_token
-from langgraph_mnemon.adapters.providers.text import query_terms
 from langgraph_mnemon.memory_layers.spaces import MemorySpaces, ProviderSearchRequest
 from langgraph_mnemon.storage.db import Database, create_engine
-
-_SYLLABLES = (
-    "ka", "lo", "mi", "ren", "sta", "por", "vel", "dan", "qui", "tor", "ex", "am", "bri", "sel",
-    "nu", "gra", "fen", "zo", "lit", "mar", "cor", "pre", "tal", "vis", "ob", "un", "tri", "pel",
-    "ras", "hon", "gil", "wen",
-)  # fmt: skip
-
-
-_FUNCTION = frozenset(
-    ("the", "a", "of", "to", "and", "in", "is", "it", "that", "for", "on", "with", "as", "was",
-     "at", "by", "this", "be", "are", "from")
-)  # fmt: skip
-_FUNCTION_WORDS = sorted(_FUNCTION)
-
-
-def vocabulary(size: int, rng: random.Random) -> list[str]:
-    words: set[str] = set()
-    while len(words) < size:
-        words.add("".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 4))))
-    return sorted(words)
-
-
-class Corpus:
-    def __init__(self, seed: int = 7, vocab: int = 20_000) -> None:
-        self.rng = random.Random(seed)
-        # Function words take a third of the tokens (as in English); content words follow a
-        # Zipf law whose head is a few percent of the tokens.
-        self.words = vocabulary(vocab, self.rng)
-        weights = [1.0 / (rank + 30) for rank in range(len(self.words))]
-        total = sum(weights)
-        self.cum: list[float] = []
-        acc = 0.0
-        for w in weights:
-            acc += w / total
-            self.cum.append(acc)
-
-    def word(self) -> str:
-        import bisect
-
-        return self.words[min(bisect.bisect(self.cum, self.rng.random()), len(self.words) - 1)]
-
-    def memory(self, index: int) -> dict[str, object]:
-        n = self.rng.randint(8, 40)
-        text = (
-            " ".join(
-                self.rng.choice(_FUNCTION_WORDS) if self.rng.random() < 0.33 else self.word()
-                for _ in range(n)
-            ).capitalize()
-            + "."
-        )
-        item: dict[str, object] = {"content": text, "metadata": {"n": index}}
-        if index % 10 == 0:
-            item["entities"] = [f"{self.word()}-project"]
-        return item
-
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1)] * 1000
 
 
 def _database(url: str | None, keep: Path | None, tmp: str) -> Database:
@@ -125,73 +63,14 @@ def _database(url: str | None, keep: Path | None, tmp: str) -> Database:
     with engine.begin() as conn:
         conn.exec_driver_sql(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
     engine.dispose()
-    sep = "&" if "?" in url else "?"
-    return Database(create_engine(f"{url}{sep}options=-csearch_path%3D{schema}"), owns_engine=True)
+    return Database(create_engine(schema_url(url, schema)), owns_engine=True)
 
 
 def _drop_schema(db: Database) -> None:
     if db.dialect == "postgresql":
-        schema = db.engine.url.query["options"].split("=", 1)[1]
+        schema = db.engine.url.query["options"].split("=", 1)[1].split(",")[0]
         with db.engine.begin() as conn:
             conn.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-
-
-def load(spaces: MemorySpaces, space_id: str, size: int, batch: int) -> tuple[float | None, list]:
-    """Write the corpus into ``space_id`` unless it is there already; ``(memories/s or None
-    when reused, five stored texts per batch)``."""
-    corpus = Corpus()
-    items = [corpus.memory(i) for i in range(size)]
-    sample = [str(items[i]["content"]) for s in range(0, size, batch) for i in range(s, s + 5)]
-    known = {s.id: s for s in spaces.list_spaces()}
-    if space_id in known and known[space_id].description == f"corpus {size}":
-        return None, sample
-    if space_id in known:
-        raise SystemExit(f"space {space_id} holds another corpus: use a fresh --keep folder")
-    spaces.create_space(space_id, space_id=space_id, description="loading")
-    began = time.perf_counter()
-    for start in range(0, size, batch):
-        receipts = spaces.remember_many(items[start : start + batch], space_id=space_id)
-        assert all(r.committed for r in receipts)
-    rate = size / (time.perf_counter() - began)
-    spaces.update_space(space_id, description=f"corpus {size}")
-    return rate, sample
-
-
-def queries(stored: list[str], count: int) -> list[str]:
-    corpus = Corpus(seed=13)
-    rng = random.Random(11)
-    texts = []
-    for _ in range(count):
-        words = [w for w in rng.choice(stored).rstrip(".").lower().split() if w not in _FUNCTION]
-        k = rng.randint(2, min(6, len(words)))
-        texts.append(" ".join([*rng.sample(words, k), corpus.word()]))
-    return texts
-
-
-def floor(db: Database, space_id: str) -> Callable[[str], Any]:
-    """The bare engine's OR query over every query term, top 10."""
-    if db.dialect == "sqlite":
-        token = space_token(space_id)
-        sql = (
-            "SELECT rowid FROM mnemon_insights_fts WHERE mnemon_insights_fts MATCH ? "
-            "ORDER BY bm25(mnemon_insights_fts) LIMIT 10"
-        )
-
-        def run(conn: Any, text: str) -> Any:
-            match = " OR ".join(f'"{token}{t}"' for t in query_terms(text))
-            return conn.exec_driver_sql(sql, (match,)).all()
-
-    else:
-        stmt = sa.text(
-            "SELECT seq FROM mnemon_insights WHERE space_id = :s AND tsv @@ CAST(:q AS tsquery) "
-            "ORDER BY ts_rank(tsv, CAST(:q AS tsquery)) DESC LIMIT 10"
-        )
-
-        def run(conn: Any, text: str) -> Any:
-            q = " | ".join(f"'{t}'" for t in query_terms(text))
-            return conn.execute(stmt, {"s": space_id, "q": q}).all()
-
-    return lambda text: db.run_single(run, text)
 
 
 def contenders(
@@ -210,28 +89,6 @@ def contenders(
         "floor": floor(db, space_id),
         "provider": direct,
         "spaces": lambda text: spaces.search(text, space_ids=[space_id]),
-    }
-
-
-def measure(runs: dict[str, Callable[[str], Any]], texts: list[str], rounds: int) -> dict:
-    """p50 / p95 of every contender per round (rotated order), then the medians."""
-    for fn in runs.values():
-        for text in texts[:20]:  # warm-up: caches, statement preparation
-            fn(text)
-    names = list(runs)
-    per: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
-    for r in range(rounds):
-        for name in names[r % len(names) :] + names[: r % len(names)]:
-            latencies = []
-            for text in texts:
-                began = time.perf_counter()
-                inner = runs[name](text)
-                spent = time.perf_counter() - began
-                latencies.append(inner if isinstance(inner, float) else spent)
-            per[name].append((_percentile(latencies, 0.5), _percentile(latencies, 0.95)))
-    return {
-        n: (statistics.median(p for p, _ in v), statistics.median(q for _, q in v))
-        for n, v in per.items()
     }
 
 
@@ -288,7 +145,17 @@ def _table(dialect: str, args: argparse.Namespace, rows: list) -> None:
                 f"| {args.size:,} | {kind} | {load_text} | {name} | {p50:.2f} | {p95:.2f} "
                 f"| {p50 / f50:.2f}x | {p95 / f95:.2f}x | {versus} |"
             )
-    print(f"\nmedian of {args.rounds} rounds (rotated order), {args.queries} queries, limit 10")
+    durability = (
+        f"PostgreSQL {pg_durability(args.database_url)}"
+        if dialect == "postgresql"
+        else "SQLite WAL + NORMAL (ours' default)"
+    )
+    index = "tsvector GIN" if dialect == "postgresql" else "FTS5"
+    print(
+        f"\nmedian of {args.rounds} rounds (rotated order), {args.queries} queries, limit 10. "
+        f"Durability: {durability}. Indexing: {index} keyword index for every path; vectors "
+        "(WordLlama rows): the native provider's own (the floor uses none)."
+    )
 
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ import httpx
 from langchain.agents import create_agent
 from langgraph_sdk import get_sync_client
 
-from bench.recall_scale import Corpus
+from bench._common import Corpus
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.server.demo import demo_model
 from langgraph_mnemon.server.launch import start, wait_ready

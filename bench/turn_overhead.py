@@ -60,7 +60,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.store.memory import InMemoryStore
 from langmem import create_manage_memory_tool
 
-from bench.recall_scale import _FUNCTION, Corpus
+from bench._common import FUNCTION as _FUNCTION
+from bench._common import Corpus
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.adapters.embeddings import WordLlamaEmbedder
 from langgraph_mnemon.graphs.turn import MnemonTurnState, begin_turn, end_turn

@@ -9,13 +9,12 @@ the Documents search, the General routes' call budgets). :meth:`Turns.end` recor
 activity for idle review and releases it.
 
 Modules: ``_facts`` (Source facts), ``_offers`` (ONE table of routes and actions),
-``_inputs`` (their input models and schemas), ``_models`` (TurnView and its parts), ``_spec``
-(strategies), ``_wake`` (Wake, cue, WakeTracker), ``_sections`` (system sections),
-``_composer`` (ViewComposer), ``_limits`` (the evidence budgets), ``_evidence`` /
-``_recall`` / ``_related`` / ``_documents`` / ``_budget`` (the per-turn retrieval rules),
-``_retrieval`` / ``_retrievals`` (TurnRetrieval(s)), ``_state`` (a retrieval state as data),
-``_store`` (live turns in the shared database), ``_registry`` (live turns), ``_service``
-(Turns).
+``_inputs`` (their input models and schemas), ``_models`` (TurnView and its parts),
+``_composer`` (strategies and ViewComposer), ``_wake`` (system sections, Wake, cue,
+WakeTracker), ``_budget`` (the evidence limits and route call budgets), ``_evidence`` /
+``_recall`` / ``_related`` / ``_documents`` (the per-turn retrieval rules), ``_retrieval`` /
+``_retrievals`` (TurnRetrieval(s)), ``_state`` (a retrieval state as data), ``_registry``
+(live turns, in this process and in the shared database), ``_service`` (Turns).
 
 Example:
     >>> start = mem.turns.begin(TurnScope(thread_id="t1"), TurnFacts())
@@ -23,7 +22,22 @@ Example:
     >>> mem.turns.end(start.turn_id)
 """
 
-from langgraph_mnemon.memory_layers.turns._composer import MAX_COMPOSE_ATTEMPTS, ViewComposer
+from langgraph_mnemon.memory_layers.turns._budget import (
+    ATTEMPTS,
+    FIRST_ATTEMPT_CHARS,
+    FIRST_ATTEMPT_RESULTS,
+    ITEM_CHARS,
+    RESULT_LIMIT,
+    RUNTIME_SEARCH_EVIDENCE,
+    TOTAL_CHARS,
+)
+from langgraph_mnemon.memory_layers.turns._composer import (
+    MAX_COMPOSE_ATTEMPTS,
+    RUNTIME_PREFIX,
+    ViewComposer,
+    build_view_spec,
+    validate_view_spec,
+)
 from langgraph_mnemon.memory_layers.turns._evidence import (
     RecallEvidence,
     RecallRequest,
@@ -46,15 +60,6 @@ from langgraph_mnemon.memory_layers.turns._inputs import (
     SpacesSearchInput,
     ViewInput,
     view_schema,
-)
-from langgraph_mnemon.memory_layers.turns._limits import (
-    ATTEMPTS,
-    FIRST_ATTEMPT_CHARS,
-    FIRST_ATTEMPT_RESULTS,
-    ITEM_CHARS,
-    RESULT_LIMIT,
-    RUNTIME_SEARCH_EVIDENCE,
-    TOTAL_CHARS,
 )
 from langgraph_mnemon.memory_layers.turns._models import (
     PLUGIN_NAME,
@@ -79,22 +84,16 @@ from langgraph_mnemon.memory_layers.turns._recall import (
     HINT_REPLAY,
     HINT_SECOND,
 )
+from langgraph_mnemon.memory_layers.turns._registry import TURN_TTL_SECONDS, StoredTurn, TurnStore
 from langgraph_mnemon.memory_layers.turns._retrieval import TurnRetrieval
 from langgraph_mnemon.memory_layers.turns._retrievals import TurnRetrievals
-from langgraph_mnemon.memory_layers.turns._sections import system_sections
 from langgraph_mnemon.memory_layers.turns._service import (
     ReviewScheduler,
     TurnFacts,
     Turns,
     TurnStart,
 )
-from langgraph_mnemon.memory_layers.turns._spec import (
-    RUNTIME_PREFIX,
-    build_view_spec,
-    validate_view_spec,
-)
 from langgraph_mnemon.memory_layers.turns._state import DocumentsState, RetrievalState
-from langgraph_mnemon.memory_layers.turns._store import TURN_TTL_SECONDS, StoredTurn, TurnStore
 from langgraph_mnemon.memory_layers.turns._text import (
     ELLIPSIS,
     call_key,
@@ -109,6 +108,7 @@ from langgraph_mnemon.memory_layers.turns._wake import (
     TOOLS_HEADER,
     WakeTracker,
     reminder_cue,
+    system_sections,
 )
 
 __all__ = [

@@ -20,8 +20,8 @@ from typing import Any
 
 from langgraph_mnemon.errors import InvalidInputError
 from langgraph_mnemon.memory_layers.documents import DocumentSearchResult, bound_for_model
+from langgraph_mnemon.memory_layers.turns._budget import DOCUMENT_MAX_CHARS, DOCUMENT_MAX_RECORDS
 from langgraph_mnemon.memory_layers.turns._evidence import DocumentSearcher
-from langgraph_mnemon.memory_layers.turns._limits import DOCUMENT_MAX_CHARS, DOCUMENT_MAX_RECORDS
 from langgraph_mnemon.memory_layers.turns._state import DocumentsState
 
 __all__ = ["HINT_DOCUMENTS_NOT_RUN", "HINT_DOCUMENTS_REPLAY", "DocumentsSlot"]

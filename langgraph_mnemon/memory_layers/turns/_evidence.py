@@ -24,7 +24,7 @@ from langgraph_mnemon.contracts import FrozenModel, iso_utc
 from langgraph_mnemon.errors import InvalidInputError, ParticipationError, ReadOnlyError
 from langgraph_mnemon.memory_layers.documents import DocumentSearchResult
 from langgraph_mnemon.memory_layers.spaces import MemoryRecord
-from langgraph_mnemon.memory_layers.turns._limits import ITEM_CHARS, RESULT_LIMIT
+from langgraph_mnemon.memory_layers.turns._budget import ITEM_CHARS, RESULT_LIMIT
 from langgraph_mnemon.memory_layers.turns._text import clip_text, content_digest
 
 __all__ = [

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.fields import FieldInfo
 
 from langgraph_mnemon.contracts import CleanStr, Importance
-from langgraph_mnemon.memory_layers.turns._limits import (
+from langgraph_mnemon.memory_layers.turns._budget import (
     DOCUMENT_MAX_RECORDS,
     MAX_QUERY_CHARS,
     RESULT_LIMIT,

@@ -26,6 +26,12 @@ from typing import Any, Literal
 from langgraph_mnemon.contracts import FrozenModel
 from langgraph_mnemon.errors import NotFoundError
 from langgraph_mnemon.memory_layers.kernel import CHANNELS, Channel, Kernel, Layer
+from langgraph_mnemon.memory_layers.turns._budget import (
+    DOCUMENT_SEARCH_EVIDENCE,
+    RECALL_EVIDENCE,
+    RELATED_EVIDENCE,
+    RUNTIME_SEARCH_EVIDENCE,
+)
 from langgraph_mnemon.memory_layers.turns._facts import SourceFacts, SourceName
 from langgraph_mnemon.memory_layers.turns._inputs import (
     DocumentManageInput,
@@ -40,12 +46,6 @@ from langgraph_mnemon.memory_layers.turns._inputs import (
     SpacesSearchInput,
     ViewInput,
     view_schema,
-)
-from langgraph_mnemon.memory_layers.turns._limits import (
-    DOCUMENT_SEARCH_EVIDENCE,
-    RECALL_EVIDENCE,
-    RELATED_EVIDENCE,
-    RUNTIME_SEARCH_EVIDENCE,
 )
 
 __all__ = [

@@ -32,16 +32,7 @@ from typing import Any
 
 from langgraph_mnemon.errors import InvalidInputError
 from langgraph_mnemon.memory_layers.spaces import SEARCH_MODES, MemoryRecord
-from langgraph_mnemon.memory_layers.turns._evidence import (
-    REFUSED,
-    RecallEvidence,
-    RecallRequest,
-    SpaceSearcher,
-    Step,
-    TurnLedger,
-    short,
-)
-from langgraph_mnemon.memory_layers.turns._limits import (
+from langgraph_mnemon.memory_layers.turns._budget import (
     ATTEMPTS,
     FIRST_ATTEMPT_CHARS,
     FIRST_ATTEMPT_RESULTS,
@@ -50,6 +41,15 @@ from langgraph_mnemon.memory_layers.turns._limits import (
     MAX_UNKNOWN_PER_ATTEMPT,
     RESULT_LIMIT,
     TOTAL_CHARS,
+)
+from langgraph_mnemon.memory_layers.turns._evidence import (
+    REFUSED,
+    RecallEvidence,
+    RecallRequest,
+    SpaceSearcher,
+    Step,
+    TurnLedger,
+    short,
 )
 from langgraph_mnemon.memory_layers.turns._text import query_digest
 

@@ -20,6 +20,13 @@ from typing import Any
 
 from langgraph_mnemon.errors import InvalidInputError
 from langgraph_mnemon.memory_layers.spaces import EDGE_TYPES, MemoryRecord
+from langgraph_mnemon.memory_layers.turns._budget import (
+    RELATED_CHARS,
+    RELATED_FETCH,
+    RELATED_MAX_MEDIUM,
+    RELATED_MAX_UNKNOWN,
+    RELATED_RESULTS,
+)
 from langgraph_mnemon.memory_layers.turns._evidence import (
     REFUSED,
     RelatedEvidence,
@@ -27,13 +34,6 @@ from langgraph_mnemon.memory_layers.turns._evidence import (
     Step,
     TurnLedger,
     short,
-)
-from langgraph_mnemon.memory_layers.turns._limits import (
-    RELATED_CHARS,
-    RELATED_FETCH,
-    RELATED_MAX_MEDIUM,
-    RELATED_MAX_UNKNOWN,
-    RELATED_RESULTS,
 )
 
 __all__ = [

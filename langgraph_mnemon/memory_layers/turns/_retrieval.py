@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Sequence
 from langgraph_mnemon.errors import ConflictError
 from langgraph_mnemon.memory_layers.documents import DocumentSearchResult
 from langgraph_mnemon.memory_layers.spaces import MemoryRecord
-from langgraph_mnemon.memory_layers.turns._budget import RouteBudget
+from langgraph_mnemon.memory_layers.turns._budget import DOCUMENT_MAX_RECORDS, RouteBudget
 from langgraph_mnemon.memory_layers.turns._documents import DocumentsSlot
 from langgraph_mnemon.memory_layers.turns._evidence import (
     DEFAULT_SOURCE_KEY,
@@ -45,7 +45,6 @@ from langgraph_mnemon.memory_layers.turns._evidence import (
     TurnLedger,
     grant_of,
 )
-from langgraph_mnemon.memory_layers.turns._limits import DOCUMENT_MAX_RECORDS
 from langgraph_mnemon.memory_layers.turns._recall import RecallEnvelope
 from langgraph_mnemon.memory_layers.turns._related import RelatedSlot
 from langgraph_mnemon.memory_layers.turns._state import RetrievalState

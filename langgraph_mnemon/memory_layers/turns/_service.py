@@ -51,12 +51,10 @@ from langgraph_mnemon.memory_layers.turns._facts import (
     SpacesSource,
 )
 from langgraph_mnemon.memory_layers.turns._models import Cue, TurnScope, TurnView, Wake
-from langgraph_mnemon.memory_layers.turns._registry import LiveTurns
+from langgraph_mnemon.memory_layers.turns._registry import LiveTurns, TurnStore
 from langgraph_mnemon.memory_layers.turns._retrieval import TurnRetrieval
 from langgraph_mnemon.memory_layers.turns._retrievals import TurnRetrievals
-from langgraph_mnemon.memory_layers.turns._sections import system_sections
-from langgraph_mnemon.memory_layers.turns._store import TurnStore
-from langgraph_mnemon.memory_layers.turns._wake import WakeTracker
+from langgraph_mnemon.memory_layers.turns._wake import WakeTracker, system_sections
 from langgraph_mnemon.storage.db import Database
 
 __all__ = ["ReviewScheduler", "TurnFacts", "TurnStart", "Turns"]

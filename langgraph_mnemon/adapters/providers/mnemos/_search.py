@@ -37,6 +37,7 @@ from langgraph_mnemon.adapters.providers.mnemos._ranking import (
     similarity_range,
 )
 from langgraph_mnemon.adapters.providers.mnemos._sql import (
+    SqlVectors,
     document_frequencies,
     full_rows,
     insight,
@@ -45,7 +46,6 @@ from langgraph_mnemon.adapters.providers.mnemos._sql import (
     neighbour_seqs,
     space_stats,
     terms_by_seq,
-    vector_rows,
 )
 from langgraph_mnemon.memory_layers.spaces import (
     Embedder,
@@ -60,6 +60,7 @@ __all__ = [
     "Frequencies",
     "Neighbours",
     "SearchContext",
+    "cached_vectors",
     "dense_pool",
     "rank",
     "rank_all",
@@ -185,18 +186,11 @@ def rank_all(
     pool = lexical_pool(conn, space_id, known, "OR", int(seqs.size)) if known else []
     cache = None
     if query_vector is not None and context.embedder is not None:
-        model = context.embedder.model_id
-        cache = context.caches.get(
-            space_id, version, model, lambda: vector_rows(conn, space_id, model)
-        )
-        if cache is not None and cache.matrix.shape[1] != query_vector.shape[0]:
-            cache = None  # vectors of another size: never compared
+        cache = cached_vectors(conn, space_id, version, query_vector, context)
     lo, hi = similarity_range(context.embedder)
     cosine = np.zeros(seqs.size, dtype=np.float64)
     if cache is not None and query_vector is not None:
-        where = np.fromiter((cache.position.get(int(s), -1) for s in seqs), np.int64, seqs.size)
-        sims = cache.matrix @ query_vector
-        cosine = np.where(where >= 0, sims[np.maximum(where, 0)], 0.0)
+        cosine = cache.cosines(seqs, query_vector)
         final = context.weights.dense * np.clip((cosine - lo) / (hi - lo), 0.0, 1.0)
     else:
         final = np.zeros(seqs.size, dtype=np.float64)
@@ -325,26 +319,42 @@ def _dense_pool(
     """The space's vectors at ``version`` and its dense pool (see :func:`dense_pool`)."""
     if query_vector is None or request.mode != "smart":
         return None, {}
+    cache = cached_vectors(conn, space_id, version, query_vector, context)
+    return dense_pool(cache, query_vector, context.weights)
+
+
+def cached_vectors(
+    conn: Connection,
+    space_id: str,
+    version: int,
+    query_vector: np.ndarray,
+    context: SearchContext,
+) -> VectorCache | None:
+    """The space's in-memory vectors of the embedder's model and the query's dimension,
+    brought up to the space's write ``version`` (only what changed is read); None when the
+    space holds none.
+
+    Example:
+        >>> cache = cached_vectors(conn, "notes", 12, query_vector, context)
+    """
     assert context.embedder is not None  # a query vector comes from the embedder
     model = context.embedder.model_id
-    cache = context.caches.get(space_id, version, model, lambda: vector_rows(conn, space_id, model))
-    return dense_pool(cache, query_vector, context.weights)
+    source = SqlVectors(conn, space_id, model)
+    return context.caches.get(space_id, version, model, int(query_vector.shape[0]), source)
 
 
 def dense_pool(
     cache: VectorCache | None, query_vector: np.ndarray, weights: HybridWeights
 ) -> tuple[VectorCache | None, dict[int, float]]:
-    """The cache (None when there is none or its dimension differs from the query's) and,
-    while the space is small enough to scan, its most similar rows.
+    """The cache (None when there is none or its dimension differs from the query's) and its
+    ``weights.dense_pool`` most similar rows (an exact scan, whatever the space's size).
 
     Example:
         >>> cache, dense = dense_pool(cache, query_vector, HybridWeights())
     """
-    if cache is None or cache.matrix.shape[1] != query_vector.shape[0]:
+    if cache is None or cache.dim != query_vector.shape[0]:
         return None, {}
-    if cache.matrix.shape[0] <= weights.dense_scan_limit:
-        return cache, cache.top(query_vector, weights.dense_pool)
-    return cache, {}
+    return cache, cache.top(query_vector, weights.dense_pool)
 
 
 def results(

@@ -32,10 +32,12 @@ import numpy as np
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from langgraph_mnemon.adapters.providers.mnemos._ranking import VectorCache, VectorCaches
+from langgraph_mnemon.adapters.providers.mnemos._pgvector import configure, nearest
+from langgraph_mnemon.adapters.providers.mnemos._ranking import Cosines, VectorCache, VectorCaches
 from langgraph_mnemon.adapters.providers.mnemos._search import (
     Fetched,
     SearchContext,
+    database_cosines,
     dense_pool,
     rank,
     results,
@@ -48,7 +50,7 @@ from langgraph_mnemon.memory_layers.spaces import (
     SpaceBinding,
 )
 
-__all__ = ["search"]
+__all__ = ["search", "vector_search"]
 
 _ATTEMPTS = 3  # statements tried before the version stops moving (then: the caller's path)
 _NO_WORDS = "the query has no searchable words"
@@ -281,6 +283,48 @@ def search(
     return None
 
 
+def vector_search(
+    conn: Connection,
+    space: SpaceBinding,
+    request: ProviderSearchRequest,
+    terms: list[str],
+    query_vector: np.ndarray,
+    context: SearchContext,
+) -> ProviderSearchResult:
+    """A smart search with pgvector: the dense pool from the HNSW index (see
+    :mod:`._pgvector`), then the one search statement, then the cosines of the keyword
+    candidates outside the pool (one statement); nothing is cached in memory.
+
+    Args:
+        conn: a PostgreSQL connection in a read transaction (the ``SET LOCAL`` settings of
+            the index scan last until it ends).
+        space: the space searched.
+        request: mode (``smart``), limit and filters.
+        terms: the analysed query terms.
+        query_vector: the unit query embedding.
+        context: weights, embedder and the database's pgvector.
+
+    Returns:
+        The best ``request.limit`` rows, best first.
+
+    Example:
+        >>> with db.read() as conn:
+        ...     vector_search(conn, space, request, ["tea"], query_vector, context)
+    """
+    assert context.pgvector is not None
+    assert context.embedder is not None
+    k = context.weights.dense_pool
+    configure(conn, context.pgvector, k)
+    model = context.embedder.model_id
+    dense = nearest(conn, context.pgvector, space.id, model, query_vector, k)
+    statement = _statement(
+        False, context.weights.neighbour > 0, bool(request.category), bool(request.source)
+    )
+    read = _read(conn, _params(space.id, request, terms, dense, context), statement)
+    found = database_cosines(conn, dense, read.rows, query_vector, context)
+    return _ranked(conn, space, request, terms, query_vector, context, read, found, dense)
+
+
 def _params(
     space_id: str,
     request: ProviderSearchRequest,
@@ -308,7 +352,7 @@ def _ranked(
     query_vector: np.ndarray | None,
     context: SearchContext,
     read: _Read,
-    cache: VectorCache | None,
+    cache: VectorCache | Cosines | None,
     dense: Mapping[int, float],
 ) -> ProviderSearchResult:
     """Score what the statement read with the shared ranking (:func:`._search.rank`); the

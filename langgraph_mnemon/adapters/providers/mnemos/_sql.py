@@ -68,6 +68,7 @@ __all__ = [
     "space_token",
     "terms_by_seq",
     "uncatalogued_spaces",
+    "vector_models",
 ]
 
 _CHUNK = 500  # ids per IN (...) list: well under every driver's bind-parameter limit
@@ -331,6 +332,13 @@ class SqlVectors:
             )
             out.extend(self.conn.execute(stmt).all())
         return out
+
+
+def vector_models(conn: Connection, space_id: str) -> set[str]:
+    """The embedder models the space's stored vectors come from (the vector index covers
+    the read)."""
+    stmt = sa.select(VECTORS.c.model).where(VECTORS.c.space_id == space_id).distinct()
+    return {str(m) for m in conn.execute(stmt).scalars()}
 
 
 def live_seqs(conn: Connection, space_id: str, now: float) -> list[int]:

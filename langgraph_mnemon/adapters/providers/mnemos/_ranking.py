@@ -106,12 +106,9 @@ class VectorSource(Protocol):
     """Where a :class:`VectorCache` reads the stored vectors of one space and model
     (``._sql.SqlVectors``); each method is one statement."""
 
-    def after(self, seq: int) -> Sequence[Any]:
-        """``(seq, float32 bytes)`` of every vector with a seq above ``seq``."""
-        ...
-
-    def summary(self) -> tuple[int, int]:
-        """``(count, sum of seqs)`` of the stored vectors."""
+    def after(self, seq: int) -> tuple[Sequence[Any], tuple[int, int]]:
+        """``(seq, float32 bytes)`` of every vector with a seq above ``seq``, and the
+        ``(count, sum of seqs)`` of all stored vectors (one statement, one snapshot)."""
         ...
 
     def seqs(self) -> Sequence[int]:
@@ -164,9 +161,10 @@ class VectorCache:
         with self._lock:
             if version == self.version:
                 return
-            self._add(source.after(self.max_seq))
+            rows, summary = source.after(self.max_seq)
+            self._add(rows)
             held = (self.size + len(self.other), self.seq_sum + sum(self.other))
-            if source.summary() != held:
+            if summary != held:
                 stored = set(source.seqs())
                 for seq in [s for s in self.position if s not in stored]:
                     self._remove(seq)

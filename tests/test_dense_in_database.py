@@ -46,7 +46,41 @@ from langgraph_mnemon.testing.postgres import fresh_schema
 PGVECTOR_ENV = "MNEMON_TEST_PGVECTOR_URL"
 QUESTION = "Which physician treats her knee injury?"
 ANSWER = "The orthopedic surgeon operates on a sports patient next month"
-_FILLER_WORDS = ["budget", "meeting", "garden", "tomato", "deploy", "backend", "nightly", "holiday", "museum", "laptop", "contract", "guitar", "bread", "piano", "backup", "coffee", "ticket", "invoice", "river", "bicycle", "kitchen", "window", "paint", "library", "novel", "concert", "train", "station", "cloud", "server", "report", "spreadsheet", "lunch"]
+_FILLER_WORDS = (
+    "budget",
+    "meeting",
+    "garden",
+    "tomato",
+    "deploy",
+    "backend",
+    "nightly",
+    "holiday",
+    "museum",
+    "laptop",
+    "contract",
+    "guitar",
+    "bread",
+    "piano",
+    "backup",
+    "coffee",
+    "ticket",
+    "invoice",
+    "river",
+    "bicycle",
+    "kitchen",
+    "window",
+    "paint",
+    "library",
+    "novel",
+    "concert",
+    "train",
+    "station",
+    "cloud",
+    "server",
+    "report",
+    "spreadsheet",
+    "lunch",
+)
 
 
 @pytest.fixture(scope="module")
@@ -204,7 +238,8 @@ def test_forget_and_keyed_rank_use_the_database_vectors(
         provider.forget_sync(space, receipts[0]["id"])
         assert ANSWER not in _search(provider, space, QUESTION)
         ranked = provider.keyed_rank_sync([space], "surgeon patient")
-        assert len(ranked) == 30 and provider._vectors.rows_read == 0
+        assert len(ranked) == 30
+        assert provider._vectors.rows_read == 0
     finally:
         db.dispose()
 
@@ -253,7 +288,8 @@ def test_the_in_memory_vectors_are_updated_by_what_changed(
         assert ANSWER not in _search(provider, space, QUESTION)
         assert provider._vectors.rows_read == 51  # a forgotten row is dropped, nothing read
         cache = provider._vectors.peek(space.id, embedder.model_id, 256)
-        assert cache is not None and cache.size == 50
+        assert cache is not None
+        assert cache.size == 50
 
         # Another process (its own engine and provider) writes: this one sees the row.
         writer = MnemosProvider(other_db, embedder=embedder)
@@ -265,7 +301,8 @@ def test_the_in_memory_vectors_are_updated_by_what_changed(
         _search(provider, space, QUESTION)
         writer.forget_sync(space, gone[0]["id"])
         _search(provider, space, QUESTION)
-        assert cache.size == 51 and provider._vectors.rows_read == 53
+        assert cache.size == 51
+        assert provider._vectors.rows_read == 53
         assert provider.status_sync(space).dense == "in-process"
     finally:
         db.dispose()

@@ -50,7 +50,8 @@ class SpacesOverview(BaseModel):
 
     ``provider_health`` comes from :meth:`MemorySpaces.health` (one bounded status call per
     provider, cached a few seconds); ``unreachable`` lists the spaces whose provider is missing
-    or failing.
+    or failing. ``dense`` is how the native provider's dense (vector) search runs:
+    ``pgvector-hnsw``, ``in-process`` or ``off: <reason>`` (None without a native provider).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -61,6 +62,7 @@ class SpacesOverview(BaseModel):
     provider_disabled: int
     provider_health: list[ProviderHealth] = Field(default_factory=list)
     unreachable: list[str] = Field(default_factory=list)
+    dense: str | None = None
 
 
 class Status(BaseModel):
@@ -146,4 +148,11 @@ def spaces_overview(spaces: Any) -> SpacesOverview:
         provider_disabled=summary.provider_disabled,
         provider_health=health.providers,
         unreachable=health.unreachable,
+        dense=_dense_mode(spaces.providers.get("mnemos")),
     )
+
+
+def _dense_mode(provider: Any) -> str | None:
+    """The native provider's dense search mode (None when it has none to tell)."""
+    mode = getattr(provider, "dense_mode", None)
+    return mode() if callable(mode) else None

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 import sqlalchemy as sa
 
-from langgraph_mnemon.adapters.providers.mnemos import HybridWeights, MnemosProvider
+from langgraph_mnemon.adapters.providers.mnemos import MnemosProvider
 from langgraph_mnemon.memory_layers.spaces import (
     MemorySpaces,
     ProviderSearchRequest,
@@ -172,7 +172,6 @@ def _queries() -> list[str]:
 VARIANTS: dict[str, dict[str, Any]] = {
     "keyword-only": {"embedder": False, "weights": None},
     "hybrid-scan": {"embedder": True, "weights": None},
-    "hybrid-rescore": {"embedder": True, "weights": HybridWeights(dense_scan_limit=50)},
 }
 FILTERS: dict[str, dict[str, str]] = {
     "none": {},

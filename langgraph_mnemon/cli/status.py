@@ -46,6 +46,8 @@ def status(ctx: typer.Context, as_json: JsonOption = False) -> None:
             f"{', '.join(sp.providers) or 'none'}",
             markup=False,
         )
+        if sp.dense is not None:
+            out.print(f"dense search: {sp.dense}", markup=False)
     if rt is not None:
         out.print(f"runtime revision: {rt.revision}")
     if rt is not None and rt.locally_archived:

@@ -14,6 +14,12 @@
 * ``mnemon_insight_edges`` — typed, weighted edges (temporal, semantic, causal, entity).
 * ``mnemon_insight_entities`` — entity → insight, for automatic entity edges and the entity index.
 * ``mnemon_insight_vectors`` — optional dense vectors (float32 bytes) of the configured embedder.
+  Schema step 4, on PostgreSQL where the ``vector`` extension (pgvector) can be created, adds
+  ``embedding``: the same vectors as an untyped pgvector ``vector`` (dimensions differ per
+  embedder model), back-filled from the bytes, with one HNSW cosine index per (model,
+  dimension): the expression ``embedding::vector(D)`` over the rows ``WHERE model = … AND dim
+  = D`` (:func:`create_vector_index`, named by :func:`vector_index_name`). Without the extension
+  the step changes nothing and searches keep the vectors in memory.
 * ``mnemon_space_terms`` / ``mnemon_space_stats`` — per-space document frequencies, counts and
   a write version, so keyword scores are BM25 over one space and identical on SQLite and
   PostgreSQL, and cached vectors know when they are stale.
@@ -26,7 +32,10 @@ Times are UNIX seconds (``Float``).
 
 from __future__ import annotations
 
+import array
+import hashlib
 import time
+from collections.abc import Sequence
 
 import sqlalchemy as sa
 
@@ -35,9 +44,11 @@ from langgraph_mnemon.storage.db import Migration, column_names, create_tables
 
 __all__ = [
     "EDGES",
+    "EMBEDDING",
     "ENTITIES",
     "EXPIRY_INDEX",
     "FTS_TABLE",
+    "HNSW_MAX_DIM",
     "INSIGHTS",
     "METADATA",
     "MIGRATIONS",
@@ -46,6 +57,11 @@ __all__ = [
     "SPACE_TERMS",
     "STORE_KEY_INDEX",
     "VECTORS",
+    "create_vector_index",
+    "pgvector_schema",
+    "sql_literal",
+    "vector_index_name",
+    "vector_literal",
 ]
 
 _SEQ = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
@@ -279,6 +295,120 @@ def _retire(conn: sa.Connection, seqs: list[int]) -> None:
         conn.execute(VECTORS.delete().where(VECTORS.c.insight_seq == seq))
 
 
+EMBEDDING = "embedding"
+"""Step 4's pgvector column of ``mnemon_insight_vectors``."""
+HNSW_MAX_DIM = 2000
+"""The most dimensions pgvector's HNSW index takes for ``vector``: larger vectors are searched
+by an exact scan in the database."""
+_BACKFILL = 1000  # rows converted per statement
+
+
+def sql_literal(text: str) -> str:
+    """``text`` as a quoted SQL string literal (quotes doubled; DDL and partial-index
+    predicates take no bind parameters)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def vector_literal(values: Sequence[float]) -> str:
+    """A vector in pgvector's text form, ``[1.5,2,...]``."""
+    return "[" + ",".join(repr(float(v)) for v in values) + "]"
+
+
+def pgvector_schema(conn: sa.Connection) -> str | None:
+    """The schema that holds the ``vector`` extension (quoted for SQL), or None without it.
+    Its type and operators are named through it, so a search path that leaves the schema out
+    (a test's own schema) still finds them."""
+    if conn.dialect.name != "postgresql":
+        return None
+    found = conn.execute(
+        sa.text(
+            "SELECT quote_ident(n.nspname) FROM pg_extension e "
+            "JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'"
+        )
+    ).scalar()
+    return None if found is None else str(found)
+
+
+def vector_index_name(model: str, dim: int) -> str:
+    """The stable name of the HNSW index of one embedder model and dimension."""
+    digest = hashlib.blake2b(f"{model}\x00{dim}".encode(), digest_size=8).hexdigest()
+    return f"ix_mnemon_vec_{digest}"
+
+
+def create_vector_index(conn: sa.Connection, schema: str, model: str, dim: int) -> bool:
+    """Create the HNSW cosine index of ``model`` at ``dim`` dimensions if it is missing.
+
+    Args:
+        conn: a PostgreSQL connection in a transaction.
+        schema: the extension's schema (:func:`pgvector_schema`).
+        model: the embedder model id (the index covers its rows only).
+        dim: the dimension (the index expression casts to ``vector(dim)``).
+
+    Returns:
+        False when ``dim`` is above :data:`HNSW_MAX_DIM` (no index: an exact scan serves).
+    """
+    if not 0 < dim <= HNSW_MAX_DIM:
+        return False
+    predicate = f"model = {sql_literal(model)} AND dim = {int(dim)}".replace(":", "\\:")
+    conn.execute(
+        sa.text(
+            f"CREATE INDEX IF NOT EXISTS {vector_index_name(model, dim)} ON {VECTORS.name} "
+            f"USING hnsw (({EMBEDDING}::{schema}.vector({int(dim)})) "
+            f"{schema}.vector_cosine_ops) WHERE {predicate}"
+        )
+    )
+    return True
+
+
+def _create_extension(conn: sa.Connection) -> bool:
+    """``CREATE EXTENSION IF NOT EXISTS vector`` under a savepoint: False (and the transaction
+    still usable) when the server has no pgvector or the role may not create it."""
+    try:
+        with conn.begin_nested():
+            conn.exec_driver_sql("CREATE EXTENSION IF NOT EXISTS vector")
+    except sa.exc.DBAPIError:
+        return False
+    return True
+
+
+def _add_embedding(conn: sa.Connection) -> None:
+    """Step 4: pgvector. Where the extension can be created, add the ``embedding`` column,
+    fill it from the stored bytes and index each (model, dimension) in use; elsewhere (SQLite,
+    a PostgreSQL without pgvector) nothing changes."""
+    if conn.dialect.name != "postgresql" or not _create_extension(conn):
+        return
+    schema = pgvector_schema(conn)
+    if schema is None:
+        return
+    conn.exec_driver_sql(
+        f"ALTER TABLE {VECTORS.name} ADD COLUMN IF NOT EXISTS {EMBEDDING} {schema}.vector"
+    )
+    update = sa.text(
+        f"UPDATE {VECTORS.name} SET {EMBEDDING} = CAST(:e AS {schema}.vector) "
+        "WHERE insight_seq = :s"
+    )
+    last = -1
+    while True:
+        rows = conn.execute(
+            sa.text(
+                f"SELECT insight_seq, vector FROM {VECTORS.name} "
+                f"WHERE {EMBEDDING} IS NULL AND insight_seq > :last ORDER BY insight_seq LIMIT :n"
+            ),
+            {"last": last, "n": _BACKFILL},
+        ).all()
+        if not rows:
+            break
+        last = int(rows[-1][0])
+        params = [
+            {"s": int(seq), "e": vector_literal(array.array("f", bytes(blob)))}
+            for seq, blob in rows
+        ]
+        conn.execute(update, params)
+    pairs = conn.execute(sa.text(f"SELECT DISTINCT model, dim FROM {VECTORS.name}")).all()
+    for model, dim in pairs:
+        create_vector_index(conn, schema, str(model), int(dim))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         "spaces",
@@ -297,6 +427,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         3,
         "expires_at / ttl_minutes: time to live of a row (the store facade's TTL), swept by index",
         _add_expiry,
+    ),
+    Migration(
+        "spaces",
+        4,
+        "embedding: pgvector column and HNSW index per embedder model (PostgreSQL with pgvector)",
+        _add_embedding,
     ),
 )
 """Schema steps of the ``spaces`` component, for ``Database.setup``."""

@@ -279,7 +279,12 @@ class GraphProjection(FrozenModel):
 
 
 class ProviderStatus(FrozenModel):
-    """Health and optional statistics of one space on its provider."""
+    """Health and optional statistics of one space on its provider.
+
+    ``dense`` says how dense (vector) search runs for the space, when the provider says:
+    ``pgvector-hnsw`` (an index in the database), ``in-process`` (vectors scanned in memory)
+    or ``off: <reason>``.
+    """
 
     healthy: bool
     error: str | None = None
@@ -289,6 +294,7 @@ class ProviderStatus(FrozenModel):
     db_size_bytes: int | None = None
     by_category: dict[str, int] = Field(default_factory=dict)
     top_entities: list[tuple[str, int]] = Field(default_factory=list)
+    dense: str | None = None
 
 
 class DiscoveredSpace(FrozenModel):

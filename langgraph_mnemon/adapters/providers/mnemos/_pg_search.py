@@ -12,9 +12,11 @@ same reads are one statement of CTEs, whose result rows are tagged by ``kind``:
 * ``3`` the terms of those neighbours that are not candidates themselves.
 
 Scoring stays in Python (:func:`._search.rank`, the scorer SQLite uses too), so both databases
-rank alike. The dense pool comes from the provider's in-memory vector cache: it is valid for
-the space version it was built at, and the statement returns the version it saw, so a stale
-cache is reloaded (one more statement) and the search repeated. A statement in autocommit is
+rank alike. With pgvector (schema step 4) the dense pool comes from the database's HNSW index
+(:func:`vector_search`, in a read transaction). Without it, the dense pool comes from the
+provider's in-memory vector cache: it is valid for the space version it was last brought up to,
+and the statement returns the version it saw, so a stale cache is updated (the changed rows
+only) and the search repeated. A statement in autocommit is
 one snapshot; when writes keep changing the version, :func:`search` gives up (None) and the
 caller uses the step-by-step search in a read transaction.
 """
@@ -30,15 +32,17 @@ import numpy as np
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from langgraph_mnemon.adapters.providers.mnemos._ranking import VectorCache, VectorCaches
+from langgraph_mnemon.adapters.providers.mnemos._pgvector import configure, nearest
+from langgraph_mnemon.adapters.providers.mnemos._ranking import Cosines, VectorCache, VectorCaches
 from langgraph_mnemon.adapters.providers.mnemos._search import (
     Fetched,
     SearchContext,
+    database_cosines,
     dense_pool,
     rank,
     results,
 )
-from langgraph_mnemon.adapters.providers.mnemos._sql import document_frequencies
+from langgraph_mnemon.adapters.providers.mnemos._sql import SqlVectors, document_frequencies
 from langgraph_mnemon.memory_layers.mnemos.schema import JsonText
 from langgraph_mnemon.memory_layers.spaces import (
     ProviderSearchRequest,
@@ -46,7 +50,7 @@ from langgraph_mnemon.memory_layers.spaces import (
     SpaceBinding,
 )
 
-__all__ = ["search"]
+__all__ = ["search", "vector_search"]
 
 _ATTEMPTS = 3  # statements tried before the version stops moving (then: the caller's path)
 _NO_WORDS = "the query has no searchable words"
@@ -127,13 +131,7 @@ FROM hit h {{near_join}}
 
 _EXTRA = f"UNION ALL SELECT 3, x.seq, x.terms, NULL, NULL, NULL, {_NO_FIELDS}, NULL FROM extra x"
 
-# One row per vector, or one row without a vector when the space has none of ``model``; no
-# row when the space has no statistics.
-_VECTORS = sa.text(
-    "SELECT s.version, v.insight_seq, v.vector FROM mnemon_space_stats s "
-    "LEFT JOIN mnemon_insight_vectors v ON v.space_id = s.space_id AND v.model = :model "
-    "WHERE s.space_id = :space"
-)
+_VERSION = sa.text("SELECT version FROM mnemon_space_stats WHERE space_id = :space")
 
 _STATEMENTS: dict[tuple[bool, bool, bool, bool], sa.TextClause] = {}
 
@@ -189,39 +187,47 @@ def _read(conn: Connection, params: Mapping[str, Any], statement: sa.TextClause)
 
 
 # Which space version each provider's cached vectors (or their absence) belong to, kept beside
-# its VectorCaches: {space_id: (version, model, has_vectors)}.
-_KNOWN: weakref.WeakKeyDictionary[VectorCaches, dict[str, tuple[int, str, bool]]] = (
+# its VectorCaches: {(space_id, model, dim): (version, has_vectors)}.
+_KNOWN: weakref.WeakKeyDictionary[VectorCaches, dict[tuple[str, str, int], tuple[int, bool]]] = (
     weakref.WeakKeyDictionary()
 )
 
 
 def _cached(
-    caches: VectorCaches, space_id: str, model: str
+    caches: VectorCaches, space_id: str, model: str, dim: int
 ) -> tuple[int | None, VectorCache | None]:
     """``(version, cache)`` the provider holds for the space without reading anything;
     ``(None, None)`` when it knows nothing current."""
-    known = _KNOWN.setdefault(caches, {}).get(space_id)
-    if known is None or known[1] != model:
+    known = _KNOWN.setdefault(caches, {}).get((space_id, model, dim))
+    if known is None:
         return None, None
-    version, _, has_vectors = known
+    version, has_vectors = known
+    cache = caches.peek(space_id, model, dim)
     if not has_vectors:
         return version, None
-    cache = caches.get(space_id, version, model, tuple)  # no rows: None, nothing read
-    return (version, cache) if cache is not None else (None, None)
+    if cache is None or cache.version != version:
+        return None, None
+    return version, cache
 
 
 def _reload(
-    conn: Connection, caches: VectorCaches, space_id: str, model: str
+    conn: Connection,
+    caches: VectorCaches,
+    space_id: str,
+    model: str,
+    dim: int,
+    version: int | None = None,
 ) -> tuple[int | None, VectorCache | None]:
-    """Read the space's vectors and the version they belong to (one statement); remember
-    that version, also when the space has no vectors of ``model``."""
-    rows = conn.execute(_VECTORS, {"space": space_id, "model": model}).all()
-    if not rows:
-        return None, None
-    version = int(rows[0][0])
-    stored = [(r[1], r[2]) for r in rows if r[1] is not None]
-    cache = caches.get(space_id, version, model, lambda: stored)
-    _KNOWN.setdefault(caches, {})[space_id] = (version, model, cache is not None)
+    """Bring the space's vectors up to ``version`` (read first when not given), reading only
+    what changed since the cache's version; remember that version, also when the space has
+    no vectors of ``model``."""
+    if version is None:
+        found = conn.execute(_VERSION, {"space": space_id}).scalar()
+        if found is None:
+            return None, None
+        version = int(found)
+    cache = caches.get(space_id, version, model, dim, SqlVectors(conn, space_id, model))
+    _KNOWN.setdefault(caches, {})[(space_id, model, dim)] = (version, cache is not None)
     return version, cache
 
 
@@ -260,21 +266,63 @@ def search(
     if query_vector is None or request.mode != "smart" or context.embedder is None:
         read = _read(conn, _params(space.id, request, terms, {}, context), statement)
         return _ranked(conn, space, request, terms, None, context, read, None, {})
-    model = context.embedder.model_id
-    version, cache = _cached(context.caches, space.id, model)
+    model, dim = context.embedder.model_id, int(query_vector.shape[0])
+    version, cache = _cached(context.caches, space.id, model, dim)
     if version is None:  # nothing known yet: read the vectors first
-        version, cache = _reload(conn, context.caches, space.id, model)
+        version, cache = _reload(conn, context.caches, space.id, model, dim)
     for _ in range(_ATTEMPTS):
         cache, dense = dense_pool(cache, query_vector, context.weights)
         read = _read(conn, _params(space.id, request, terms, dense, context), statement)
         if read.stats is None or version == read.stats[2]:
             return _ranked(conn, space, request, terms, query_vector, context, read, cache, dense)
-        version, cache = _reload(conn, context.caches, space.id, model)
+        version, cache = _reload(conn, context.caches, space.id, model, dim, read.stats[2])
         fresh, pool = dense_pool(cache, query_vector, context.weights)
         if version == read.stats[2] and pool.keys() == dense.keys():
             # The statement's candidates did not depend on the stale vectors: they stand.
             return _ranked(conn, space, request, terms, query_vector, context, read, fresh, pool)
     return None
+
+
+def vector_search(
+    conn: Connection,
+    space: SpaceBinding,
+    request: ProviderSearchRequest,
+    terms: list[str],
+    query_vector: np.ndarray,
+    context: SearchContext,
+) -> ProviderSearchResult:
+    """A smart search with pgvector: the dense pool from the HNSW index (see
+    :mod:`._pgvector`), then the one search statement, then the cosines of the keyword
+    candidates outside the pool (one statement); nothing is cached in memory.
+
+    Args:
+        conn: a PostgreSQL connection in a read transaction (the ``SET LOCAL`` settings of
+            the index scan last until it ends).
+        space: the space searched.
+        request: mode (``smart``), limit and filters.
+        terms: the analysed query terms.
+        query_vector: the unit query embedding.
+        context: weights, embedder and the database's pgvector.
+
+    Returns:
+        The best ``request.limit`` rows, best first.
+
+    Example:
+        >>> with db.read() as conn:
+        ...     vector_search(conn, space, request, ["tea"], query_vector, context)
+    """
+    assert context.pgvector is not None
+    assert context.embedder is not None
+    k = context.weights.dense_pool
+    configure(conn, context.pgvector, k)
+    model = context.embedder.model_id
+    dense = nearest(conn, context.pgvector, space.id, model, query_vector, k)
+    statement = _statement(
+        False, context.weights.neighbour > 0, bool(request.category), bool(request.source)
+    )
+    read = _read(conn, _params(space.id, request, terms, dense, context), statement)
+    found = database_cosines(conn, dense, read.rows, query_vector, context)
+    return _ranked(conn, space, request, terms, query_vector, context, read, found, dense)
 
 
 def _params(
@@ -304,7 +352,7 @@ def _ranked(
     query_vector: np.ndarray | None,
     context: SearchContext,
     read: _Read,
-    cache: VectorCache | None,
+    cache: VectorCache | Cosines | None,
     dense: Mapping[int, float],
 ) -> ProviderSearchResult:
     """Score what the statement read with the shared ranking (:func:`._search.rank`); the

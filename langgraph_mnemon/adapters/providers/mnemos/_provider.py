@@ -21,6 +21,14 @@ import langgraph_mnemon.adapters.providers.mnemos._sql as _sql
 import langgraph_mnemon.adapters.providers.mnemos._write as _write
 from langgraph_mnemon.adapters.providers.base import BaseProvider, check_item
 from langgraph_mnemon.adapters.providers.mnemos._pg_search import search as pg_search
+from langgraph_mnemon.adapters.providers.mnemos._pg_search import (
+    vector_search as pg_vector_search,
+)
+from langgraph_mnemon.adapters.providers.mnemos._pgvector import (
+    PgVector,
+    ensure_index,
+    pgvector_of,
+)
 from langgraph_mnemon.adapters.providers.mnemos._ranking import (
     HybridWeights,
     VectorCaches,
@@ -290,6 +298,66 @@ class MnemosProvider(BaseProvider):
         """The embedder of one space's rows and queries (see :meth:`use_embedder`)."""
         return self._space_embedders.get(space_id, self.embedder)
 
+    def _pgvector(self) -> PgVector | None:
+        """The database's pgvector once the schema is current (None on SQLite, without the
+        extension, or before the tables exist)."""
+        if self.db.dialect != "postgresql" or not self.db.is_setup(MIGRATIONS):
+            return None
+        return self.db.run_single(pgvector_of)
+
+    def _index_vectors(self, embedder: Embedder, vectors: Sequence[np.ndarray | None]) -> None:
+        """With pgvector: the HNSW index of the vectors' model and dimensions, created before
+        the write that stores the first of them (once per process)."""
+        found = self._pgvector()
+        dims = {int(v.shape[0]) for v in vectors if v is not None and v.shape[0]}
+        if found is not None and dims:
+            ensure_index(self.db, found, embedder.model_id, dims)
+
+    def dense_mode(self, space_id: str | None = None) -> str:
+        """How dense (vector) search runs for a space's rows and queries in this process:
+        ``pgvector-hnsw`` (the database's HNSW index), ``in-process`` (an exact scan of the
+        space's vectors held in memory, kept current by reading only what changed), or
+        ``off: <reason>``.
+
+        Args:
+            space_id: the space (its own embedder, see :meth:`use_embedder`); None: the
+                provider's embedder.
+
+        Returns:
+            The mode, one line.
+
+        Example:
+            >>> MnemosProvider(db).dense_mode()
+            'off: no embedder (embedding is disabled or none is configured)'
+        """
+        embedder = self.embedder if space_id is None else self.embedder_for(space_id)
+        if embedder is None:
+            return "off: no embedder (embedding is disabled or none is configured)"
+        if self.weights.dense <= 0:
+            return "off: the dense weight is 0 (HybridWeights.dense)"
+        found = self._pgvector() if self.db.dialect == "postgresql" else None
+        if found is not None:
+            return found.mode(int(getattr(embedder, "dims", 0) or 0))
+        if self.db.dialect == "postgresql" and self.db.is_setup(MIGRATIONS):
+            return "in-process: the PostgreSQL server has no vector extension (pgvector)"
+        return "in-process"
+
+    def _space_dense(self, conn: Any, space: SpaceBinding, total: int) -> str:
+        """:meth:`dense_mode`, or ``off`` when the space's rows hold vectors of other models
+        only (they are never compared with this embedder's queries)."""
+        mode = self.dense_mode(space.id)
+        embedder = self.embedder_for(space.id)
+        if embedder is None or mode.startswith("off") or not total:
+            return mode
+        models = _sql.vector_models(conn, space.id)
+        if models and embedder.model_id not in models:
+            other = ", ".join(sorted(models))
+            return (
+                f"off: the space's vectors are of {other}, the embedder is "
+                f"{embedder.model_id} (rows count by keyword only)"
+            )
+        return mode
+
     def _embed_query(self, text: str, embedder: Embedder | None = None) -> np.ndarray | None:
         embedder = embedder or self.embedder
         assert embedder is not None
@@ -327,6 +395,8 @@ class MnemosProvider(BaseProvider):
         self._ready()
         embedder = self.embedder_for(space.id)
         vectors = self._embed_documents([i.content for i in items], embedder) if embedder else None
+        if embedder is not None and vectors:
+            self._index_vectors(embedder, vectors)
         analyses = [_write.Analysis(" ".join([i.content, *i.tags, *i.entities])) for i in items]
         hashes = [_write.content_hash(i) for i in items]
         now = self._clock()
@@ -390,8 +460,10 @@ class MnemosProvider(BaseProvider):
         """Ranked rows of one space (``smart`` | ``keyword`` | ``basic``; see the package
         docstring); ``query_vector`` is the unit query embedding for smart mode.
 
-        On PostgreSQL the reads are one statement in autocommit (:mod:`._pg_search`); elsewhere,
-        or while concurrent writes keep changing the space, step by step in a read transaction.
+        On PostgreSQL the reads are one statement in autocommit (:mod:`._pg_search`), with
+        pgvector a smart search's dense pool comes from the HNSW index in a read transaction;
+        elsewhere, or while concurrent writes keep changing the space, step by step in a read
+        transaction.
         """
         if not self._readable():
             return ProviderSearchResult(results=[])
@@ -401,7 +473,11 @@ class MnemosProvider(BaseProvider):
             embedder=self.embedder_for(space.id),
             caches=self._vectors,
             now=self._clock(),
+            pgvector=self._pgvector(),
         )
+        if context.pgvector is not None and query_vector is not None and request.mode == "smart":
+            with self.db.read() as conn:  # SET LOCAL of the HNSW scan: a transaction
+                return pg_vector_search(conn, space, request, terms, query_vector, context)
         if self.db.dialect == "postgresql":
             found = self.db.run_single(pg_search, space, request, terms, query_vector, context)
             if found is not None:
@@ -473,10 +549,16 @@ class MnemosProvider(BaseProvider):
         try:
             if not self._readable():
                 return ProviderStatus(
-                    healthy=True, total_insights=0, deleted_insights=0, edge_count=0
+                    healthy=True,
+                    total_insights=0,
+                    deleted_insights=0,
+                    edge_count=0,
+                    dense=self.dense_mode(space.id),
                 )
             with self.db.read() as conn:
-                return _sql.space_status(conn, space.id, self._clock())
+                status = _sql.space_status(conn, space.id, self._clock())
+                dense = self._space_dense(conn, space, status.total_insights or 0)
+            return status.model_copy(update={"dense": dense})
         except StorageError as exc:  # a status reports the failure, it does not raise
             return ProviderStatus(healthy=False, error=" ".join(str(exc).split())[:300])
 
@@ -564,6 +646,7 @@ class MnemosProvider(BaseProvider):
                 by_embedder.setdefault(id(embedder), (embedder, []))[1].append((n, m, body))
         for embedder, places in by_embedder.values():
             vectors = self._embed_documents([body for _, _, body in places], embedder)
+            self._index_vectors(embedder, vectors)
             for (n, m, _), vector in zip(places, vectors, strict=True):
                 out[n][m] = vector
         return out
@@ -614,6 +697,7 @@ class MnemosProvider(BaseProvider):
         vectors: dict[int, np.ndarray | None] = {}
         out: list[tuple[int, float, float]] = []
         now = self._clock()
+        pgvector = self._pgvector()
         for space in spaces:
             embedder = self.embedder_for(space.id)
             vector = None
@@ -621,7 +705,7 @@ class MnemosProvider(BaseProvider):
                 if id(embedder) not in vectors:
                     vectors[id(embedder)] = self._embed_query(query, embedder)
                 vector = vectors[id(embedder)]
-            context = SearchContext(self.weights, embedder, self._vectors, now)
+            context = SearchContext(self.weights, embedder, self._vectors, now, pgvector)
             with self.db.read() as conn:
                 out.extend(rank_all(conn, space.id, terms, vector, context))
         if len(spaces) > 1:

@@ -27,7 +27,7 @@ import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -35,11 +35,13 @@ from langgraph_mnemon.errors import ProviderError
 from langgraph_mnemon.memory_layers.spaces import Embedder
 
 __all__ = [
+    "Cosines",
     "HybridScorer",
     "HybridWeights",
     "Score",
     "VectorCache",
     "VectorCaches",
+    "VectorSource",
     "apply_feedback",
     "apply_neighbour_boost",
     "expansion_terms",
@@ -68,10 +70,9 @@ class HybridWeights:
     the one written just before or after it), computed for the ``neighbour_top`` best rows.
     ``pool`` / ``dense_pool`` are the candidate pools taken from the keyword index and from the
     dense ranking; the keyword pool reads the postings of the rarest query terms up to
-    ``posting_budget`` rows. The dense pool is an exact scan of the space's vectors while the
-    space holds at most ``dense_scan_limit`` of them; in larger spaces dense similarity only
-    re-scores the keyword candidates (at 100k vectors a full scan alone takes a large part of
-    the 25 ms recall budget on two cores). ``lead`` is added to a matching row (any positive
+    ``posting_budget`` rows. The dense pool comes from an HNSW index in the database on
+    PostgreSQL with pgvector, else from an exact scan of the space's vectors held in memory,
+    whatever the space's size. ``lead`` is added to a matching row (any positive
     score) whose leading term is a query term (see the module docstring); 0 turns it off.
     ``prf`` is the weight of the pseudo-relevance feedback query (0 turns it off): the
     ``prf_terms`` rarest terms (summed idf, each seen in at least two rows) of the
@@ -95,67 +96,199 @@ class HybridWeights:
     neighbour_top: int = 50
     pool: int = 100
     dense_pool: int = 50
-    dense_scan_limit: int = 50_000
     posting_budget: int = 10_000
 
 
 # ------------------------------------------------------------------ dense vectors
 
 
+class VectorSource(Protocol):
+    """Where a :class:`VectorCache` reads the stored vectors of one space and model
+    (``._sql.SqlVectors``); each method is one statement."""
+
+    def after(self, seq: int) -> tuple[Sequence[Any], tuple[int, int]]:
+        """``(seq, float32 bytes)`` of every vector with a seq above ``seq``, and the
+        ``(count, sum of seqs)`` of all stored vectors (one statement, one snapshot)."""
+        ...
+
+    def seqs(self) -> Sequence[int]:
+        """The seqs of every stored vector."""
+        ...
+
+    def rows(self, seqs: Sequence[int]) -> Sequence[Any]:
+        """``(seq, float32 bytes)`` of the vectors among ``seqs``."""
+        ...
+
+
 class VectorCache:
-    """Vectors of one space held in memory, valid for one space write version."""
+    """Vectors of one space (one model and dimension) held in memory, current at one space
+    write version and brought up to date in place (see :meth:`refresh`).
 
-    __slots__ = ("matrix", "model", "position", "seqs", "version")
+    Rows live in a buffer that grows by doubling; a removed row is replaced by the last one,
+    so an update costs the changed rows, never a copy of the whole space. Every read and
+    update holds the cache's lock (another thread may refresh it while one searches).
+    """
 
-    def __init__(self, version: int, model: str, seqs: np.ndarray, matrix: np.ndarray) -> None:
-        self.version = version
+    def __init__(self, model: str, dim: int) -> None:
         self.model = model
-        self.seqs = seqs
-        self.matrix = matrix
-        self.position = {int(s): i for i, s in enumerate(seqs.tolist())}
+        self.dim = dim
+        self.version = -1
+        self._buffer = np.zeros((0, dim), dtype=np.float32)
+        self._seqs = np.zeros(0, dtype=np.int64)
+        self.size = 0
+        self.seq_sum = 0
+        self.max_seq = 0
+        self.position: dict[int, int] = {}
+        self.other: set[int] = set()  # stored seqs whose vector has another dimension
+        self.rows_read = 0  # vectors read from the database (a test's measure of the updates)
+        self._lock = threading.RLock()
+
+    @property
+    def matrix(self) -> np.ndarray:
+        """The live vectors, one row per seq (a view; do not keep it across refreshes)."""
+        return self._buffer[: self.size]
+
+    @property
+    def seqs(self) -> np.ndarray:
+        """The seq of each row of :attr:`matrix`."""
+        return self._seqs[: self.size]
+
+    def refresh(self, version: int, source: VectorSource) -> None:
+        """Bring the cache to the space's ``version``: read the vectors written after the
+        newest seq held, then compare the count and seq sum with the database's; only on a
+        difference (rows forgotten, or a lower seq committed late by another process) read the
+        stored seqs and add or drop the rows that differ."""
+        with self._lock:
+            if version == self.version:
+                return
+            rows, summary = source.after(self.max_seq)
+            self._add(rows)
+            held = (self.size + len(self.other), self.seq_sum + sum(self.other))
+            if summary != held:
+                stored = set(source.seqs())
+                for seq in [s for s in self.position if s not in stored]:
+                    self._remove(seq)
+                self.other &= stored
+                missing = sorted(stored.difference(self.position, self.other))
+                if missing:
+                    self._add(source.rows(missing))
+            self.version = version
+
+    def _add(self, found: Sequence[Any]) -> None:
+        self.rows_read += len(found)
+        rows = []
+        for row in found:
+            seq = int(row[0])
+            if seq in self.position or seq in self.other:
+                continue
+            if len(row[1]) == 4 * self.dim:
+                rows.append(row)
+            else:
+                self.other.add(seq)
+                self.max_seq = max(self.max_seq, seq)
+        if not rows:
+            return
+        need = self.size + len(rows)
+        if need > self._buffer.shape[0]:
+            grown = max(need, 2 * self._buffer.shape[0], 64)
+            buffer = np.zeros((grown, self.dim), dtype=np.float32)
+            buffer[: self.size] = self._buffer[: self.size]
+            seqs = np.zeros(grown, dtype=np.int64)
+            seqs[: self.size] = self._seqs[: self.size]
+            self._buffer, self._seqs = buffer, seqs
+        block = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32)
+        self._buffer[self.size : need] = block.reshape(len(rows), self.dim)
+        for i, row in enumerate(rows, start=self.size):
+            seq = int(row[0])
+            self._seqs[i] = seq
+            self.position[seq] = i
+            self.seq_sum += seq
+            self.max_seq = max(self.max_seq, seq)
+        self.size = need
+
+    def _remove(self, seq: int) -> None:
+        i = self.position.pop(seq)
+        last = self.size - 1
+        if i != last:  # the last row fills the hole
+            moved = int(self._seqs[last])
+            self._buffer[i] = self._buffer[last]
+            self._seqs[i] = moved
+            self.position[moved] = i
+        self.size = last
+        self.seq_sum -= seq
 
     def top(self, query: np.ndarray, k: int) -> dict[int, float]:
-        """The ``k`` most similar rows: ``{seq: cosine}``."""
-        sims = self.matrix @ query
-        k = min(k, sims.shape[0])
-        idx = np.argpartition(-sims, k - 1)[:k] if k < sims.shape[0] else np.arange(k)
-        return {int(self.seqs[i]): float(sims[i]) for i in idx}
+        """The ``k`` most similar rows: ``{seq: cosine}`` (an exact scan)."""
+        with self._lock:
+            if not self.size:
+                return {}
+            sims = self.matrix @ query
+            k = min(k, sims.shape[0])
+            idx = np.argpartition(-sims, k - 1)[:k] if k < sims.shape[0] else np.arange(k)
+            return {int(self._seqs[i]): float(sims[i]) for i in idx}
 
     def similarity(self, seq: int, query: np.ndarray) -> float:
         """Cosine of one row (0 when it has no vector)."""
-        i = self.position.get(seq)
-        return 0.0 if i is None else float(self.matrix[i] @ query)
+        with self._lock:
+            i = self.position.get(seq)
+            return 0.0 if i is None else float(self._buffer[i] @ query)
+
+    def cosines(self, seqs: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """Cosine of each of ``seqs`` (0 where a row has no vector)."""
+        with self._lock:
+            at = np.fromiter((self.position.get(int(s), -1) for s in seqs), np.int64, seqs.size)
+            if not self.size:
+                return np.zeros(seqs.size, dtype=np.float64)
+            sims = self.matrix @ query
+            return np.where(at >= 0, sims[np.maximum(at, 0)], 0.0)
+
+
+class Cosines:
+    """Cosines the database computed for one query (pgvector): the stand-in for a
+    :class:`VectorCache` in :class:`HybridScorer`."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: Mapping[int, float]) -> None:
+        self.values = dict(values)
+
+    def similarity(self, seq: int, query: np.ndarray | None) -> float:
+        """Cosine of one row (0 when it has no vector of the model)."""
+        return self.values.get(seq, 0.0)
 
 
 class VectorCaches:
-    """One :class:`VectorCache` per space, shared by the threads of one provider."""
+    """One :class:`VectorCache` per space, model and dimension, shared by the threads of one
+    provider."""
 
     def __init__(self) -> None:
-        self._caches: dict[str, VectorCache] = {}
+        self._caches: dict[tuple[str, str, int], VectorCache] = {}
         self._lock = threading.Lock()
 
+    def peek(self, space_id: str, model: str, dim: int) -> VectorCache | None:
+        """The space's cache as it is (current or not), or None; reads nothing."""
+        with self._lock:
+            return self._caches.get((space_id, model, dim))
+
     def get(
-        self,
-        space_id: str,
-        version: int,
-        model: str,
-        load: Callable[[], Sequence[Any]],
+        self, space_id: str, version: int, model: str, dim: int, source: VectorSource
     ) -> VectorCache | None:
-        """The space's cache when it is current, else one built from ``load()`` rows of
-        ``(seq, float32 bytes)``; None when the space has no vectors of ``model``."""
+        """The space's cache brought up to ``version`` (built on first use, then updated in
+        place, see :meth:`VectorCache.refresh`); None when the space has no vectors of
+        ``model`` and ``dim``."""
+        key = (space_id, model, dim)
         with self._lock:
-            cached = self._caches.get(space_id)
-        if cached is not None and cached.version == version and cached.model == model:
-            return cached
-        rows = load()
-        if not rows:
-            return None
-        seqs = np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows))
-        matrix = np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
-        cache = VectorCache(version, model, seqs, matrix)
+            cache = self._caches.get(key)
+            if cache is None:
+                cache = self._caches[key] = VectorCache(model, dim)
+        cache.refresh(version, source)
+        return cache if cache.size else None
+
+    @property
+    def rows_read(self) -> int:
+        """Vectors read from the database by every cache so far."""
         with self._lock:
-            self._caches[space_id] = cache
-        return cache
+            return sum(c.rows_read for c in self._caches.values())
 
 
 def unit_vector(vec: np.ndarray) -> np.ndarray:
@@ -246,7 +379,7 @@ class HybridScorer:
         stats: tuple[int, int],
         weights: HybridWeights,
         similarity: tuple[float, float],
-        dense: tuple[VectorCache | None, Mapping[int, float], np.ndarray | None],
+        dense: tuple[VectorCache | Cosines | None, Mapping[int, float], np.ndarray | None],
         parsed: dict[str, _Doc] | None = None,
     ) -> None:
         docs, total_terms = stats

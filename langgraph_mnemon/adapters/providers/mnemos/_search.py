@@ -2,7 +2,8 @@
 
 1. space statistics and the query terms' document frequencies;
 2. candidates: the keyword pool (``basic``: rows holding every term; otherwise the rarest
-   terms' postings) and, in smart mode with a query vector, the dense pool;
+   terms' postings) and, in smart mode with a query vector, the dense pool (the database's
+   HNSW index with pgvector, else an exact scan of the space's vectors held in memory);
 3. every candidate scored in Python (:class:`._ranking.HybridScorer`), so SQLite and
    PostgreSQL give the same scores;
 4. smart mode: a share of the best temporal neighbour's score added, then the pseudo-relevance
@@ -20,7 +21,15 @@ from typing import Any
 import numpy as np
 from sqlalchemy.engine import Connection
 
+from langgraph_mnemon.adapters.providers.mnemos._pgvector import (
+    PgVector,
+    all_cosines,
+    configure,
+    cosines,
+    nearest,
+)
 from langgraph_mnemon.adapters.providers.mnemos._ranking import (
+    Cosines,
     HybridScorer,
     HybridWeights,
     Score,
@@ -37,6 +46,7 @@ from langgraph_mnemon.adapters.providers.mnemos._ranking import (
     similarity_range,
 )
 from langgraph_mnemon.adapters.providers.mnemos._sql import (
+    SqlVectors,
     document_frequencies,
     full_rows,
     insight,
@@ -45,7 +55,6 @@ from langgraph_mnemon.adapters.providers.mnemos._sql import (
     neighbour_seqs,
     space_stats,
     terms_by_seq,
-    vector_rows,
 )
 from langgraph_mnemon.memory_layers.spaces import (
     Embedder,
@@ -60,6 +69,8 @@ __all__ = [
     "Frequencies",
     "Neighbours",
     "SearchContext",
+    "cached_vectors",
+    "database_cosines",
     "dense_pool",
     "rank",
     "rank_all",
@@ -72,13 +83,15 @@ MAX_QUERY_TERMS = 64
 
 @dataclass(frozen=True)
 class SearchContext:
-    """What a search needs from its provider: its weights, embedder and vector caches, and
-    the time (``now``, the provider's clock) rows whose time to live ran out are gone at."""
+    """What a search needs from its provider: its weights, embedder and vector caches, the
+    time (``now``, the provider's clock) rows whose time to live ran out are gone at, and the
+    database's pgvector (None: the vectors are searched in memory)."""
 
     weights: HybridWeights
     embedder: Embedder | None
     caches: VectorCaches
     now: float
+    pgvector: PgVector | None = None
 
 
 Neighbours = Callable[[list[int], set[int]], tuple[dict[int, tuple[int, ...]], dict[int, str]]]
@@ -98,7 +111,7 @@ class Fetched:
     stats: tuple[int, int]
     df: Mapping[str, int]
     rows: Mapping[int, str]
-    cache: VectorCache | None
+    cache: VectorCache | Cosines | None
     dense: Mapping[int, float]
 
 
@@ -139,6 +152,8 @@ def search(
         hint = None if terms else "the query has no searchable words"
         return ProviderSearchResult(results=[], hint=hint)
     rows = terms_by_seq(conn, space.id, candidates, request, context.now)
+    if isinstance(cache, Cosines) and query_vector is not None:  # pgvector: the rest's cosines
+        cache = database_cosines(conn, dense, rows, query_vector, context)
     fetched = Fetched((docs, total_terms), df, rows, cache, dense)
 
     def neighbours(top: list[int], known: set[int]) -> tuple[dict, dict[int, str]]:
@@ -183,20 +198,12 @@ def rank_all(
     df = document_frequencies(conn, space_id, terms)
     known = [t for t in terms if t in df]
     pool = lexical_pool(conn, space_id, known, "OR", int(seqs.size)) if known else []
-    cache = None
-    if query_vector is not None and context.embedder is not None:
-        model = context.embedder.model_id
-        cache = context.caches.get(
-            space_id, version, model, lambda: vector_rows(conn, space_id, model)
-        )
-        if cache is not None and cache.matrix.shape[1] != query_vector.shape[0]:
-            cache = None  # vectors of another size: never compared
-    lo, hi = similarity_range(context.embedder)
+    cache: VectorCache | Cosines | None = None
     cosine = np.zeros(seqs.size, dtype=np.float64)
-    if cache is not None and query_vector is not None:
-        where = np.fromiter((cache.position.get(int(s), -1) for s in seqs), np.int64, seqs.size)
-        sims = cache.matrix @ query_vector
-        cosine = np.where(where >= 0, sims[np.maximum(where, 0)], 0.0)
+    if query_vector is not None and context.embedder is not None:
+        cache, cosine = _every_cosine(conn, space_id, version, seqs, query_vector, context)
+    lo, hi = similarity_range(context.embedder)
+    if cache is not None:
         final = context.weights.dense * np.clip((cosine - lo) / (hi - lo), 0.0, 1.0)
     else:
         final = np.zeros(seqs.size, dtype=np.float64)
@@ -209,6 +216,30 @@ def rank_all(
             final[at[seq]] = score(seq, text)[0]
     order = np.lexsort((-seqs, -cosine, -final))
     return [(int(seqs[i]), float(final[i]), float(cosine[i])) for i in order]
+
+
+def _every_cosine(
+    conn: Connection,
+    space_id: str,
+    version: int,
+    seqs: np.ndarray,
+    query_vector: np.ndarray,
+    context: SearchContext,
+) -> tuple[VectorCache | Cosines | None, np.ndarray]:
+    """The cosine of each of ``seqs`` (0 without a vector of the model): computed by the
+    database with pgvector, else from the in-memory vectors; None when none has a vector."""
+    assert context.embedder is not None
+    if context.pgvector is not None:
+        model = context.embedder.model_id
+        found = all_cosines(conn, context.pgvector, space_id, model, query_vector)
+        if not found:
+            return None, np.zeros(seqs.size, dtype=np.float64)
+        values = np.fromiter((found.get(int(s), 0.0) for s in seqs), np.float64, seqs.size)
+        return Cosines(found), values
+    cache = cached_vectors(conn, space_id, version, query_vector, context)
+    if cache is None:
+        return None, np.zeros(seqs.size, dtype=np.float64)
+    return cache, cache.cosines(seqs, query_vector)
 
 
 def rank(
@@ -322,29 +353,75 @@ def _dense_pool(
     query_vector: np.ndarray | None,
     context: SearchContext,
 ) -> tuple[VectorCache | None, dict[int, float]]:
-    """The space's vectors at ``version`` and its dense pool (see :func:`dense_pool`)."""
+    """The space's vectors at ``version`` and its dense pool (see :func:`dense_pool`); with
+    pgvector the pool comes from the database (its cosines stand in for the vectors)."""
     if query_vector is None or request.mode != "smart":
         return None, {}
+    if context.pgvector is not None:
+        assert context.embedder is not None
+        k = context.weights.dense_pool
+        configure(conn, context.pgvector, k)
+        model = context.embedder.model_id
+        dense = nearest(conn, context.pgvector, space_id, model, query_vector, k)
+        return Cosines(dense), dense
+    cache = cached_vectors(conn, space_id, version, query_vector, context)
+    return dense_pool(cache, query_vector, context.weights)
+
+
+def database_cosines(
+    conn: Connection,
+    dense: Mapping[int, float],
+    rows: Mapping[int, str],
+    query_vector: np.ndarray,
+    context: SearchContext,
+) -> Cosines | None:
+    """With pgvector: the dense pool's cosines plus those of the other candidates among
+    ``rows`` (one statement); None when no candidate has a vector of the model.
+
+    Example:
+        >>> database_cosines(conn, {4: 0.8}, {4: "tea", 9: "cup"}, query_vector, context)
+    """
+    assert context.pgvector is not None
+    assert context.embedder is not None
+    rest = [s for s in rows if s not in dense]
+    found = dict(dense)
+    model = context.embedder.model_id
+    found.update(cosines(conn, context.pgvector, model, query_vector, rest))
+    return Cosines(found) if found else None
+
+
+def cached_vectors(
+    conn: Connection,
+    space_id: str,
+    version: int,
+    query_vector: np.ndarray,
+    context: SearchContext,
+) -> VectorCache | None:
+    """The space's in-memory vectors of the embedder's model and the query's dimension,
+    brought up to the space's write ``version`` (only what changed is read); None when the
+    space holds none.
+
+    Example:
+        >>> cache = cached_vectors(conn, "notes", 12, query_vector, context)
+    """
     assert context.embedder is not None  # a query vector comes from the embedder
     model = context.embedder.model_id
-    cache = context.caches.get(space_id, version, model, lambda: vector_rows(conn, space_id, model))
-    return dense_pool(cache, query_vector, context.weights)
+    source = SqlVectors(conn, space_id, model)
+    return context.caches.get(space_id, version, model, int(query_vector.shape[0]), source)
 
 
 def dense_pool(
     cache: VectorCache | None, query_vector: np.ndarray, weights: HybridWeights
 ) -> tuple[VectorCache | None, dict[int, float]]:
-    """The cache (None when there is none or its dimension differs from the query's) and,
-    while the space is small enough to scan, its most similar rows.
+    """The cache (None when there is none or its dimension differs from the query's) and its
+    ``weights.dense_pool`` most similar rows (an exact scan, whatever the space's size).
 
     Example:
         >>> cache, dense = dense_pool(cache, query_vector, HybridWeights())
     """
-    if cache is None or cache.matrix.shape[1] != query_vector.shape[0]:
+    if cache is None or cache.dim != query_vector.shape[0]:
         return None, {}
-    if cache.matrix.shape[0] <= weights.dense_scan_limit:
-        return cache, cache.top(query_vector, weights.dense_pool)
-    return cache, {}
+    return cache, cache.top(query_vector, weights.dense_pool)
 
 
 def results(

@@ -44,6 +44,7 @@ from langgraph_mnemon.memory_layers.spaces import (
 
 __all__ = [
     "UNEXPIRED",
+    "SqlVectors",
     "browse_rows",
     "database_size",
     "dedupe_edges",
@@ -67,7 +68,7 @@ __all__ = [
     "space_token",
     "terms_by_seq",
     "uncatalogued_spaces",
-    "vector_rows",
+    "vector_models",
 ]
 
 _CHUNK = 500  # ids per IN (...) list: well under every driver's bind-parameter limit
@@ -288,13 +289,65 @@ def lexical_pool(
     raise ProviderError(f"unsupported database dialect {conn.dialect.name!r}")
 
 
-def vector_rows(conn: Connection, space_id: str, model: str) -> list[Any]:
-    """``(seq, vector bytes)`` of every stored vector of ``model`` in the space."""
-    return conn.execute(
-        sa.select(VECTORS.c.insight_seq, VECTORS.c.vector).where(
-            VECTORS.c.space_id == space_id, VECTORS.c.model == model
-        )
-    ).all()
+class SqlVectors:
+    """The stored vectors of one space and model, read for an in-memory
+    :class:`._ranking.VectorCache` (each method one statement on the space's vector index).
+
+    Example:
+        >>> cache = caches.get("notes", version, model, 384, SqlVectors(conn, "notes", model))
+    """
+
+    def __init__(self, conn: Connection, space_id: str, model: str) -> None:
+        self.conn = conn
+        # Space and model: the vector index covers them, so the summary and the seqs are read
+        # from the index alone (a vector of another dimension is the cache's to set aside).
+        self.where = sa.and_(VECTORS.c.space_id == space_id, VECTORS.c.model == model)
+
+    def after(self, seq: int) -> tuple[list[Any], tuple[int, int]]:
+        """``(seq, bytes)`` of the vectors with a seq above ``seq``, and ``(count, sum of
+        seqs)`` of all of them: one statement (a search on a stale version pays one read)."""
+        new = sa.select(
+            VECTORS.c.insight_seq,
+            VECTORS.c.vector,
+            sa.null().label("n"),
+            sa.null().label("total"),
+        ).where(self.where, VECTORS.c.insight_seq > seq)
+        totals = sa.select(
+            sa.null(),
+            sa.null(),
+            sa.func.count(),
+            sa.func.coalesce(sa.func.sum(VECTORS.c.insight_seq), 0),
+        ).where(self.where)
+        rows: list[Any] = []
+        summary = (0, 0)
+        for row in self.conn.execute(sa.union_all(new, totals)).all():
+            if row[0] is None:
+                summary = (int(row[2]), int(row[3]))
+            else:
+                rows.append(row)
+        return rows, summary
+
+    def seqs(self) -> list[int]:
+        """The seqs of every stored vector."""
+        stmt = sa.select(VECTORS.c.insight_seq).where(self.where)
+        return [int(s) for s in self.conn.execute(stmt).scalars()]
+
+    def rows(self, seqs: Sequence[int]) -> list[Any]:
+        """``(seq, bytes)`` of the vectors among ``seqs``."""
+        out: list[Any] = []
+        for start in range(0, len(seqs), _CHUNK):
+            stmt = sa.select(VECTORS.c.insight_seq, VECTORS.c.vector).where(
+                self.where, VECTORS.c.insight_seq.in_(list(seqs[start : start + _CHUNK]))
+            )
+            out.extend(self.conn.execute(stmt).all())
+        return out
+
+
+def vector_models(conn: Connection, space_id: str) -> set[str]:
+    """The embedder models the space's stored vectors come from (the vector index covers
+    the read)."""
+    stmt = sa.select(VECTORS.c.model).where(VECTORS.c.space_id == space_id).distinct()
+    return {str(m) for m in conn.execute(stmt).scalars()}
 
 
 def live_seqs(conn: Connection, space_id: str, now: float) -> list[int]:

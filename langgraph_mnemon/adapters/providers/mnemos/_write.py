@@ -20,6 +20,7 @@ import numpy as np
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from langgraph_mnemon.adapters.providers.mnemos._pgvector import pgvector_of
 from langgraph_mnemon.adapters.providers.mnemos._sql import (
     dedupe_edges,
     edge_row,
@@ -31,12 +32,14 @@ from langgraph_mnemon.adapters.providers.text import analyze
 from langgraph_mnemon.errors import NotFoundError
 from langgraph_mnemon.memory_layers.mnemos.spaces_schema import (
     EDGES,
+    EMBEDDING,
     ENTITIES,
     FTS_TABLE,
     INSIGHTS,
     SPACE_STATS,
     SPACE_TERMS,
     VECTORS,
+    vector_literal,
 )
 from langgraph_mnemon.memory_layers.spaces import (
     Embedder,
@@ -365,7 +368,11 @@ def _recent_with_entity(conn: Connection, space_id: str, entity: str) -> deque[t
 def _store_vectors(
     conn: Connection, space_id: str, model: str, seqs: list[int], vectors: list[np.ndarray]
 ) -> None:
-    """One vector row per row; an empty vector (a row with no text to index) stores none."""
+    """One vector row per row; an empty vector (a row with no text to index) stores none.
+
+    With pgvector (schema step 4) the row carries the vector twice: as float32 bytes, the
+    portable copy every database reads (and the in-memory path uses should the extension go),
+    and as the ``embedding`` the HNSW index searches."""
     rows = [
         {
             "insight_seq": seq,
@@ -377,8 +384,22 @@ def _store_vectors(
         for seq, vector in zip(seqs, vectors, strict=True)
         if vector.shape[0]
     ]
-    if rows:
+    if not rows:
+        return
+    found = pgvector_of(conn) if conn.dialect.name == "postgresql" else None
+    if found is None:
         conn.execute(VECTORS.insert(), rows)
+        return
+    for row, vector in zip(rows, (v for v in vectors if v.shape[0]), strict=True):
+        row["embedding"] = vector_literal(vector.tolist())
+    conn.execute(
+        sa.text(
+            f"INSERT INTO {VECTORS.name} (insight_seq, space_id, model, dim, vector, "
+            f"{EMBEDDING}) VALUES (:insight_seq, :space_id, :model, :dim, :vector, "
+            f"CAST(:embedding AS {found.schema}.vector))"
+        ).bindparams(sa.bindparam("vector", type_=sa.LargeBinary)),
+        rows,
+    )
 
 
 # ------------------------------------------------------------------ forget and link

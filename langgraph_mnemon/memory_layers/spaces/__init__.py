@@ -10,7 +10,6 @@ Example:
     'committed'
 """
 
-from langgraph_mnemon.errors import SyncCallOnLoopError
 from langgraph_mnemon.memory_layers.spaces._durable import durable_copy
 from langgraph_mnemon.memory_layers.spaces._fusion import (
     Candidate,
@@ -171,7 +170,6 @@ __all__ = [
     "SpacesStatus",
     "StaleSpace",
     "StorageRules",
-    "SyncCallOnLoopError",
     "apply_quality",
     "candidate_limit",
     "check_minutes",

@@ -208,7 +208,7 @@ def assess(
             stale.append((pid, provider))
         else:
             states[pid] = cached
-    answers = calls.run([lambda p=pid, v=provider: one(p, v) for pid, v in stale], timeout)
+    answers = calls.run([lambda p=pid, v=v: one(p, v) for pid, v in stale], timeout)
     for (pid, _), answer in zip(stale, answers, strict=True):
         if isinstance(answer, BaseException):  # the whole probe ran out of time
             answer = _late(pid, timeout)

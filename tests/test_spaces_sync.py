@@ -111,7 +111,8 @@ def test_async_methods_run_the_sync_method_in_a_worker_thread(
     loop_thread, receipt, found = asyncio.run(caller())
     assert receipt.status == "committed"
     assert [r.content for r in found.results] == ["Deploys need two approvals."]
-    assert len(seen) == 1 and seen[0] != loop_thread  # asearch = search in a worker thread
+    assert len(seen) == 1
+    assert seen[0] != loop_thread  # asearch = search in a worker thread
 
 
 def test_every_async_method_is_its_sync_method_in_a_thread() -> None:

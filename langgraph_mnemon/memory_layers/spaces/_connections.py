@@ -363,10 +363,10 @@ class SpaceConnections:
         error: str | None = None
         try:
             # On the pool even alone: a provider that hangs must not hold its caller.
-            calls = [lambda: provider.status(binding)]
-            status = self._calls.run(calls, self.timeout, inline=False)[0]
-            if isinstance(status, BaseException):
-                raise status
+            answer = self._calls.run([lambda: provider.status(binding)], self.timeout, inline=False)
+            if isinstance(answer[0], BaseException):
+                raise answer[0]
+            status = answer[0]
         except TimeoutError:
             error = f"the status call gave no answer within {int(self.timeout * 1000)} ms"
         except Exception as exc:  # any failure of the provider is the answer, not an error

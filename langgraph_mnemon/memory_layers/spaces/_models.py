@@ -408,9 +408,7 @@ class MemoryProvider(Protocol):
         """Health and statistics of one space."""
         ...
 
-    def search(
-        self, space: SpaceBinding, request: ProviderSearchRequest
-    ) -> ProviderSearchResult:
+    def search(self, space: SpaceBinding, request: ProviderSearchRequest) -> ProviderSearchResult:
         """Ranked rows (best first, at most ``request.limit``)."""
         ...
 

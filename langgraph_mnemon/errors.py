@@ -33,7 +33,6 @@ __all__ = [
     "ScopeMismatchError",
     "SecretKeyError",
     "StorageError",
-    "SyncCallOnLoopError",
 ]
 
 
@@ -280,21 +279,3 @@ class ProjectNotGrantedError(ScopeMismatchError):
     """
 
     code = "project-not-granted"
-
-
-class SyncCallOnLoopError(InvalidInputError, RuntimeError):
-    """A sync method was called on the service's own event loop, where waiting would deadlock.
-
-    Await the async twin the message names instead (``await spaces.asearch(...)``), as
-    LangGraph's async savers ask. It is an :class:`InvalidInputError` (the call is a misuse)
-    and a :class:`RuntimeError`, the two types this refusal had before it had its own.
-
-    Example:
-        >>> try:
-        ...     spaces.search("deploys")   # from code running on the service's loop
-        ... except SyncCallOnLoopError as exc:
-        ...     exc.code
-        'sync-call-on-loop'
-    """
-
-    code = "sync-call-on-loop"

@@ -882,7 +882,7 @@ class Mnemon:
             self._turns.close()  # the rows of turns that ended here
         for store in [self._store, *self._indexed_stores]:
             if store is not None:
-                store.close()  # its sync loop thread; the store stays usable
+                store.close()  # its TTL sweeper; the store stays usable
         if self._spaces is not None:
             self._spaces.close()
             self._spaces = None

@@ -32,7 +32,14 @@ API: dict[type, str] = {
 
 
 def _documented(cls: type, name: str) -> list[str]:
-    """The sections ``cls.name`` lacks (empty when it has them all)."""
+    """The sections ``cls.name`` lacks (empty when it has them all).
+
+    An async form that is its sync method run in a worker thread (its docstring names
+    ``:meth:`X```) counts as one with ``X``: the pair is documented once, on ``X``.
+    """
+    sync = name[1:]
+    if name.startswith("a") and f":meth:`{sync}`" in (inspect.getdoc(getattr(cls, name)) or ""):
+        return _documented(cls, sync)
     static = inspect.getattr_static(cls, name)
     target = getattr(cls, name)
     doc = (static.__doc__ if isinstance(static, property) else inspect.getdoc(target)) or ""

@@ -1,15 +1,16 @@
-"""The one sync/async rule of Memory Spaces.
+"""The one sync/async rule of Memory Spaces and the store facade.
 
-Sync methods run their async twin on the service's private event loop: they work from plain
-code, from a thread whose own loop is running (a notebook cell), from worker threads (sync
-tools) and give the same answer as the async twin. A sync call made on that private loop would
-wait for itself forever, so it is refused with a typed error naming the async method.
+The services are synchronous inside; every ``aX`` method is ``X`` run in a worker thread with
+``asyncio.to_thread``. So a sync call works anywhere (plain code, a thread whose own loop runs,
+worker threads, a provider calling back into the service) and an async call never blocks its
+caller's loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,6 @@ import pytest
 from spaces_support import make_spaces
 
 from langgraph_mnemon.adapters.providers.base import BaseProvider
-from langgraph_mnemon.errors import MnemonError
 from langgraph_mnemon.memory_layers.spaces import (
     BrowseRequest,
     Capabilities,
@@ -26,7 +26,6 @@ from langgraph_mnemon.memory_layers.spaces import (
     MemorySpaces,
     ProviderDescriptor,
     SpaceBinding,
-    SyncCallOnLoopError,
 )
 
 
@@ -42,7 +41,7 @@ class CallbackProvider(BaseProvider):
 
     async def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
         assert self.spaces is not None
-        names = [s.name for s in self.spaces.list_spaces()]  # sync, on the service's loop
+        names = [s.name for s in self.spaces.list_spaces()]  # a sync call back into the service
         return [MemoryRecord(id="1", content=", ".join(names))]
 
 
@@ -57,21 +56,19 @@ def spaces(tmp_path: Path) -> Any:
         spaces.close()
 
 
-def test_a_sync_call_on_the_service_loop_is_refused_naming_the_async_method(
+def test_a_provider_calling_back_into_the_sync_api_does_not_deadlock(
     spaces: MemorySpaces,
 ) -> None:
     spaces.create_space("Calls", provider_id="callback", space_id="calls", active=True)
-    with pytest.raises(SyncCallOnLoopError) as info:
-        spaces.browse("calls")
-    assert isinstance(info.value, MnemonError)
-    assert isinstance(info.value, RuntimeError)  # what this refusal always was
-    assert info.value.code == "sync-call-on-loop"
-    assert "spaces.list_spaces()" in info.value.message
-    assert "await spaces.alist_spaces(" in info.value.message
-    # Awaited on the caller's own loop, the same callback is a plain sync call from a thread
-    # running a loop (like a notebook cell): it works.
+    done: list[list[str]] = []
+    # In a thread of its own, so a deadlock fails the test instead of hanging it.
+    worker = threading.Thread(
+        target=lambda: done.append([r.content for r in spaces.browse("calls")]), daemon=True
+    )
+    worker.start()
+    worker.join(timeout=20)
+    assert done == [["Calls"]]
     assert [r.content for r in asyncio.run(spaces.abrowse("calls"))] == ["Calls"]
-    # The service keeps working after a refusal.
     assert [s.id for s in spaces.list_spaces()] == ["calls"]
 
 
@@ -94,48 +91,76 @@ def test_sync_calls_work_inside_a_running_loop_and_in_worker_threads(
     assert [r.content for r in from_async.results] == expected
 
 
-def test_every_sync_method_is_the_twin_of_its_async_method() -> None:
+def test_async_methods_run_the_sync_method_in_a_worker_thread(
+    spaces: MemorySpaces, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[int] = []
+    search = MemorySpaces.search
+
+    def recording(self: MemorySpaces, *args: Any, **kwargs: Any) -> Any:
+        seen.append(threading.get_ident())
+        return search(self, *args, **kwargs)
+
+    monkeypatch.setattr(MemorySpaces, "search", recording)
+
+    async def caller() -> tuple[int, Any, Any]:
+        receipt = await spaces.aremember("Deploys need two approvals.")
+        found = await spaces.asearch("deploy approvals")
+        return threading.get_ident(), receipt, found
+
+    loop_thread, receipt, found = asyncio.run(caller())
+    assert receipt.status == "committed"
+    assert [r.content for r in found.results] == ["Deploys need two approvals."]
+    assert len(seen) == 1
+    assert seen[0] != loop_thread  # asearch = search in a worker thread
+
+
+def test_every_async_method_is_its_sync_method_in_a_thread() -> None:
     pairs = [
         name
         for name, _ in inspect.getmembers(MemorySpaces, inspect.iscoroutinefunction)
         if name.startswith("a") and hasattr(MemorySpaces, name[1:])
     ]
-    assert len(pairs) >= 18
+    assert len(pairs) >= 24
     for async_name in pairs:
         sync = getattr(MemorySpaces, async_name[1:])
         assert not inspect.iscoroutinefunction(sync)
         assert inspect.signature(sync) == inspect.signature(getattr(MemorySpaces, async_name))
-        assert async_name in (sync.__doc__ or "")
+        doc = getattr(MemorySpaces, async_name).__doc__ or ""
+        assert f":meth:`{async_name[1:]}`" in doc
 
 
 def test_the_store_facade_follows_the_same_rule(tmp_path: Path) -> None:
-    # MnemonStore.batch is the sync twin of abatch on the store's own loop: from a thread or a
-    # running loop it works, on that loop it refuses and names the method to await.
     from langgraph_mnemon import Mnemon
-    from langgraph_mnemon.errors import SyncCallOnLoopError
 
     mem = Mnemon.open(tmp_path / "m")
-    store = mem.store()
-    store.put(("notes",), "k1", {"text": "hello"})
+    try:
+        store = mem.store()
+        store.put(("notes",), "k1", {"text": "hello"})
 
-    async def in_a_running_loop() -> Any:
-        return store.get(("notes",), "k1")  # the caller's loop is not the store's
+        async def in_a_running_loop() -> Any:
+            return store.get(("notes",), "k1"), [
+                i.key for i in store.search(("notes",), query="hello")
+            ]
 
-    assert asyncio.run(in_a_running_loop()).value == {"text": "hello"}
+        got, keys = asyncio.run(in_a_running_loop())
+        assert got.value == {"text": "hello"}
+        assert keys == ["k1"]
 
-    async def on_the_store_loop() -> Any:
-        return store.get(("notes",), "k1")
+        async def awaited() -> Any:
+            await store.aput(("notes",), "k2", {"text": "world"})
+            return await store.aget(("notes",), "k2"), await store.asearch(
+                ("notes",), query="world"
+            )
 
-    with pytest.raises(SyncCallOnLoopError, match=r"await store\.abatch") as caught:
-        store._runner.run(on_the_store_loop(), "aget")
-    assert caught.value.code == "sync-call-on-loop"
-    assert store.get(("notes",), "k1").value == {"text": "hello"}  # nothing was lost
-    mem.close()
+        item, found = asyncio.run(awaited())
+        assert item.value == {"text": "world"}
+        assert [i.key for i in found][:1] == ["k2"]
+    finally:
+        mem.close()
 
 
-def test_closing_the_host_stops_the_store_loop(tmp_path: Path) -> None:
-    import threading
-
+def test_closing_the_host_leaves_no_thread_behind(tmp_path: Path) -> None:
     from langgraph_mnemon import Mnemon
 
     before = set(threading.enumerate())
@@ -145,11 +170,10 @@ def test_closing_the_host_stops_the_store_loop(tmp_path: Path) -> None:
     opened = set(threading.enumerate())
     store.put(("notes",), "k2", {"text": "world"})
     assert store.get(("notes",), "k1").value == {"text": "hello"}
-    assert set(threading.enumerate()) == opened  # sync put/get are plain calls: no new thread
     assert "k1" in [i.key for i in store.search(("notes",), query="hello")]
-    started = set(threading.enumerate()) - before
-    assert any(t.is_alive() for t in started)  # the host's loop (the sync recall runs on it)
+    assert set(threading.enumerate()) == opened  # sync put/get/search: no new thread
     mem.close()
+    started = set(threading.enumerate()) - before
     for thread in started:
         thread.join(timeout=5)
     assert not any(t.is_alive() for t in started)  # Mnemon.close() leaves no thread behind

@@ -110,13 +110,13 @@ def test_recall_budget_per_turn_through_the_agent(tmp_path: Path) -> None:
     mem.spaces.remember("Production deploys need two approvals.", space_id=space.id)
     mem.documents.create("Runbook", "Deploy with make deploy after approvals.")
     calls: list[str] = []
-    real = mem.spaces.asearch
+    real = mem.spaces.search
 
-    async def counting(*args: object, **kwargs: object) -> object:
+    def counting(*args: object, **kwargs: object) -> object:
         calls.append(str(args[0]))
-        return await real(*args, **kwargs)  # type: ignore[arg-type]
+        return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    mem.spaces.asearch = counting  # type: ignore[method-assign]
+    mem.spaces.search = counting  # type: ignore[method-assign]
     turn_one = [
         tool_call("mnemon_recall", {"query": "deploy approvals"}, "r1"),
         tool_call("mnemon_recall", {"query": "Deploy, APPROVALS!"}, "r2"),  # same query: replay

@@ -28,7 +28,7 @@ from langgraph_mnemon.checkpointers.base import (
     sqlite_write_lock,
 )
 from langgraph_mnemon.config import MnemosConfig
-from langgraph_mnemon.errors import InvalidInputError, SyncCallOnLoopError
+from langgraph_mnemon.errors import InvalidInputError
 from langgraph_mnemon.memory_layers.mnemos import MIGRATIONS
 from langgraph_mnemon.storage.db import (
     AsyncDatabase,
@@ -336,7 +336,7 @@ class AsyncMnemosSaver(MnemosSaverBase):
         if running is loop:
             name = coro.__name__  # the async method, e.g. "aget_tuple"
             coro.close()
-            raise SyncCallOnLoopError(
+            raise InvalidInputError(
                 f"saver.{name[1:]}() of AsyncMnemosSaver was called on its own event loop, "
                 f"where it would wait for itself forever; use the async method there "
                 f"(await saver.{name}(...), graph.ainvoke) or MnemosSaver"

@@ -117,9 +117,9 @@ Semantics:
   the window is full (a ``filter`` may read them all).
   ``list_namespaces`` is the catalog plus one ``EXISTS`` statement.
 
-``batch`` and ``abatch`` share the logic: ``batch`` calls it directly on the sync engine (no event
-loop per call), ``abatch`` runs the same calls in a worker thread, so the facade never blocks the
-LangGraph server's loop. A query search runs the Memory Spaces recall (on its loop for sync).
+One sync/async rule: ``batch`` calls the sync engine and Memory Spaces directly in the calling
+thread; ``abatch`` is ``batch`` run in a worker thread (``asyncio.to_thread``), so the facade
+never blocks the LangGraph server's loop and both paths are the same code.
 
 Example:
     >>> store = mem.store()
@@ -156,11 +156,9 @@ from langgraph_mnemon.errors import (
     InvalidInputError,
     MnemonError,
     ProviderError,
-    SyncCallOnLoopError,
 )
 from langgraph_mnemon.memory_layers.kernel import Trigger, acting
 from langgraph_mnemon.memory_layers.spaces import KeyedWrite, StaleSpace
-from langgraph_mnemon.storage.loop import LoopRunner
 from langgraph_mnemon.store._args import (
     CheckedArguments,
 )
@@ -229,7 +227,6 @@ class MnemonStore(TTLSweeps, CheckedArguments):
         trigger: Trigger | None = None,
         index: Mapping[str, Any] | StoreIndex | None = None,
         ttl: TTLConfig | None = None,
-        _runner: LoopRunner | None = None,
         _scope: Scope | None = None,
         _family: dict[tuple[Trigger | None, Scope | None, Any], MnemonStore] | None = None,
     ) -> None:
@@ -258,9 +255,6 @@ class MnemonStore(TTLSweeps, CheckedArguments):
         self._catalogs: dict[Scope, _Catalog] = first._catalogs if first is not self else {}
         # One background TTL sweeper for the family (a sweep covers the whole database).
         self._sweeper: Sweeper = first._sweeper if first is not self else Sweeper()
-        # Only the sync query search waits on a loop (the federated recall's); the siblings
-        # share it, and a sync call made on it is refused (storage.loop's rule).
-        self._runner = _runner or LoopRunner("mnemon-store", owner="store", service="the store")
 
     def __repr__(self) -> str:
         shown_trigger = f", trigger={self._trigger!r}" if self._trigger else ""
@@ -315,7 +309,6 @@ class MnemonStore(TTLSweeps, CheckedArguments):
                 trigger=trigger,
                 index=self._index,
                 ttl=ttl,
-                _runner=self._runner,
                 _scope=scope,
                 _family=self._family,
             )
@@ -406,15 +399,12 @@ class MnemonStore(TTLSweeps, CheckedArguments):
         return Done()
 
     def close(self) -> None:
-        """Stop the private loop that runs sync ``batch`` calls (shared with the siblings)
-        and the TTL sweeper.
+        """Stop the TTL sweeper (shared with the siblings) and drop the cached views.
 
-        ``Mnemon.close()`` calls it; a later sync call starts the loop again (the sweeper
-        only when started again). The cached views of the spaces are dropped too (a reopened
-        host builds new ones).
+        ``Mnemon.close()`` calls it; the sweeper runs again only when started again. The
+        cached views of the spaces are dropped (a reopened host builds new ones).
         """
         self._sweeper.stop(timeout=10.0)
-        self._runner.close()
         self._views.clear()
         self._catalogs.clear()
         self._known.clear()
@@ -444,26 +434,17 @@ class MnemonStore(TTLSweeps, CheckedArguments):
     # ------------------------------------------------------------------ BaseStore
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """Run ``ops`` in order and return one result per op (sync twin of :meth:`abatch`).
+        """Run ``ops`` in order and return one result per op.
 
         Plain blocking calls on the database's sync engine in the calling thread (any thread
-        may call this, a notebook cell too); only a query search runs the federated recall.
-
-        Raises:
-            SyncCallOnLoopError: called from code running on the store's private loop; await
-                :meth:`abatch` there.
+        may call this: a script, a notebook cell, code inside a running event loop, a tool);
+        a query search runs the federated recall of Memory Spaces in the same thread.
 
         Example:
             >>> from langgraph.store.base import GetOp
             >>> store.batch([GetOp(("users", "alice"), "editor")])[0].value
             {'theme': 'dark', 'font_size': 14}
         """
-        if self._runner.on_own_loop():
-            raise SyncCallOnLoopError(
-                "store.batch() was called on the event loop of the store, where a sync call "
-                "would wait for itself forever; use the async method there: "
-                "await store.abatch(...)"
-            )
         ops = self._checked(ops)
         scope = op_scope(self._host, self._scope)
         with self._acting():
@@ -477,27 +458,17 @@ class MnemonStore(TTLSweeps, CheckedArguments):
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ``ops`` in order without blocking the event loop; one result per op.
 
-        Every op is validated first, so a bad op fails the batch before anything is written.
-        The same code as :meth:`batch` runs in a worker thread (``asyncio.to_thread``); a
-        query search awaits the federated recall.
+        Async form of :meth:`batch`: the same call, run in a worker thread
+        (``asyncio.to_thread``, which carries the caller's context: its run, scope and
+        trigger). Every op is validated first, so a bad op fails the batch before anything
+        is written.
 
         Example:
             >>> from langgraph.store.base import PutOp, SearchOp
             >>> await store.abatch([PutOp(("docs",), "a", {"x": 1}), SearchOp(("docs",))])
             [None, [Item(namespace=['docs'], key='a', ...)]]
         """
-        ops = self._checked(ops)
-        scope = op_scope(self._host, self._scope)
-        with self._acting():
-            self._admit(ops)
-            batch = await asyncio.to_thread(self._context, scope)
-            results: list[Result] = []
-            for block in _blocks(ops):
-                if _is_recall(ops[block.start]):
-                    results.append(await self._arecall(batch, ops, block.start))
-                else:
-                    results.extend(await asyncio.to_thread(self._block, batch, ops, block))
-            return results
+        return await asyncio.to_thread(self.batch, ops)
 
     # ------------------------------------------------------------------ helpers
 
@@ -552,21 +523,6 @@ class MnemonStore(TTLSweeps, CheckedArguments):
             return [self._read(batch, first)]
         except MnemonError as exc:
             say_applied(exc, batch.at, ops, batch.applied)
-            raise
-
-    async def _arecall(self, batch: _Batch, ops: Sequence[Op], index: int) -> Result:
-        op = ops[index]
-        assert isinstance(op, SearchOp)
-        batch.at = index
-        try:
-            args = await asyncio.to_thread(self._recall_args, batch, op)
-            found = await batch.spaces.asearch(**args)
-            head = self._recalled(batch, op, found)
-            items, tail = await asyncio.to_thread(ranked, batch, op, head)
-            await asyncio.to_thread(refresh_returned, batch, op, found, items, tail)
-            return items
-        except MnemonError as exc:
-            say_applied(exc, index, ops, batch.applied)
             raise
 
     def _read(self, batch: _Batch, op: Op) -> Result:

@@ -10,7 +10,6 @@ Example:
     'committed'
 """
 
-from langgraph_mnemon.errors import SyncCallOnLoopError
 from langgraph_mnemon.memory_layers.spaces._durable import durable_copy
 from langgraph_mnemon.memory_layers.spaces._fusion import (
     Candidate,
@@ -175,7 +174,6 @@ __all__ = [
     "SpacesStatus",
     "StaleSpace",
     "StorageRules",
-    "SyncCallOnLoopError",
     "apply_quality",
     "candidate_limit",
     "check_minutes",

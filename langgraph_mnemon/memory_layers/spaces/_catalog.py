@@ -11,13 +11,12 @@ the same database (:class:`SecretStore`), written in the same transaction as the
 belong to; a record names only which secret keys are configured (read in the same statement
 as the rows).
 
-Every method here is blocking I/O (SQL). The service's coroutines call them through
-``asyncio.to_thread``, so no event loop ever waits on the database.
+Every method here is blocking I/O (SQL), called by the synchronous service (an async caller
+reaches it through ``asyncio.to_thread``, once, at the service's edge).
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -309,13 +308,6 @@ class SpaceCatalog:
         provider = self.registry.get(record.provider_id)
         if provider is not None and record.owner is not None:
             self.check_location(provider, record.id, record.owner, record.config, in_use=True)
-
-    async def abinding(self, record: SpaceRecord) -> SpaceBinding:
-        """:meth:`binding` without blocking the event loop (secrets are read from the
-        database and opened with the configured key)."""
-        if record.secrets_configured:
-            return await asyncio.to_thread(self.binding, record)
-        return self.binding(record)
 
     def target(self, space_id: Any, operation: str) -> SpaceRecord:
         """The space an operation on one space uses: the named one, else the only active one.

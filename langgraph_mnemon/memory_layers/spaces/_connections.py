@@ -41,6 +41,7 @@ from langgraph_mnemon.errors import (
 )
 from langgraph_mnemon.memory_layers.kernel import Kernel
 from langgraph_mnemon.memory_layers.spaces._catalog import SpaceCatalog
+from langgraph_mnemon.memory_layers.spaces._fanout import ProviderCalls
 from langgraph_mnemon.memory_layers.spaces._health import (
     PROBE_BINDING,
     HealthCache,
@@ -54,6 +55,7 @@ from langgraph_mnemon.memory_layers.spaces._models import (
     ProviderStatus,
     SpaceBinding,
     is_committed,
+    settle,
 )
 from langgraph_mnemon.memory_layers.spaces._records import (
     ConnectionTest,
@@ -64,7 +66,6 @@ from langgraph_mnemon.memory_layers.spaces._records import (
 from langgraph_mnemon.memory_layers.spaces._registry import ProviderRegistry
 from langgraph_mnemon.memory_layers.spaces._secrets import split_config
 from langgraph_mnemon.memory_layers.spaces._validation import NATIVE_PROVIDER_ID
-from langgraph_mnemon.storage.loop import sync_twin
 
 __all__ = ["BUILTIN_FIELDS", "SpaceConnections", "SpaceRemover", "check_confirm", "config_fields"]
 
@@ -93,7 +94,7 @@ BUILTIN_FIELDS: dict[str, tuple[ConfigField, ...]] = {
 class SpaceRemover(Protocol):
     """A provider that can delete every row of one space (the native provider)."""
 
-    async def aremove_space(self, space: SpaceBinding) -> dict[str, Any]:
+    def remove_space(self, space: SpaceBinding) -> dict[str, Any]:
         """Delete every row of ``space`` for good; return the raw receipt."""
         ...
 
@@ -193,10 +194,11 @@ class SpaceConnections:
     kernel: Kernel
     timeout: float
     root: Path
+    _calls: ProviderCalls
 
     # ------------------------------------------------------------------ providers
 
-    async def alist_providers(self) -> list[ProviderInfo]:
+    def list_providers(self) -> list[ProviderInfo]:
         """Every registered provider (and every provider a visible space names but this process
         has not registered), with its declarations and the form fields of a new space.
 
@@ -208,11 +210,11 @@ class SpaceConnections:
             (the native one first), then the missing ones by id.
 
         Example:
-            >>> [(p.id, p.removal) for p in await mem.spaces.alist_providers()]
+            >>> [(p.id, p.removal) for p in mem.spaces.list_providers()]
             [('mnemos', 'remove'), ('chroma', 'disconnect')]
         """
         try:
-            records = await asyncio.to_thread(self._catalog.list_spaces)
+            records = self._catalog.list_spaces()
         except MnemonError:  # the database is down: the providers are still worth listing
             records = []
         counts = Counter(r.provider_id for r in records)
@@ -221,11 +223,13 @@ class SpaceConnections:
         infos += [_info(pid, None, n) for pid, n in sorted(counts.items()) if pid not in registered]
         return infos
 
-    list_providers = sync_twin(alist_providers)
+    async def alist_providers(self) -> list[ProviderInfo]:
+        """Async form of :meth:`list_providers`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(self.list_providers)
 
     # ------------------------------------------------------------------ connection tests
 
-    async def atest_connection(
+    def test_connection(
         self,
         provider_id: str,
         *,
@@ -256,14 +260,14 @@ class SpaceConnections:
                 location the caller may not use (:mod:`._locations`); nothing is contacted.
 
         Example:
-            >>> result = await mem.spaces.atest_connection("http", config={"endpoint": url},
+            >>> result = mem.spaces.test_connection("http", config={"endpoint": url},
             ...                                            secrets={"api_key": key})
             >>> result.ok, result.latency_ms
             (True, 12.5)
         """
         provider = self._registry.require(provider_id)
         settings = config if isinstance(config, Mapping) else None
-        await admit_outbound(provider, settings, admin=self._catalog.admin, what="testing")
+        admit_outbound(provider, settings, admin=self._catalog.admin, what="testing")
         places = [str(self.root)]
         masked = _raw_secret_values(secrets)
         if self._catalog.local_only and not provider.descriptor.local:
@@ -284,11 +288,21 @@ class SpaceConnections:
         binding = SpaceBinding(
             id=PROBE_BINDING.id, name=PROBE_BINDING.name, config=placed, secrets=values
         )
-        return await self._probe(provider_id, provider, binding, None)
+        return self._probe(provider_id, provider, binding, None)
 
-    test_connection = sync_twin(atest_connection)
+    async def atest_connection(
+        self,
+        provider_id: str,
+        *,
+        config: Mapping[str, Any] | None = None,
+        secrets: Mapping[str, str] | None = None,
+    ) -> ConnectionTest:
+        """Async form of :meth:`test_connection`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(
+            self.test_connection, provider_id, config=config, secrets=secrets
+        )
 
-    async def atest_space(self, space_id: str) -> ConnectionTest:
+    def test_space(self, space_id: str) -> ConnectionTest:
         """Test a stored space: its config re-checked by the provider, then its ``status``.
 
         Like :meth:`atest_connection` with the space's stored configuration and secrets; a
@@ -309,17 +323,17 @@ class SpaceConnections:
             StorageError: the catalog or the secrets file cannot be read.
 
         Example:
-            >>> (await mem.spaces.atest_space("ops")).healthy
+            >>> mem.spaces.test_space("ops").healthy
             True
         """
-        record = await asyncio.to_thread(self._catalog.get_space, space_id)
+        record = self._catalog.get_space(space_id)
         provider = self._registry.get(record.provider_id)
         if provider is None:
             message = f"provider {record.provider_id!r} is not registered in this process"
             return _answer(record.provider_id, None, record.id, error=message)
-        await admit_outbound(provider, record.config, admin=self._catalog.admin, what="testing")
+        admit_outbound(provider, record.config, admin=self._catalog.admin, what="testing")
         try:
-            binding = await self._catalog.abinding(record)
+            binding = self._catalog.binding(record)
         except SecretKeyError as exc:  # its secrets do not open with the configured key
             return _answer(record.provider_id, provider, record.id, error=exc.message)
         try:
@@ -328,11 +342,13 @@ class SpaceConnections:
             masked = list(binding.secrets.values())
             error = redact(exc.message, masked, [str(self.root)])
             return _answer(record.provider_id, provider, record.id, error=error)
-        return await self._probe(record.provider_id, provider, binding, record.id)
+        return self._probe(record.provider_id, provider, binding, record.id)
 
-    test_space = sync_twin(atest_space)
+    async def atest_space(self, space_id: str) -> ConnectionTest:
+        """Async form of :meth:`test_space`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(self.test_space, space_id)
 
-    async def _probe(
+    def _probe(
         self,
         provider_id: str,
         provider: MemoryProvider,
@@ -346,7 +362,11 @@ class SpaceConnections:
         status: ProviderStatus | None = None
         error: str | None = None
         try:
-            status = await asyncio.wait_for(provider.status(binding), timeout=self.timeout)
+            # On the pool even alone: a provider that hangs must not hold its caller.
+            answer = self._calls.run([lambda: provider.status(binding)], self.timeout, inline=False)
+            if isinstance(answer[0], BaseException):
+                raise answer[0]
+            status = answer[0]
         except TimeoutError:
             error = f"the status call gave no answer within {int(self.timeout * 1000)} ms"
         except Exception as exc:  # any failure of the provider is the answer, not an error
@@ -372,7 +392,7 @@ class SpaceConnections:
 
     # ------------------------------------------------------------------ leaving the catalog
 
-    async def adisconnect_space(self, space_id: str, *, confirm: str) -> SpaceReceipt:
+    def disconnect_space(self, space_id: str, *, confirm: str) -> SpaceReceipt:
         """Disconnect a third-party space: drop its catalog entry and host-side secrets.
 
         The provider's data is never deleted (a fresh provider object still finds it; add a
@@ -397,11 +417,11 @@ class SpaceConnections:
                 stays).
 
         Example:
-            >>> (await mem.spaces.adisconnect_space("team-notes", confirm="team-notes")).status
+            >>> mem.spaces.disconnect_space("team-notes", confirm="team-notes").status
             'committed'
         """
         self.kernel.admit("memory_spaces", "maintenance")
-        record = await asyncio.to_thread(self._catalog.get_space, space_id)
+        record = self._catalog.get_space(space_id)
         if record.provider_id == NATIVE_PROVIDER_ID:
             raise InvalidInputError(
                 f"Memory Space {record.id!r} is native ({NATIVE_PROVIDER_ID}): disconnecting "
@@ -410,7 +430,7 @@ class SpaceConnections:
                 code="disconnect-native",
             )
         check_confirm(record.id, confirm, "disconnect")
-        await asyncio.to_thread(self._catalog.delete_entry, record)
+        self._catalog.delete_entry(record)
         self._health.clear()
         return SpaceReceipt(
             status="committed",
@@ -421,9 +441,11 @@ class SpaceConnections:
             space=record,
         )
 
-    disconnect_space = sync_twin(adisconnect_space)
+    async def adisconnect_space(self, space_id: str, *, confirm: str) -> SpaceReceipt:
+        """Async form of :meth:`disconnect_space`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(self.disconnect_space, space_id, confirm=confirm)
 
-    async def aremove_space(self, space_id: str, *, confirm: str) -> SpaceReceipt:
+    def remove_space(self, space_id: str, *, confirm: str) -> SpaceReceipt:
         """Remove a native space: delete its rows, then (only after that) its catalog entry.
 
         A dangerous action: every memory, edge, vector and keyword entry of the space is
@@ -451,11 +473,11 @@ class SpaceConnections:
             StorageError: the database refused the deletion (nothing was deleted).
 
         Example:
-            >>> (await mem.spaces.aremove_space("scratch", confirm="scratch")).provider_receipt
+            >>> mem.spaces.remove_space("scratch", confirm="scratch").provider_receipt
             {'status': 'removed', 'id': 'scratch', 'removed': 3, 'live': 2}
         """
         self.kernel.admit("memory_spaces", "maintenance")
-        record = await asyncio.to_thread(self._catalog.get_space, space_id)
+        record = self._catalog.get_space(space_id)
         if record.provider_id != NATIVE_PROVIDER_ID:
             raise InvalidInputError(
                 f"Memory Space {record.id!r} lives in provider {record.provider_id!r}: use "
@@ -464,8 +486,8 @@ class SpaceConnections:
                 code="remove-third-party",
             )
         check_confirm(record.id, confirm, "remove")
-        raw = await self._delete_rows(record)
-        await asyncio.to_thread(self._catalog.delete_entry, record)
+        raw = self._delete_rows(record)
+        self._catalog.delete_entry(record)
         self._health.clear()
         return SpaceReceipt(
             status="committed",
@@ -477,18 +499,22 @@ class SpaceConnections:
             provider_receipt=dict(raw),
         )
 
-    remove_space = sync_twin(aremove_space)
+    async def aremove_space(self, space_id: str, *, confirm: str) -> SpaceReceipt:
+        """Async form of :meth:`remove_space`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(self.remove_space, space_id, confirm=confirm)
 
-    async def _delete_rows(self, record: SpaceRecord) -> dict[str, Any]:
+    def _delete_rows(self, record: SpaceRecord) -> dict[str, Any]:
         provider = self._registry.get(record.provider_id)
-        if provider is None or not isinstance(provider, SpaceRemover):
+        # ``remove_space`` in the sync contract; ``aremove_space`` is an older async provider's.
+        remove = getattr(provider, "remove_space", None) or getattr(provider, "aremove_space", None)
+        if provider is None or not callable(remove):
             raise ProviderError(
                 f"Memory Space {record.id!r} cannot be removed: its provider "
                 f"{record.provider_id!r} is not registered in this process (or cannot delete "
                 "a space); nothing was deleted",
                 code="provider-disabled",
             )
-        raw = await provider.aremove_space(await self._catalog.abinding(record))
+        raw = settle(remove(self._catalog.binding(record)))
         if not is_committed(raw):
             raise ProviderError(
                 f"the native provider did not confirm deleting the rows of {record.id!r}; the "

@@ -21,17 +21,17 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 import re
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Literal
 
 from pydantic import Field, computed_field
 
 from langgraph_mnemon.config import redact_url
 from langgraph_mnemon.contracts import FrozenModel
+from langgraph_mnemon.memory_layers.spaces._fanout import ProviderCalls, call_bounded
 from langgraph_mnemon.memory_layers.spaces._models import (
     MemoryProvider,
     ProviderStatus,
@@ -164,18 +164,20 @@ class HealthCache:
             self._entries.clear()
 
 
-async def assess(
+def assess(
     providers: Mapping[str, MemoryProvider],
     spaces: Sequence[tuple[str, str]],
-    binding: Callable[[str], Awaitable[SpaceBinding]],
+    binding: Callable[[str], SpaceBinding],
     cache: HealthCache,
+    calls: ProviderCalls,
     *,
     timeout: float,
     max_age: float,
     places: Sequence[str] = (),
     catalog_error: str | None = None,
 ) -> SpacesHealth:
-    """Probe every provider not cached (concurrently), then derive each space's state.
+    """Probe every provider not cached (several at once on ``calls``' pool, each within
+    ``timeout``), then derive each space's state.
 
     Args:
         providers: Registered providers by id.
@@ -183,26 +185,34 @@ async def assess(
         binding: The binding a provider's status call gets (its first space's, else
             :data:`PROBE_BINDING`).
         cache: Where answers are kept for ``max_age`` seconds.
+        calls: The service's pool for probing several providers at once.
         timeout: Seconds one status call may take.
         places: Host paths to mask in messages (besides any absolute path).
         catalog_error: Why the catalog could not be read, if it could not.
     """
 
-    async def one(provider_id: str, provider: MemoryProvider) -> ProviderHealth:
-        cached = cache.fresh(provider_id, max_age)
-        if cached is not None:
-            return cached
+    def one(provider_id: str, provider: MemoryProvider) -> ProviderHealth:
         try:
-            bound = await binding(provider_id)
+            bound = binding(provider_id)
         except Exception as exc:  # e.g. the secrets file is unreadable
-            health = ProviderHealth(
+            return ProviderHealth(
                 id=provider_id, state="failing", message=redact(str(exc), (), places)
             )
-            return cache.store(health)
-        return cache.store(await probe(provider_id, provider, bound, timeout, places))
+        return probe(provider_id, provider, bound, timeout, places)
 
-    answers = await asyncio.gather(*(one(pid, p) for pid, p in sorted(providers.items())))
-    states = {h.id: h for h in answers}
+    states: dict[str, ProviderHealth] = {}
+    stale = []
+    for pid, provider in sorted(providers.items()):
+        cached = cache.fresh(pid, max_age)
+        if cached is None:
+            stale.append((pid, provider))
+        else:
+            states[pid] = cached
+    answers = calls.run([lambda p=pid, v=v: one(p, v) for pid, v in stale], timeout)
+    for (pid, _), answer in zip(stale, answers, strict=True):
+        if isinstance(answer, BaseException):  # the whole probe ran out of time
+            answer = _late(pid, timeout)
+        states[pid] = cache.store(answer)
     for _, provider_id in spaces:
         if provider_id not in states:
             states[provider_id] = missing(provider_id)
@@ -213,7 +223,7 @@ async def assess(
     )
 
 
-async def probe(
+def probe(
     provider_id: str,
     provider: MemoryProvider,
     binding: SpaceBinding,
@@ -223,10 +233,9 @@ async def probe(
     """One bounded status call; never raises for the provider's failure."""
     secrets = [*binding.secrets.values(), *_provider_secrets(provider)]
     try:
-        status = await asyncio.wait_for(provider.status(binding), timeout=timeout)
+        status = call_bounded(lambda: provider.status(binding), timeout)
     except TimeoutError:
-        message = f"the status call gave no answer within {int(timeout * 1000)} ms"
-        return ProviderHealth(id=provider_id, state="failing", message=message)
+        return _late(provider_id, timeout)
     except Exception as exc:
         detail = redact(str(exc) or type(exc).__name__, secrets, places)
         return ProviderHealth(id=provider_id, state="failing", message=detail)
@@ -234,6 +243,11 @@ async def probe(
         detail = redact(getattr(status, "error", None) or "reported unhealthy", secrets, places)
         return ProviderHealth(id=provider_id, state="failing", message=detail)
     return ProviderHealth(id=provider_id, state="healthy", message="answered its status call")
+
+
+def _late(provider_id: str, timeout: float) -> ProviderHealth:
+    message = f"the status call gave no answer within {int(timeout * 1000)} ms"
+    return ProviderHealth(id=provider_id, state="failing", message=message)
 
 
 def missing(provider_id: str) -> ProviderHealth:
@@ -291,10 +305,11 @@ def _provider_secrets(provider: MemoryProvider) -> tuple[str, ...]:
         return ()
 
 
-async def status_report(
+def status_report(
     records: Sequence[SpaceRecord],
     providers: Mapping[str, MemoryProvider],
-    binding: Callable[[SpaceRecord], Awaitable[SpaceBinding]],
+    binding: Callable[[SpaceRecord], SpaceBinding],
+    calls: ProviderCalls,
     *,
     probe: bool,
     timeout: float,
@@ -310,21 +325,27 @@ async def status_report(
     if not probe:
         return SpacesStatus(total=len(records), active=active, provider_disabled=disabled)
 
-    async def one(record: SpaceRecord) -> SpaceStatus:
-        provider = providers.get(record.provider_id)
-        if provider is None:
-            status = ProviderStatus(healthy=False, error="provider is not registered")
-        else:
-            try:
-                status = await asyncio.wait_for(
-                    provider.status(await binding(record)), timeout=timeout
-                )
-            except Exception as exc:
-                message = redact(str(exc), places=places) or "error"
-                status = ProviderStatus(healthy=False, error=message)
-        return SpaceStatus(space=record, status=status)
+    def one(record: SpaceRecord) -> ProviderStatus:
+        provider = providers[record.provider_id]
+        return call_bounded(lambda: provider.status(binding(record)), timeout)
 
-    health = list(await asyncio.gather(*(one(s) for s in records)))
+    asked = [r for r in records if r.provider_id in providers]
+    answers = dict(
+        zip(
+            [r.id for r in asked],
+            calls.run([lambda r=r: one(r) for r in asked], timeout),
+            strict=True,
+        )
+    )
+    health = []
+    for record in records:
+        status = answers.get(record.id)
+        if record.provider_id not in providers:
+            status = ProviderStatus(healthy=False, error="provider is not registered")
+        elif isinstance(status, BaseException):
+            message = redact(str(status), places=places) or "error"
+            status = ProviderStatus(healthy=False, error=message)
+        health.append(SpaceStatus(space=record, status=status))
     return SpacesStatus(
         total=len(records),
         active=active,

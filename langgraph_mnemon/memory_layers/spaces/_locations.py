@@ -54,7 +54,7 @@ from typing import Any, Protocol, runtime_checkable
 from langgraph_mnemon.errors import AuthorityError
 from langgraph_mnemon.memory_layers.grants import ADMIN_PERMISSION
 from langgraph_mnemon.memory_layers.kernel import Decision, current_trigger
-from langgraph_mnemon.memory_layers.spaces._models import MemoryProvider
+from langgraph_mnemon.memory_layers.spaces._models import MemoryProvider, settle
 
 __all__ = [
     "ADMIN_PERMISSION",
@@ -85,7 +85,7 @@ class OwnsStorage(Protocol):
 class ChecksDestination(Protocol):
     """A provider whose space settings name a network endpoint it will connect to."""
 
-    async def check_destination(self, config: Mapping[str, Any]) -> None:
+    def check_destination(self, config: Mapping[str, Any]) -> None:
         """Refuse (:class:`AuthorityError`, code ``internal-address``) an endpoint the server
         must not reach; connect to nothing. Settings it cannot read are left to
         ``check_config``."""
@@ -240,7 +240,7 @@ def connects_out(provider: MemoryProvider) -> bool:
     return any(f.kind == "url" for f in provider.descriptor.config_fields)
 
 
-async def admit_outbound(
+def admit_outbound(
     provider: MemoryProvider, config: Mapping[str, Any] | None, *, admin: bool, what: str
 ) -> None:
     """Refuse adding, configuring or testing a space that connects out, unless an admin
@@ -266,4 +266,4 @@ async def admit_outbound(
             mode="admin-only",
         )
     if isinstance(provider, ChecksDestination) and isinstance(config, Mapping):
-        await provider.check_destination(config)
+        settle(provider.check_destination(config))  # an older provider's is async

@@ -14,7 +14,6 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,18 +21,18 @@ from langgraph_mnemon.contracts import StepOutcome, outcome_of
 from langgraph_mnemon.errors import InvalidInputError, MnemonError, ProviderError
 from langgraph_mnemon.memory_layers.spaces._catalog import SpaceCatalog
 from langgraph_mnemon.memory_layers.spaces._health import redact
-from langgraph_mnemon.memory_layers.spaces._models import is_committed
+from langgraph_mnemon.memory_layers.spaces._models import is_committed, settle
 from langgraph_mnemon.memory_layers.spaces._records import SpaceReceipt, SpaceRecord
 from langgraph_mnemon.memory_layers.spaces._registry import ProviderRegistry
 
 __all__ = ["merge"]
 
 
-async def _checked_spaces(
+def _checked_spaces(
     catalog: SpaceCatalog, target_space_id: str, source_ids: Sequence[str], native_id: str
 ) -> tuple[SpaceRecord, list[SpaceRecord]]:
-    target = await asyncio.to_thread(catalog.get_space, target_space_id)
-    sources = [await asyncio.to_thread(catalog.get_space, s) for s in dict.fromkeys(source_ids)]
+    target = catalog.get_space(target_space_id)
+    sources = [catalog.get_space(s) for s in dict.fromkeys(source_ids)]
     if any(s.id == target.id for s in sources):
         raise InvalidInputError("a space cannot be merged into itself")
     for record in (target, *sources):
@@ -46,7 +45,7 @@ async def _checked_spaces(
     return target, sources
 
 
-async def merge(
+def merge(
     catalog: SpaceCatalog,
     registry: ProviderRegistry,
     target_space_id: str,
@@ -60,28 +59,28 @@ async def merge(
     The caller has asked the kernel and validated the arguments. Raises for what is wrong
     before any copy (unknown ids, a non-native space, merging a space into itself).
     """
-    target, sources = await _checked_spaces(catalog, target_space_id, source_ids, native_id)
+    target, sources = _checked_spaces(catalog, target_space_id, source_ids, native_id)
     copy = getattr(registry.require(native_id), "merge", None)
     if copy is None:
         raise ProviderError("the registered native provider cannot merge", code="unsupported")
-    bound = await catalog.abinding(target)
+    bound = catalog.binding(target)
     steps: list[StepOutcome] = []
     totals = {"imported": 0, "skipped_duplicates": 0}
     for source in sources:
-        steps.append(await _copy(copy, bound, await catalog.abinding(source), totals))
+        steps.append(_copy(copy, bound, catalog.binding(source), totals))
     if totals["imported"]:
-        await asyncio.to_thread(catalog.activate, target.id)
+        catalog.activate(target.id)
     if deactivate_sources:
         for source, step in zip(sources, list(steps), strict=True):
             if step.status == "committed":
-                steps.append(await _deactivate(catalog, source))
-    return await _receipt(catalog, target, sources, steps, totals)
+                steps.append(_deactivate(catalog, source))
+    return _receipt(catalog, target, sources, steps, totals)
 
 
-async def _copy(copy: Any, target: Any, source: Any, totals: dict[str, int]) -> StepOutcome:
+def _copy(copy: Any, target: Any, source: Any, totals: dict[str, int]) -> StepOutcome:
     name = f"copy:{source.id}"
     try:
-        raw = await copy(target, [source])
+        raw = settle(copy(target, [source]))
     except Exception as exc:  # one failing source must not hide the ones already copied
         return StepOutcome(target=name, status="failed", message=redact(str(exc)))
     if not is_committed(raw):
@@ -97,10 +96,10 @@ async def _copy(copy: Any, target: Any, source: Any, totals: dict[str, int]) -> 
     )
 
 
-async def _deactivate(catalog: SpaceCatalog, source: SpaceRecord) -> StepOutcome:
+def _deactivate(catalog: SpaceCatalog, source: SpaceRecord) -> StepOutcome:
     name = f"deactivate:{source.id}"
     try:
-        await asyncio.to_thread(catalog.update_space, source.id, None, None, False)
+        catalog.update_space(source.id, None, None, False)
     except MnemonError as exc:
         return StepOutcome(target=name, status="failed", message=redact(exc.message))
     return StepOutcome(target=name, status="committed", ids=(source.id,))
@@ -118,7 +117,7 @@ def _message(outcome: str, target: SpaceRecord, failed: list[str], totals: dict[
     return done
 
 
-async def _receipt(
+def _receipt(
     catalog: SpaceCatalog,
     target: SpaceRecord,
     sources: list[SpaceRecord],
@@ -127,7 +126,7 @@ async def _receipt(
 ) -> SpaceReceipt:
     outcome = outcome_of(steps)
     failed = [s.target for s in steps if s.status != "committed"]
-    final = await asyncio.to_thread(catalog.get_space, target.id)
+    final = catalog.get_space(target.id)
     return SpaceReceipt(
         status="failed" if outcome == "failed" else "committed",
         message=_message(outcome, target, failed, totals),
@@ -135,7 +134,7 @@ async def _receipt(
         or any(s.target.startswith("deactivate:") for s in steps if s.status == "committed"),
         revision=str(final.revision),
         space=final,
-        spaces=[await asyncio.to_thread(catalog.get_space, s.id) for s in sources],
+        spaces=[catalog.get_space(s.id) for s in sources],
         provider_receipt={"status": "merged", "id": target.id, **totals},
         outcome=outcome,
         steps=tuple(steps),

@@ -1,7 +1,8 @@
 """Federated search over Memory Spaces (§5.1 of the reference).
 
 Each readable space is asked for ``min(50, max(limit, ⌈limit × candidate_multiplier⌉))`` rows
-concurrently; a provider that raises or times out becomes a per-space hint with status
+(one space in the caller's thread, several concurrently on the service's pool,
+:mod:`._fanout`); a provider that raises or times out becomes a per-space hint with status
 ``unavailable`` (the search itself never fails for it); rows are fused with reciprocal-rank
 fusion when more than one provider kind answered (raw scores kept); the quality policy selects;
 when no selected row covers the query's exact anchors or enough of its tokens, the native spaces
@@ -11,12 +12,12 @@ finally ordered first. The pure pieces (fusion, quality, anchors) are in :mod:`.
 
 from __future__ import annotations
 
-import asyncio
 import unicodedata
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from langgraph_mnemon.memory_layers.spaces._fanout import ProviderCalls
 from langgraph_mnemon.memory_layers.spaces._fusion import (
     RRF_K,
     Candidate,
@@ -50,8 +51,8 @@ from langgraph_mnemon.memory_layers.spaces._validation import NATIVE_PROVIDER_ID
 
 __all__ = ["Binder", "FederatedSearch", "SpaceAnswer", "decorate"]
 
-Binder = Callable[[SpaceRecord], Awaitable[SpaceBinding]]
-"""Gives the binding a provider call gets for a space (secrets read off the loop)."""
+Binder = Callable[[SpaceRecord], SpaceBinding]
+"""Gives the binding a provider call gets for a space (its secrets included)."""
 
 
 class SpaceAnswer(NamedTuple):
@@ -98,6 +99,7 @@ class FederatedSearch:
     Args:
         registry: The registered providers.
         bind: Gives each provider call its space binding.
+        calls: The service's pool for asking several spaces at once.
         quality: Thresholds of the quality policies.
         candidate_multiplier: How many more rows than ``limit`` each space is asked for.
         timeout: Seconds a provider may take before it counts as unavailable.
@@ -105,11 +107,12 @@ class FederatedSearch:
 
     registry: ProviderRegistry
     bind: Binder
+    calls: ProviderCalls
     quality: QualitySettings
     candidate_multiplier: float
     timeout: float
 
-    async def run(self, args: SearchArgs, records: Sequence[SpaceRecord]) -> RecallResult:
+    def run(self, args: SearchArgs, records: Sequence[SpaceRecord]) -> RecallResult:
         """Ask every space, fuse, select, recover coverage and report per space."""
         fetch = candidate_limit(args.limit, self.candidate_multiplier)
         request = ProviderSearchRequest(
@@ -120,9 +123,7 @@ class FederatedSearch:
             source=args.source,
             intent=args.intent,
         )
-        answers = await asyncio.gather(
-            *(self.query_space(order, record, request) for order, record in enumerate(records))
-        )
+        answers = self._ask_all(list(enumerate(records)), request)
         ranked = fuse([c for answer in answers for c in answer.found])
         outcome = apply_quality(args.policy_id, ranked, args.limit, self.quality)
         filtered = bool(args.category or args.source or args.intent)
@@ -132,41 +133,56 @@ class FederatedSearch:
             report = RecoveryReport(kind=plan.kind, terms=plan.terms, required=plan.required)
             recovery = _Recovery(ranked, outcome, [], report)
         else:
-            recovery = await self._cover(plan, answers, ranked, outcome, args, fetch)
+            recovery = self._cover(plan, answers, ranked, outcome, args, fetch)
         return self._result(args, answers, recovery)
 
-    # ------------------------------------------------------------------ one space
+    # ------------------------------------------------------------------ the spaces
 
-    async def query_space(
-        self, order: int, record: SpaceRecord, request: ProviderSearchRequest
-    ) -> SpaceAnswer:
-        """Ask one space; a failure or timeout is an ``unavailable`` answer, never an error."""
-        provider = self.registry.get(record.provider_id)
-        if provider is None:
-            hint = "unavailable: provider is not registered"
-            return SpaceAnswer(record, "unavailable", hint, [])
-        if not provider.descriptor.capabilities.search:
-            hint = "search is not supported by this provider"
-            return SpaceAnswer(record, "unsupported", hint, [])
-        answer = await self._ask(provider, record, request)
-        if isinstance(answer, SpaceAnswer):
-            return answer
-        found = self._candidates(answer, record, provider, order, request.limit)
-        return SpaceAnswer(record, "ready" if found else "empty", answer.hint, found)
+    def _ask_all(
+        self, spaces: Sequence[tuple[int, SpaceRecord]], request: ProviderSearchRequest
+    ) -> list[SpaceAnswer]:
+        """Ask each ``(order, space)``: one inline, several on the pool, each within the
+        timeout; a failure or timeout is an ``unavailable`` answer, never an error."""
+        asked: list[tuple[int, SpaceRecord, MemoryProvider]] = []
+        answers: dict[int, SpaceAnswer] = {}
+        for order, record in spaces:
+            provider = self.registry.get(record.provider_id)
+            if provider is None:
+                hint = "unavailable: provider is not registered"
+                answers[order] = SpaceAnswer(record, "unavailable", hint, [])
+            elif not provider.descriptor.capabilities.search:
+                hint = "search is not supported by this provider"
+                answers[order] = SpaceAnswer(record, "unsupported", hint, [])
+            else:
+                asked.append((order, record, provider))
+        calls = [self._search_call(provider, record, request) for _, record, provider in asked]
+        for (order, record, provider), got in zip(
+            asked, self.calls.run(calls, self.timeout), strict=True
+        ):
+            answers[order] = self._answer(got, order, record, provider, request.limit)
+        return [answers[order] for order, _ in spaces]
 
-    async def _ask(
+    def _search_call(
         self, provider: MemoryProvider, record: SpaceRecord, request: ProviderSearchRequest
-    ) -> ProviderSearchResult | SpaceAnswer:
-        try:
-            return await asyncio.wait_for(
-                provider.search(await self.bind(record), request), timeout=self.timeout
-            )
-        except TimeoutError:
+    ) -> Callable[[], ProviderSearchResult]:
+        return lambda: provider.search(self.bind(record), request)
+
+    def _answer(
+        self,
+        got: ProviderSearchResult | BaseException,
+        order: int,
+        record: SpaceRecord,
+        provider: MemoryProvider,
+        limit: int,
+    ) -> SpaceAnswer:
+        if isinstance(got, TimeoutError):
             hint = f"unavailable: no answer within {int(self.timeout * 1000)} ms"
             return SpaceAnswer(record, "unavailable", hint, [])
-        except Exception as exc:
-            message = " ".join(str(exc).split())[:300] or type(exc).__name__
+        if isinstance(got, BaseException):
+            message = " ".join(str(got).split())[:300] or type(got).__name__
             return SpaceAnswer(record, "unavailable", f"unavailable: {message}", [])
+        found = self._candidates(got, record, provider, order, limit)
+        return SpaceAnswer(record, "ready" if found else "empty", got.hint, found)
 
     @staticmethod
     def _candidates(
@@ -194,7 +210,7 @@ class FederatedSearch:
 
     # ------------------------------------------------------------------ coverage recovery
 
-    async def _cover(
+    def _cover(
         self,
         plan: CoveragePlan,
         answers: Sequence[SpaceAnswer],
@@ -217,7 +233,7 @@ class FederatedSearch:
             ]
             if natives:
                 ran = True
-                recovered = await self._recover(plan, natives, fetch)
+                recovered = self._recover(plan, natives, fetch)
             if recovered:
                 counted.update(id(c) for c in recovered)  # _recover counted them
                 ranked = _merged_ahead(recovered, ranked, fetch)
@@ -241,18 +257,13 @@ class FederatedSearch:
         )
         return _Recovery(ranked, outcome, recovered, report)
 
-    async def _recover(
+    def _recover(
         self, plan: CoveragePlan, natives: list[tuple[int, SpaceRecord]], fetch: int
     ) -> list[Candidate]:
         request = ProviderSearchRequest(query=plan.recovery_query, mode="keyword", limit=fetch)
-        answers = await asyncio.gather(
-            *(self.query_space(order, record, request) for order, record in natives),
-            return_exceptions=True,
-        )
         found: list[Candidate] = []
-        for answer in answers:
-            if not isinstance(answer, BaseException):
-                found.extend(answer.found)
+        for answer in self._ask_all(natives, request):
+            found.extend(answer.found)
         covering(plan, found, _content)
         keep = [c for c in found if c.coverage >= plan.required]
         keep.sort(key=lambda c: (-c.coverage, -(c.score if c.score is not None else 0.0)))

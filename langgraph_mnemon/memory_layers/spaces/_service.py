@@ -16,13 +16,13 @@ Every public method validates its input (:mod:`._validation`) and raises a typed
 nothing. A write that the local database refuses (full disk, read-only file, damaged file)
 raises its :class:`StorageError`; a failing remote provider gives a ``failed`` receipt instead.
 
-One sync/async rule (:mod:`._sync`): every operation is written once, as the coroutine of its
-async method (``asearch``, ``aremember``, ``acreate_space``, …), with blocking local I/O (SQL,
-the secrets file) moved to a worker thread so an async caller's loop never blocks. Every sync
-method is a thin twin that runs that coroutine on the service's private event-loop thread and
-waits for it, so sync calls work from scripts, worker threads and notebook cells. Only a sync
-call made on that private loop (say, by a provider calling back) would deadlock: it raises
-:class:`SyncCallOnLoopError` naming the async method to await instead.
+One sync/async rule: the service is synchronous inside (the SQL catalog, the secrets, the
+provider calls). Every ``aX`` method (``asearch``, ``aremember``, ``acreate_space``, …) is the
+same call run in a worker thread with ``asyncio.to_thread``, once, at this edge, so an async
+caller's loop never blocks. A call to one space runs in the caller's thread; a federated call
+to several runs on the service's bounded pool with the provider timeout (:mod:`._fanout`).
+Sync calls work anywhere: scripts, worker threads, notebook cells, code inside a running event
+loop, and a provider calling back into the service.
 
 Example:
     >>> spaces = mem.spaces
@@ -44,6 +44,7 @@ from langgraph_mnemon.errors import AuthorityError, InvalidInputError, MnemonErr
 from langgraph_mnemon.memory_layers.kernel import Kernel
 from langgraph_mnemon.memory_layers.spaces._catalog import SpaceCatalog
 from langgraph_mnemon.memory_layers.spaces._connections import SpaceConnections
+from langgraph_mnemon.memory_layers.spaces._fanout import ProviderCalls
 from langgraph_mnemon.memory_layers.spaces._fusion import QualitySettings
 from langgraph_mnemon.memory_layers.spaces._health import (
     HEALTH_TIMEOUT_SECONDS,
@@ -69,6 +70,7 @@ from langgraph_mnemon.memory_layers.spaces._models import (
     RelatedRequest,
     RememberItem,
     SpaceBinding,
+    settle,
 )
 from langgraph_mnemon.memory_layers.spaces._records import (
     EntityCount,
@@ -98,7 +100,6 @@ from langgraph_mnemon.memory_layers.spaces._validation import (
 from langgraph_mnemon.memory_layers.spaces._views import ScopeViews
 from langgraph_mnemon.memory_layers.spaces._writes import write_many, write_one
 from langgraph_mnemon.storage.db import Database
-from langgraph_mnemon.storage.loop import LoopRunner, sync_twin
 from langgraph_mnemon.storage.secret_box import SecretBox
 
 __all__ = ["MemorySpaces"]
@@ -191,7 +192,7 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
             clock=clock,
             storage=self._storage_rules,
         )
-        self._runner = LoopRunner("mnemon-spaces-sync")
+        self._calls = ProviderCalls()  # the fan-out pool, shared with every scope's view
         self._health = HealthCache()
         self._root = self  # a scope's view keeps the service it was made from
         self._every: MemorySpaces | None = None
@@ -242,16 +243,20 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
         return self._registry.require(provider_id)
 
     def close(self) -> None:
-        """Close providers and the sync runner (a scope's view closes nothing: the service
+        """Close providers and the fan-out pool (a scope's view closes nothing: the service
         owns them)."""
         if self._root is not self:
             return
         for provider in list(self.providers.values()):
+            # ``close`` in the sync contract; ``aclose`` is an older async provider's.
+            closer = getattr(provider, "close", None) or getattr(provider, "aclose", None)
+            if not callable(closer):
+                continue
             try:
-                self._runner.run(provider.aclose(), "aclose")
+                settle(closer())
             except Exception:  # closing is best effort
                 continue
-        self._runner.close()
+        self._calls.close()
 
     def _storage_rules(self) -> StorageRules:
         """Where spaces may keep data: the root, and ``providers.allowed_paths`` (live)."""
@@ -262,15 +267,15 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
         """What a provider receives about ``record`` (secrets included, never serialised)."""
         return self._catalog.binding(record)
 
-    async def _activate(self, space_id: str) -> bool:
-        return await asyncio.to_thread(self._catalog.activate, space_id)
+    def _activate(self, space_id: str) -> bool:
+        return self._catalog.activate(space_id)
 
-    async def _target(self, space_id: str | None, operation: str) -> SpaceRecord:
-        return await asyncio.to_thread(self._catalog.target, space_id, operation)
+    def _target(self, space_id: str | None, operation: str) -> SpaceRecord:
+        return self._catalog.target(space_id, operation)
 
     # ------------------------------------------------------------------ federated search
 
-    async def asearch(
+    def search(
         self,
         query: str,
         *,
@@ -311,7 +316,7 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
             StorageError: the catalog cannot be read.
 
         Example:
-            >>> (await spaces.asearch("staging port", limit=3)).results[0].content
+            >>> spaces.search("staging port", limit=3).results[0].content
             'The staging database is db-stage-2 on port 5433.'
         """
         self.kernel.admit("memory_spaces", "recall")
@@ -325,16 +330,42 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
             policy_id=self.policy if policy is None else policy,
             default_limit=self.default_limit,
         )
-        records = await asyncio.to_thread(self._catalog.readable, space_ids)
-        found = await self._federated().run(args, records)
+        records = self._catalog.readable(space_ids)
+        found = self._federated().run(args, records)
         return found if verbatim else recalled(found)
 
-    search = sync_twin(asearch)
+    async def asearch(
+        self,
+        query: str,
+        *,
+        limit: int | None = None,
+        mode: str = "smart",
+        space_ids: Sequence[str] | None = None,
+        category: str | None = None,
+        source: str | None = None,
+        intent: str | None = None,
+        policy: str | None = None,
+        verbatim: bool = False,
+    ) -> RecallResult:
+        """Async form of :meth:`search`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(
+            self.search,
+            query,
+            limit=limit,
+            mode=mode,
+            space_ids=space_ids,
+            category=category,
+            source=source,
+            intent=intent,
+            policy=policy,
+            verbatim=verbatim,
+        )
 
     def _federated(self) -> FederatedSearch:
         return FederatedSearch(
             self._registry,
-            self._catalog.abinding,
+            self._catalog.binding,
+            self._calls,
             self.quality,
             self.candidate_multiplier,
             self.timeout,
@@ -342,7 +373,7 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
 
     # ------------------------------------------------------------------ writes
 
-    async def aremember(
+    def remember(
         self,
         content: str,
         *,
@@ -382,27 +413,50 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
             StorageError: the local database refused the write.
 
         Example:
-            >>> (await spaces.aremember("Deploys go through CI.", category="fact")).status
+            >>> spaces.remember("Deploys go through CI.", category="fact").status
             'committed'
         """
         self.kernel.admit("memory_spaces", "write")
         item = remember_item(content, category, importance, tags, entities, source, metadata)
-        record = await self._target(space_id, "remember")
+        record = self._target(space_id, "remember")
         provider = self._registry.capable(record, "remember")
 
-        async def call() -> Any:
-            return await provider.remember(await self._catalog.abinding(record), item)
+        def call() -> Any:
+            return settle(provider.remember(self._catalog.binding(record), item))
 
-        return await write_one(record, "remember", call, self._activate)
+        return write_one(record, "remember", call, self._activate)
 
-    remember = sync_twin(aremember)
+    async def aremember(
+        self,
+        content: str,
+        *,
+        space_id: str | None = None,
+        category: str = "general",
+        importance: int = 3,
+        tags: Sequence[str] | None = None,
+        entities: Sequence[str] | None = None,
+        source: str = "agent",
+        metadata: Mapping[str, Any] | None = None,
+    ) -> MemoryReceipt:
+        """Async form of :meth:`remember`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(
+            self.remember,
+            content,
+            space_id=space_id,
+            category=category,
+            importance=importance,
+            tags=tags,
+            entities=entities,
+            source=source,
+            metadata=metadata,
+        )
 
     def validate_items(self, items: Sequence[Mapping[str, Any]]) -> list[RememberItem]:
         """Validate remember items (mappings with ``content`` and optional fields) without
         writing anything; raises :class:`InvalidInputError` naming the first bad item."""
         return remember_items(items)
 
-    async def aremember_many(
+    def remember_many(
         self, items: Sequence[Mapping[str, Any]], *, space_id: str | None = None
     ) -> list[MemoryReceipt]:
         """Store several memories in one provider call; one receipt per item, in order.
@@ -415,14 +469,18 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
         checked = remember_items(items)
         if not checked:
             return []
-        record = await self._target(space_id, "remember")
+        record = self._target(space_id, "remember")
         provider = self._registry.capable(record, "remember")
-        binding = await self._catalog.abinding(record)
-        return await write_many(record, provider, binding, checked, self._activate)
+        binding = self._catalog.binding(record)
+        return write_many(record, provider, binding, checked, self._activate)
 
-    remember_many = sync_twin(aremember_many)
+    async def aremember_many(
+        self, items: Sequence[Mapping[str, Any]], *, space_id: str | None = None
+    ) -> list[MemoryReceipt]:
+        """Async form of :meth:`remember_many`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(self.remember_many, items, space_id=space_id)
 
-    async def alink(
+    def link(
         self,
         source_id: str,
         target_id: str,
@@ -461,25 +519,44 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
             StorageError: the local database refused the write.
 
         Example:
-            >>> (await spaces.alink(fact.id, decision.id, type="causal", weight=0.9)).status
+            >>> spaces.link(fact.id, decision.id, type="causal", weight=0.9).status
             'committed'
         """
         self.kernel.admit("memory_spaces", "write")
         src, dst, checked_weight, note = check_link(source_id, target_id, type, weight, reason)
-        record = await self._target(space_id, "link")
+        record = self._target(space_id, "link")
         provider = self._registry.capable(record, "link")
         request = LinkRequest(
             source_id=src, target_id=dst, type=type, weight=checked_weight, reason=note
         )
 
-        async def call() -> Any:
-            return await provider.link(await self._catalog.abinding(record), request)
+        def call() -> Any:
+            return settle(provider.link(self._catalog.binding(record), request))
 
-        return await write_one(record, "link", call, self._activate, object_id=f"{src}->{dst}")
+        return write_one(record, "link", call, self._activate, object_id=f"{src}->{dst}")
 
-    link = sync_twin(alink)
+    async def alink(
+        self,
+        source_id: str,
+        target_id: str,
+        *,
+        space_id: str | None = None,
+        type: str = "semantic",
+        weight: float = 0.5,
+        reason: str | None = None,
+    ) -> MemoryReceipt:
+        """Async form of :meth:`link`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(
+            self.link,
+            source_id,
+            target_id,
+            space_id=space_id,
+            type=type,
+            weight=weight,
+            reason=reason,
+        )
 
-    async def aforget(self, memory_id: str, *, space_id: str | None = None) -> MemoryReceipt:
+    def forget(self, memory_id: str, *, space_id: str | None = None) -> MemoryReceipt:
         """Delete one memory by its exact id (soft or hard, as the provider declares).
 
         The kernel is asked first (Memory Spaces write). A forgotten memory no longer appears
@@ -503,28 +580,30 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
             StorageError: the local database refused the write.
 
         Example:
-            >>> (await spaces.aforget(row.id, space_id="ops")).status
+            >>> spaces.forget(row.id, space_id="ops").status
             'committed'
         """
         self.kernel.admit("memory_spaces", "write")
         mid = check_text_arg(memory_id, "memory_id", limit=MAX_MEMORY_ID_CHARS)
-        record = await self._target(space_id, "forget")
+        record = self._target(space_id, "forget")
         provider = self._registry.capable(record, "forget")
         if provider.descriptor.deletion_mode == "unsupported":
             raise ProviderError(
                 f"provider {record.provider_id!r} cannot delete memories", code="unsupported"
             )
 
-        async def call() -> Any:
-            return await provider.forget(await self._catalog.abinding(record), mid)
+        def call() -> Any:
+            return settle(provider.forget(self._catalog.binding(record), mid))
 
-        return await write_one(record, "forget", call, self._activate, object_id=mid)
+        return write_one(record, "forget", call, self._activate, object_id=mid)
 
-    forget = sync_twin(aforget)
+    async def aforget(self, memory_id: str, *, space_id: str | None = None) -> MemoryReceipt:
+        """Async form of :meth:`forget`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(self.forget, memory_id, space_id=space_id)
 
     # ------------------------------------------------------------------ reads of one space
 
-    async def arelated(
+    def related(
         self,
         memory_id: str,
         *,
@@ -561,7 +640,7 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
             StorageError: the catalog cannot be read.
 
         Example:
-            >>> [r.content for r in (await spaces.arelated(fact.id, depth=1)).results]
+            >>> [r.content for r in spaces.related(fact.id, depth=1).results]
             ['Deploys need two approvals.']
         """
         self.kernel.admit("memory_spaces", "recall")
@@ -569,18 +648,32 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
         check_int(depth, "depth", 1, 5)
         check_int(limit, "limit", 1, 100)
         check_choice(edge, "edge", EDGE_TYPES, optional=True)
-        record = await self._target(space_id, "related")
+        record = self._target(space_id, "related")
         provider = self._registry.capable(record, "related")
-        rows = await provider.related(
-            await self._catalog.abinding(record),
-            RelatedRequest(id=mid, depth=depth, edge=edge, limit=limit),
+        rows = settle(
+            provider.related(
+                self._catalog.binding(record),
+                RelatedRequest(id=mid, depth=depth, edge=edge, limit=limit),
+            )
         )
         found = [as_recalled(decorate(record, r, self._registry)) for r in rows[:limit]]
         return RelatedResult(id=mid, space_id=record.id, depth=depth, edge=edge, results=found)
 
-    related = sync_twin(arelated)
+    async def arelated(
+        self,
+        memory_id: str,
+        *,
+        space_id: str | None = None,
+        depth: int = 2,
+        edge: str | None = None,
+        limit: int = 20,
+    ) -> RelatedResult:
+        """Async form of :meth:`related`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(
+            self.related, memory_id, space_id=space_id, depth=depth, edge=edge, limit=limit
+        )
 
-    async def abrowse(
+    def browse(
         self,
         space_id: str | None = None,
         *,
@@ -610,34 +703,47 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
             StorageError: the catalog cannot be read.
 
         Example:
-            >>> [m.content for m in await spaces.abrowse("ops", limit=2)]
+            >>> [m.content for m in spaces.browse("ops", limit=2)]
             ['Deploys need two approvals.', 'Staging is db-stage-2.']
         """
         check_int(limit, "limit", 1, 500)
         check_int(offset, "offset", 0, MAX_BROWSE_OFFSET)
         check_choice(category, "category", CATEGORIES, optional=True)
-        record = await self._target(space_id, "browse")
+        record = self._target(space_id, "browse")
         provider = self._registry.capable(record, "browse")
-        rows = await provider.browse(
-            await self._catalog.abinding(record),
-            BrowseRequest(limit=limit, offset=offset, category=category),
+        rows = settle(
+            provider.browse(
+                self._catalog.binding(record),
+                BrowseRequest(limit=limit, offset=offset, category=category),
+            )
         )
         return [decorate(record, r, self._registry) for r in rows]
 
-    browse = sync_twin(abrowse)
+    async def abrowse(
+        self,
+        space_id: str | None = None,
+        *,
+        limit: int = 50,
+        offset: int = 0,
+        category: str | None = None,
+    ) -> list[MemoryRecord]:
+        """Async form of :meth:`browse`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(
+            self.browse, space_id, limit=limit, offset=offset, category=category
+        )
 
-    async def agraph(self, space_id: str | None = None, *, limit: int = 200) -> GraphProjection:
+    def graph(self, space_id: str | None = None, *, limit: int = 200) -> GraphProjection:
         """Nodes and typed edges of one space (at most ``limit`` nodes)."""
         check_int(limit, "limit", 1, 5000)
-        record = await self._target(space_id, "graph")
+        record = self._target(space_id, "graph")
         provider = self._registry.capable(record, "graph")
-        return await provider.graph(await self._catalog.abinding(record), limit)
+        return settle(provider.graph(self._catalog.binding(record), limit))
 
-    graph = sync_twin(agraph)
+    async def agraph(self, space_id: str | None = None, *, limit: int = 200) -> GraphProjection:
+        """Async form of :meth:`graph`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(self.graph, space_id, limit=limit)
 
-    async def aentities(
-        self, space_id: str | None = None, *, limit: int = 100
-    ) -> list[EntityCount]:
+    def entities(self, space_id: str | None = None, *, limit: int = 100) -> list[EntityCount]:
         """The entity index of one space: entity names of its stored memories, most used first.
 
         Counts how many of the newest ``MAX_ENTITY_SCAN_ROWS`` browsed memories name each
@@ -646,7 +752,7 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
         check_int(limit, "limit", 1, 1000)
         counts: dict[str, int] = {}
         for offset in range(0, MAX_ENTITY_SCAN_ROWS, _ENTITY_PAGE):
-            rows = await self.abrowse(space_id, limit=_ENTITY_PAGE, offset=offset)
+            rows = self.browse(space_id, limit=_ENTITY_PAGE, offset=offset)
             for row in rows:
                 for name in dict.fromkeys(e.strip() for e in row.entities if e.strip()):
                     counts[name] = counts.get(name, 0) + 1
@@ -655,25 +761,32 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
         ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
         return [EntityCount(name=name, count=count) for name, count in ranked[:limit]]
 
-    entities = sync_twin(aentities)
+    async def aentities(
+        self, space_id: str | None = None, *, limit: int = 100
+    ) -> list[EntityCount]:
+        """Async form of :meth:`entities`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(self.entities, space_id, limit=limit)
 
     # ------------------------------------------------------------------ status and health
 
-    async def astatus(self, *, probe: bool = True) -> SpacesStatus:
+    def status(self, *, probe: bool = True) -> SpacesStatus:
         """Catalog counts and, with ``probe``, every space's provider status (concurrently)."""
-        records = await self.alist_spaces()
-        return await status_report(
+        records = self.list_spaces()
+        return status_report(
             records,
             self.providers,
-            self._catalog.abinding,
+            self._catalog.binding,
+            self._calls,
             probe=probe,
             timeout=self.timeout,
             places=[str(self.root)],
         )
 
-    status = sync_twin(astatus)
+    async def astatus(self, *, probe: bool = True) -> SpacesStatus:
+        """Async form of :meth:`status`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(self.status, probe=probe)
 
-    async def ahealth(self, *, max_age: float = 5.0) -> SpacesHealth:
+    def health(self, *, max_age: float = 5.0) -> SpacesHealth:
         """Each provider's real state and each catalog space's reachability (a management
         read: the kernel is not asked, and it never raises for a provider or the catalog).
 
@@ -681,7 +794,7 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
         2 s)`` and cached ``max_age`` seconds; see :mod:`._health`.
 
         Example:
-            >>> report = await mem.spaces.ahealth()
+            >>> report = mem.spaces.health()
             >>> report.unreachable, [p.state for p in report.providers]
             ([], ['healthy'])
         """
@@ -689,22 +802,23 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
             raise InvalidInputError("max_age must be a number of seconds (0 = probe now)")
         error, records = None, []
         try:
-            records = await asyncio.to_thread(self._catalog.list_spaces)
+            records = self._catalog.list_spaces()
         except MnemonError as exc:  # the database is down: say so, still probe the providers
             error = redact(exc.message, places=[str(self.root)])
 
-        async def binding(provider_id: str) -> SpaceBinding:
+        def binding(provider_id: str) -> SpaceBinding:
             for record in records:  # the first space it may use (a refused one reads nothing)
                 if record.provider_id == provider_id and record.id not in refused:
-                    return await self._catalog.abinding(record)
+                    return self._catalog.binding(record)
             return PROBE_BINDING
 
         refused = self._refused_locations(records)
-        report = await assess(
+        report = assess(
             self.providers,
             [(r.id, r.provider_id) for r in records],
             binding,
             self._health,
+            self._calls,
             timeout=min(self.timeout, HEALTH_TIMEOUT_SECONDS),
             max_age=max(0.0, float(max_age)),
             places=[str(self.root)],
@@ -722,4 +836,6 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
                 refused[record.id] = redact(exc.message, places=[str(self.root)])
         return refused
 
-    health = sync_twin(ahealth)
+    async def ahealth(self, *, max_age: float = 5.0) -> SpacesHealth:
+        """Async form of :meth:`health`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(self.health, max_age=max_age)

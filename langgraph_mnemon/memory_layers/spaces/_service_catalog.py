@@ -3,7 +3,7 @@
 Creating, listing, reading and changing spaces, merging native spaces and mapping what a
 provider already holds into spaces: a mixin of the service (it keeps the service module to one
 screenful of concerns). Every change asks the kernel first (Memory Spaces maintenance); reads
-do not. Blocking catalog I/O runs on a worker thread.
+do not. Every method is synchronous; its ``a``-prefixed form runs it in a worker thread.
 
 Example:
     >>> mem.spaces.create_space("Ops", "Runbooks.", space_id="ops").space.id
@@ -22,7 +22,7 @@ from langgraph_mnemon.memory_layers.spaces._catalog import SpaceCatalog
 from langgraph_mnemon.memory_layers.spaces._health import HealthCache
 from langgraph_mnemon.memory_layers.spaces._locations import admit_outbound
 from langgraph_mnemon.memory_layers.spaces._merge import merge
-from langgraph_mnemon.memory_layers.spaces._models import DiscoveredSpace
+from langgraph_mnemon.memory_layers.spaces._models import DiscoveredSpace, settle
 from langgraph_mnemon.memory_layers.spaces._records import SpaceReceipt, SpaceRecord
 from langgraph_mnemon.memory_layers.spaces._registry import ProviderRegistry
 from langgraph_mnemon.memory_layers.spaces._secret_store import SecretsReport
@@ -31,7 +31,6 @@ from langgraph_mnemon.memory_layers.spaces._validation import (
     NATIVE_PROVIDER_ID,
     check_merge_sources,
 )
-from langgraph_mnemon.storage.loop import sync_twin
 
 __all__ = ["CatalogMethods"]
 
@@ -45,7 +44,7 @@ class CatalogMethods:
     _health: HealthCache
     kernel: Kernel
 
-    async def acreate_space(
+    def create_space(
         self,
         name: str,
         description: str = "",
@@ -89,19 +88,42 @@ class CatalogMethods:
             StorageError: the local database refused the write (nothing was created).
 
         Example:
-            >>> (await spaces.acreate_space("Ops", "Runbooks.", space_id="ops")).space.id
+            >>> spaces.create_space("Ops", "Runbooks.", space_id="ops").space.id
             'ops'
         """
         self.kernel.admit("memory_spaces", "maintenance")
-        await self._admit_outbound(provider_id, config, "adding")
+        self._admit_outbound(provider_id, config, "adding")
         create = self._catalog.create_space
-        return await asyncio.to_thread(
-            create, name, description, provider_id, config, secrets, space_id, active, shared=shared
+        return create(
+            name, description, provider_id, config, secrets, space_id, active, shared=shared
         )
 
-    create_space = sync_twin(acreate_space)
+    async def acreate_space(
+        self,
+        name: str,
+        description: str = "",
+        *,
+        provider_id: str | None = None,
+        config: Mapping[str, Any] | None = None,
+        secrets: Mapping[str, str] | None = None,
+        space_id: str | None = None,
+        active: bool | None = None,
+        shared: bool = False,
+    ) -> SpaceReceipt:
+        """Async form of :meth:`create_space`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(
+            self.create_space,
+            name,
+            description,
+            provider_id=provider_id,
+            config=config,
+            secrets=secrets,
+            space_id=space_id,
+            active=active,
+            shared=shared,
+        )
 
-    async def alist_spaces(self, *, active: bool | None = None) -> list[SpaceRecord]:
+    def list_spaces(self, *, active: bool | None = None) -> list[SpaceRecord]:
         """All spaces (or only active / inactive ones), oldest first.
 
         A catalog read: the kernel is not asked, and a database nothing was written to yet
@@ -119,22 +141,26 @@ class CatalogMethods:
             StorageError: the catalog cannot be read (the database is down or damaged).
 
         Example:
-            >>> [s.id for s in await spaces.alist_spaces(active=True)]
+            >>> [s.id for s in spaces.list_spaces(active=True)]
             ['default', 'ops']
         """
         if active is not None and not isinstance(active, bool):
             raise InvalidInputError("active must be true, false or None")
-        return await asyncio.to_thread(self._catalog.list_spaces, active)
+        return self._catalog.list_spaces(active)
 
-    list_spaces = sync_twin(alist_spaces)
+    async def alist_spaces(self, *, active: bool | None = None) -> list[SpaceRecord]:
+        """Async form of :meth:`list_spaces`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(self.list_spaces, active=active)
+
+    def get_space(self, space_id: str) -> SpaceRecord:
+        """One space by id (:class:`NotFoundError` when there is none)."""
+        return self._catalog.get_space(space_id)
 
     async def aget_space(self, space_id: str) -> SpaceRecord:
-        """One space by id (:class:`NotFoundError` when there is none)."""
-        return await asyncio.to_thread(self._catalog.get_space, space_id)
+        """Async form of :meth:`get_space`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(self.get_space, space_id)
 
-    get_space = sync_twin(aget_space)
-
-    async def aupdate_space(
+    def update_space(
         self,
         space_id: str,
         *,
@@ -178,42 +204,59 @@ class CatalogMethods:
                 changed).
 
         Example:
-            >>> receipt = await spaces.aupdate_space("team", secrets={"api_key": "new-key"})
+            >>> receipt = spaces.update_space("team", secrets={"api_key": "new-key"})
             >>> receipt.space.secrets_configured
             ['api_key']
         """
         self.kernel.admit("memory_spaces", "maintenance")
         if config is not None or secrets is not None:
-            await self._admit_reconfiguring(space_id, config)
+            self._admit_reconfiguring(space_id, config)
         update = self._catalog.update_space
-        receipt = await asyncio.to_thread(
-            update, space_id, name, description, active, config, secrets
-        )
+        receipt = update(space_id, name, description, active, config, secrets)
         if config is not None or secrets is not None:
             self._health.clear()  # a provider's state may depend on the space's settings
         return receipt
 
-    update_space = sync_twin(aupdate_space)
+    async def aupdate_space(
+        self,
+        space_id: str,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        active: bool | None = None,
+        config: Mapping[str, Any] | None = None,
+        secrets: Mapping[str, str] | None = None,
+    ) -> SpaceReceipt:
+        """Async form of :meth:`update_space`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(
+            self.update_space,
+            space_id,
+            name=name,
+            description=description,
+            active=active,
+            config=config,
+            secrets=secrets,
+        )
 
-    async def _admit_reconfiguring(self, space_id: str, config: Any) -> None:
+    def _admit_reconfiguring(self, space_id: str, config: Any) -> None:
         """Refuse configuring a space that connects out unless an admin does it, with the
         settings it would then have."""
-        record = await asyncio.to_thread(self._catalog.get_space, space_id)
+        record = self._catalog.get_space(space_id)
         merged = dict(record.config)
         if isinstance(config, Mapping):
             merged = {k: v for k, v in {**merged, **config}.items() if v is not None}
-        await self._admit_outbound(record.provider_id, merged, "configuring")
+        self._admit_outbound(record.provider_id, merged, "configuring")
 
-    async def _admit_outbound(self, provider_id: Any, config: Any, what: str) -> None:
+    def _admit_outbound(self, provider_id: Any, config: Any, what: str) -> None:
         """Refuse a space that connects out unless an admin sets it up (:mod:`._locations`)."""
         if provider_id is None:
             provider_id = self._catalog.default_provider_id
         provider = self._registry.get(provider_id) if isinstance(provider_id, str) else None
         if provider is not None:  # an unknown or bad id is refused by the catalog's checks
             settings = config if isinstance(config, Mapping) else None
-            await admit_outbound(provider, settings, admin=self._catalog.admin, what=what)
+            admit_outbound(provider, settings, admin=self._catalog.admin, what=what)
 
-    async def aset_active(self, space_id: str, active: bool) -> SpaceReceipt:
+    def set_active(self, space_id: str, active: bool) -> SpaceReceipt:
         """Switch whether a space takes part in recall and default writes (data is kept).
 
         A catalog change: the kernel is asked first (Memory Spaces maintenance). An inactive
@@ -235,16 +278,18 @@ class CatalogMethods:
             StorageError: the local database refused the write.
 
         Example:
-            >>> (await spaces.aset_active("ops", False)).space.active
+            >>> spaces.set_active("ops", False).space.active
             False
         """
         if not isinstance(active, bool):
             raise InvalidInputError("active must be true or false")
-        return await self.aupdate_space(space_id, active=active)
+        return self.update_space(space_id, active=active)
 
-    set_active = sync_twin(aset_active)
+    async def aset_active(self, space_id: str, active: bool) -> SpaceReceipt:
+        """Async form of :meth:`set_active`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(self.set_active, space_id, active)
 
-    async def amerge_spaces(
+    def merge_spaces(
         self,
         target_space_id: str,
         source_space_ids: Sequence[str],
@@ -260,7 +305,7 @@ class CatalogMethods:
         """
         self.kernel.admit("memory_spaces", "maintenance")
         sources = check_merge_sources(source_space_ids, deactivate_sources)
-        return await merge(
+        return merge(
             self._catalog,
             self._registry,
             target_space_id,
@@ -269,9 +314,22 @@ class CatalogMethods:
             native_id=NATIVE_PROVIDER_ID,
         )
 
-    merge_spaces = sync_twin(amerge_spaces)
+    async def amerge_spaces(
+        self,
+        target_space_id: str,
+        source_space_ids: Sequence[str],
+        *,
+        deactivate_sources: bool = True,
+    ) -> SpaceReceipt:
+        """Async form of :meth:`merge_spaces`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(
+            self.merge_spaces,
+            target_space_id,
+            source_space_ids,
+            deactivate_sources=deactivate_sources,
+        )
 
-    async def adiscover(
+    def discover(
         self,
         provider_id: str,
         *,
@@ -317,18 +375,27 @@ class CatalogMethods:
         if sync:  # mapping namespaces into spaces changes the catalog: asked before any I/O
             self.kernel.admit("memory_spaces", "maintenance")
         checked, secret_values = split_config(provider, config, secrets)
-        found = await provider.discover(checked, secret_values)
+        found = settle(provider.discover(checked, secret_values))
         if not sync:
             return found
-        return await asyncio.to_thread(
-            self._catalog.map_discovered, provider_id, found, checked, secret_values
-        )
+        return self._catalog.map_discovered(provider_id, found, checked, secret_values)
 
-    discover = sync_twin(adiscover)
+    async def adiscover(
+        self,
+        provider_id: str,
+        *,
+        config: Mapping[str, Any] | None = None,
+        secrets: Mapping[str, str] | None = None,
+        sync: bool = False,
+    ) -> list[DiscoveredSpace] | SpaceReceipt:
+        """Async form of :meth:`discover`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(
+            self.discover, provider_id, config=config, secrets=secrets, sync=sync
+        )
 
     # ------------------------------------------------------------------ provider secrets
 
-    async def asecrets_report(self) -> SecretsReport:
+    def secrets_report(self) -> SecretsReport:
         """How the stored provider secrets are kept: how many rows are encrypted with the
         configured ``secret_key``, with another key, or stored as plain text (counts only,
         never a name or a value; a management read, the kernel is not asked).
@@ -337,11 +404,13 @@ class CatalogMethods:
             >>> mem.spaces.secrets_report().plain
             0
         """
-        return await asyncio.to_thread(self._catalog.secrets.report)
+        return self._catalog.secrets.report()
 
-    secrets_report = sync_twin(asecrets_report)
+    async def asecrets_report(self) -> SecretsReport:
+        """Async form of :meth:`secrets_report`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(self.secrets_report)
 
-    async def arotate_secrets(self) -> SecretsReport:
+    def rotate_secrets(self) -> SecretsReport:
         """Re-encrypt every stored provider secret with the configured ``secret_key``
         (``MNEMON_SECRET_KEY``), in one transaction; rows under ``secret_key_previous`` and
         plain-text rows are opened and sealed again. Afterwards the previous key opens
@@ -366,6 +435,8 @@ class CatalogMethods:
                 "host's own spaces (mem.spaces.rotate_secrets(), or `mnemon secrets rotate`)"
             )
         self.kernel.require_writes("the provider secrets")
-        return await asyncio.to_thread(self._catalog.secrets.rotate)
+        return self._catalog.secrets.rotate()
 
-    rotate_secrets = sync_twin(arotate_secrets)
+    async def arotate_secrets(self) -> SecretsReport:
+        """Async form of :meth:`rotate_secrets`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(self.rotate_secrets)

@@ -48,8 +48,8 @@ class ScopeViews:
         method reads through that filter: an id of another owner's space raises the same
         :class:`NotFoundError` as an unknown id, before any provider is asked; federated
         search without ``space_ids`` asks the view's active spaces only; ``create_space``
-        makes the space the user's (``shared=True``: the project's). Providers, the sync
-        loop and the health cache are the service's own.
+        makes the space the user's (``shared=True``: the project's). Providers, the fan-out
+        pool and the health cache are the service's own.
 
         Args:
             scope: The :class:`~langgraph_mnemon.contracts.Scope`.
@@ -126,6 +126,6 @@ class ScopeViews:
         return view
 
     def _view(self, owners: Owners) -> Self:
-        view = copy.copy(self)  # shares the providers, the sync loop and the health cache
+        view = copy.copy(self)  # shares the providers, the fan-out pool and the health cache
         view._catalog = self._catalog.owned_by(owners)
         return view

@@ -9,7 +9,7 @@ caller's own mistakes and the local disk's refusals are raised as they are.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langgraph_mnemon.errors import (
@@ -26,6 +26,7 @@ from langgraph_mnemon.memory_layers.spaces._models import (
     SpaceBinding,
     is_committed,
     is_pending,
+    settle,
 )
 from langgraph_mnemon.memory_layers.spaces._records import SpaceRecord
 
@@ -42,29 +43,29 @@ NOT_PROVIDER_FAILURES = (
 (a space's stored location it may not use), not a provider's failure (which becomes a
 ``failed`` receipt)."""
 
-Activator = Callable[[str], Awaitable[bool]]
+Activator = Callable[[str], bool]
 """Marks a space active after its first committed write; whether it changed."""
 
 
-async def write_one(
+def write_one(
     record: SpaceRecord,
     action: str,
-    call: Callable[[], Awaitable[Any]],
+    call: Callable[[], Any],
     activate: Activator,
     *,
     object_id: str | None = None,
 ) -> MemoryReceipt:
     """Run one provider write (``call``) and classify its raw receipt."""
     try:
-        raw = await call()
+        raw = call()
     except NOT_PROVIDER_FAILURES:
         raise
     except Exception as exc:
         return failed(record, action, exc)
-    return await receipt(record, raw, action, activate, object_id=object_id)
+    return receipt(record, raw, action, activate, object_id=object_id)
 
 
-async def write_many(
+def write_many(
     record: SpaceRecord,
     provider: MemoryProvider,
     binding: SpaceBinding,
@@ -73,21 +74,21 @@ async def write_many(
 ) -> list[MemoryReceipt]:
     """One provider call for every item; one receipt per item, in order."""
     try:
-        raws = await provider.remember_many(binding, items)
+        raws = settle(provider.remember_many(binding, items))
     except NOT_PROVIDER_FAILURES:
         raise
     except Exception as exc:
         return [failed(record, "remember", exc) for _ in items]
     receipts = []
     for raw in raws:
-        one = await receipt(record, raw, "remember", activate)
+        one = receipt(record, raw, "remember", activate)
         if one.activated:  # the later items must not activate it again
             record = record.model_copy(update={"active": True})
         receipts.append(one)
     return receipts
 
 
-async def receipt(
+def receipt(
     record: SpaceRecord,
     raw: Any,
     action: str,
@@ -101,7 +102,7 @@ async def receipt(
     if is_committed(raw_dict):
         activated = False
         if not record.active:
-            activated = await activate(record.id)
+            activated = activate(record.id)
         return _committed(record, raw_dict, action, rid, activated)
     if is_pending(raw_dict):
         return MemoryReceipt(

@@ -14,7 +14,6 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from typing import Any
 
@@ -116,27 +115,6 @@ class DocumentsSlot:
             return refused
         try:
             result = documents.search(query, include_archived=include_archived, limit=bounded_limit)
-        except BaseException:
-            self._failed()
-            raise
-        return self._done(result)
-
-    async def asearch(
-        self,
-        documents: DocumentSearcher,
-        query: str,
-        *,
-        include_archived: bool = False,
-        limit: int = DOCUMENT_MAX_RECORDS,
-    ) -> DocumentSearchResult:
-        """Async twin of :meth:`search` (the file work runs in a worker thread)."""
-        refused, bounded_limit = self._take(query, include_archived, limit)
-        if refused is not None:
-            return refused
-        try:
-            result = await asyncio.to_thread(
-                documents.search, query, include_archived=include_archived, limit=bounded_limit
-            )
         except BaseException:
             self._failed()
             raise

@@ -290,16 +290,8 @@ class RelatedEvidence(FrozenModel):
 class SpaceSearcher(Protocol):
     """What recall needs of Memory Spaces (``MemorySpaces`` satisfies it)."""
 
-    async def asearch(
-        self, query: str, *, limit: int | None = ..., mode: str = ..., space_ids: Any = ...
-    ) -> Any: ...
-
     def search(
         self, query: str, *, limit: int | None = ..., mode: str = ..., space_ids: Any = ...
-    ) -> Any: ...
-
-    async def arelated(
-        self, memory_id: str, *, space_id: str | None = ..., depth: int = ..., **kw: Any
     ) -> Any: ...
 
     def related(

@@ -25,7 +25,6 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from concurrent.futures import Future
 from typing import Any
@@ -339,31 +338,8 @@ class RecallEnvelope:
             raise error
         return output
 
-    async def arecall(self, spaces: SpaceSearcher, request: RecallRequest) -> RecallEvidence:
-        """One recall call of this turn: replayed, joined, exhausted or searched."""
-        while True:
-            step = self._begin(request)
-            if step.kind in ("replay", "exhausted"):
-                return step.output
-            assert step.future is not None
-            if step.kind == "join":
-                return self._joined(await asyncio.wrap_future(step.future))
-            if step.kind == "wait":
-                await asyncio.wrap_future(step.future)
-                continue
-            try:
-                found = await spaces.asearch(
-                    request.query,
-                    limit=request.limit,
-                    mode=request.mode,
-                    space_ids=list(request.space_ids),
-                )
-            except BaseException as exc:  # cancellation too: never leave joiners waiting
-                return self._settle(step, request, None, exc)
-            return self._settle(step, request, found, None)
-
     def recall(self, spaces: SpaceSearcher, request: RecallRequest) -> RecallEvidence:
-        """Sync twin of :meth:`arecall` (uses ``spaces.search``)."""
+        """One recall call of this turn: replayed, joined, exhausted or searched."""
         while True:
             step = self._begin(request)
             if step.kind in ("replay", "exhausted"):

@@ -14,7 +14,6 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 from concurrent.futures import Future
 from typing import Any
 
@@ -208,31 +207,10 @@ class RelatedSlot:
             raise error
         return output
 
-    async def arelated(
-        self, spaces: SpaceSearcher, space_id: str, memory_id: str, depth: int, edge: str | None
-    ) -> RelatedEvidence:
-        """The traversal from validated :meth:`arguments`; replays after the first."""
-        call = (space_id, memory_id, depth, edge)
-        while True:
-            step = self._begin(*call)
-            if step.kind in ("replay", "done"):
-                return step.output
-            assert step.future is not None
-            if step.kind == "wait":
-                await asyncio.wrap_future(step.future)
-                continue
-            try:
-                found = await spaces.arelated(
-                    memory_id, space_id=space_id, depth=depth, edge=edge, limit=RELATED_FETCH
-                )
-            except BaseException as exc:  # cancellation too: never leave joiners waiting
-                return self._settle(step, call, None, exc)
-            return self._settle(step, call, found, None)
-
     def related(
         self, spaces: SpaceSearcher, space_id: str, memory_id: str, depth: int, edge: str | None
     ) -> RelatedEvidence:
-        """Sync twin of :meth:`arelated`."""
+        """The traversal from validated :meth:`arguments`; replays after the first."""
         call = (space_id, memory_id, depth, edge)
         while True:
             step = self._begin(*call)

@@ -169,10 +169,6 @@ class TurnRetrieval:
         if self.on_change is not None:
             self.on_change()
 
-    async def _achanged(self) -> None:
-        if self.on_change is not None:
-            await asyncio.to_thread(self.on_change)
-
     @property
     def source_key(self) -> str:
         return self._ledger.source_key
@@ -247,15 +243,10 @@ class TurnRetrieval:
         source: str | None = None,
         intent: str | None = None,
     ) -> RecallEvidence:
-        """One recall call of this turn (see ``_recall`` for every rule).
-
-        ``query`` may be an already shaped :class:`RecallRequest` (from :meth:`shape`).
-
-        Raises:
-            InvalidInputError: a bad or ungranted request (no provider call); a failing
-                search comes back as ``status="failed"`` and uses no budget.
-        """
-        request = self._request(
+        """Async form of :meth:`recall`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(
+            self.recall,
+            spaces,
             query,
             limit=limit,
             space_ids=space_ids,
@@ -264,10 +255,6 @@ class TurnRetrieval:
             source=source,
             intent=intent,
         )
-        evidence = await self._recall.arecall(spaces, request)
-        if evidence.status == "searched":
-            await self._achanged()
-        return evidence
 
     def recall(
         self,
@@ -281,7 +268,14 @@ class TurnRetrieval:
         source: str | None = None,
         intent: str | None = None,
     ) -> RecallEvidence:
-        """Sync twin of :meth:`arecall` (uses ``spaces.search``)."""
+        """One recall call of this turn (see ``_recall`` for every rule).
+
+        ``query`` may be an already shaped :class:`RecallRequest` (from :meth:`shape`).
+
+        Raises:
+            InvalidInputError: a bad or ungranted request (no provider call); a failing
+                search comes back as ``status="failed"`` and uses no budget.
+        """
         request = self._request(
             query,
             limit=limit,
@@ -307,17 +301,10 @@ class TurnRetrieval:
         depth: int = 2,
         edge: str | None = None,
     ) -> RelatedEvidence:
-        """The turn's one Related traversal, from an admitted ``(memory_body_id, id)``.
-
-        ``memory_body_id`` is the Memory Space id under its model-facing name. An unadmitted
-        id returns empty results and a hint without a provider call (and keeps the slot
-        free); any call after the traversal replays it with the same evidence id.
-        """
-        space_id, mid = self._related.arguments(memory_id, memory_body_id, depth, edge)
-        evidence = await self._related.arelated(spaces, space_id, mid, depth, edge)
-        if evidence.status == "traversed":
-            await self._achanged()
-        return evidence
+        """Async form of :meth:`related`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(
+            self.related, spaces, memory_id, memory_body_id=memory_body_id, depth=depth, edge=edge
+        )
 
     def related(
         self,
@@ -328,7 +315,12 @@ class TurnRetrieval:
         depth: int = 2,
         edge: str | None = None,
     ) -> RelatedEvidence:
-        """Sync twin of :meth:`arelated`."""
+        """The turn's one Related traversal, from an admitted ``(memory_body_id, id)``.
+
+        ``memory_body_id`` is the Memory Space id under its model-facing name. An unadmitted
+        id returns empty results and a hint without a provider call (and keeps the slot
+        free); any call after the traversal replays it with the same evidence id.
+        """
         space_id, mid = self._related.arguments(memory_id, memory_body_id, depth, edge)
         evidence = self._related.related(spaces, space_id, mid, depth, edge)
         if evidence.status == "traversed":
@@ -366,10 +358,7 @@ class TurnRetrieval:
         include_archived: bool = False,
         limit: int = DOCUMENT_MAX_RECORDS,
     ) -> DocumentSearchResult:
-        """Async twin of :meth:`search_documents` (the file work runs in a worker thread)."""
-        found = await self._documents.asearch(
-            documents, query, include_archived=include_archived, limit=limit
+        """Async form of :meth:`search_documents`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(
+            self.search_documents, documents, query, include_archived=include_archived, limit=limit
         )
-        if not found.not_run:
-            await self._achanged()
-        return found

@@ -93,7 +93,7 @@ BUILTIN_FIELDS: dict[str, tuple[ConfigField, ...]] = {
 class SpaceRemover(Protocol):
     """A provider that can delete every row of one space (the native provider)."""
 
-    async def aremove_space(self, space: SpaceBinding) -> dict[str, Any]:
+    def remove_space(self, space: SpaceBinding) -> dict[str, Any]:
         """Delete every row of ``space`` for good; return the raw receipt."""
         ...
 

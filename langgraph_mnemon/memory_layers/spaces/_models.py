@@ -384,7 +384,9 @@ def settle(value: Any) -> Any:
 
 @runtime_checkable
 class MemoryProvider(Protocol):
-    """The data-plane contract every Memory Space provider implements (all methods async).
+    """The data-plane contract every Memory Space provider implements.
+
+    All methods synchronous; an ``async def`` implementation still works, see :func:`settle`.
 
     The host calls an operation only when ``descriptor.capabilities`` declares it. ``space``
     names the Memory Space the call is about; one provider object serves many spaces.
@@ -400,53 +402,51 @@ class MemoryProvider(Protocol):
         """The config a new space is stored with: where its data will live (no I/O)."""
         ...
 
-    async def status(self, space: SpaceBinding) -> ProviderStatus:
+    def status(self, space: SpaceBinding) -> ProviderStatus:
         """Health and statistics of one space."""
         ...
 
-    async def search(
-        self, space: SpaceBinding, request: ProviderSearchRequest
-    ) -> ProviderSearchResult:
+    def search(self, space: SpaceBinding, request: ProviderSearchRequest) -> ProviderSearchResult:
         """Ranked rows (best first, at most ``request.limit``)."""
         ...
 
-    async def browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
+    def browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
         """Stored rows of the space."""
         ...
 
-    async def graph(self, space: SpaceBinding, limit: int = 200) -> GraphProjection:
+    def graph(self, space: SpaceBinding, limit: int = 200) -> GraphProjection:
         """Nodes and typed edges of the space."""
         ...
 
-    async def remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
+    def remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
         """Store one row; return the provider's raw receipt."""
         ...
 
-    async def remember_many(
+    def remember_many(
         self, space: SpaceBinding, items: Sequence[RememberItem]
     ) -> list[dict[str, Any]]:
         """Store several rows; one raw receipt per item, in order."""
         ...
 
-    async def related(self, space: SpaceBinding, request: RelatedRequest) -> list[MemoryRecord]:
+    def related(self, space: SpaceBinding, request: RelatedRequest) -> list[MemoryRecord]:
         """Rows reachable from ``request.id`` through typed edges."""
         ...
 
-    async def link(self, space: SpaceBinding, request: LinkRequest) -> dict[str, Any]:
+    def link(self, space: SpaceBinding, request: LinkRequest) -> dict[str, Any]:
         """Add a typed, weighted edge; return the raw receipt."""
         ...
 
-    async def forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
+    def forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
         """Delete one row; return the raw receipt."""
         ...
 
-    async def discover(
+    def discover(
         self, config: Mapping[str, Any], secrets: Mapping[str, str]
     ) -> list[DiscoveredSpace]:
         """Namespaces the provider already holds."""
         ...
 
-    async def aclose(self) -> None:
+    def close(self) -> None:
         """Release clients and connections."""
         ...
 

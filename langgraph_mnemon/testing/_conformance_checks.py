@@ -54,7 +54,6 @@ _OPERATIONS = (
     "link",
     "forget",
     "discover",
-    "aclose",
 )
 _ID_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
 # Capabilities that only make sense when rows can be addressed by id.
@@ -117,6 +116,8 @@ def check_descriptor(ctx: Context) -> str:
     for name in _OPERATIONS:
         method = getattr(ctx.provider, name, None)
         expect(callable(method), f"the provider has no {name}()")
+    closer = getattr(ctx.provider, "close", None) or getattr(ctx.provider, "aclose", None)
+    expect(callable(closer), "the provider has no close()")
     for value in ctx.secrets.values():
         expect(value not in repr(ctx.provider), "repr(provider) shows a secret value")
     checked = ctx.provider.check_config(dict(ctx.config), dict(ctx.secrets))

@@ -523,6 +523,31 @@ def test_a_slow_service_times_out_within_the_bound() -> None:
         assert elapsed < 2.5  # timeout_s=0.5; the service would take 4 s
 
 
+def test_the_guarded_transport_ends_a_slow_drip_at_the_deadline() -> None:
+    """Each pause is under timeout_s, so only a bound on the attempt as a whole stops it: the
+    guarded transport waits on every read only for the time left."""
+
+    async def drip(request: Request) -> Response:
+        async def chunks() -> Any:
+            yield b'{"results": ['
+            for _ in range(20):
+                await asyncio.sleep(0.9)  # under timeout_s each time; 18 s in all
+                yield b" "
+            yield b"]}"
+
+        return StreamingResponse(chunks(), media_type="application/json")
+
+    with serve_app(Script(drip).app()) as url:
+        provider = HttpProvider(timeout_s=1.0, retries=0, allowed_hosts=["127.0.0.1"])
+        started = time.monotonic()
+        with pytest.raises(ProviderError) as caught:
+            provider.search(bind(url), ProviderSearchRequest(query="x"))
+        elapsed = time.monotonic() - started
+        provider.close()
+    assert caught.value.code == "unreachable"
+    assert 0.9 < elapsed < 1.5  # the deadline itself, not the next chunk after it
+
+
 def test_an_unreachable_service_is_retried_then_reported() -> None:
     url = f"http://127.0.0.1:{_closed_port()}"
     provider = HttpProvider(retries=2)

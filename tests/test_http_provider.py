@@ -545,7 +545,7 @@ def test_the_guarded_transport_ends_a_slow_drip_at_the_deadline() -> None:
         elapsed = time.monotonic() - started
         provider.close()
     assert caught.value.code == "unreachable"
-    assert 0.9 < elapsed < 1.5  # the deadline itself, not the next chunk after it
+    assert 0.9 < elapsed < 1.7  # the deadline itself, not the next chunk (at 1.8 s) after it
 
 
 def test_an_unreachable_service_is_retried_then_reported() -> None:

@@ -40,7 +40,7 @@ class CallbackProvider(BaseProvider):
     def __init__(self) -> None:
         self.spaces: MemorySpaces | None = None
 
-    async def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
+    def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
         assert self.spaces is not None
         names = [s.name for s in self.spaces.list_spaces()]  # sync, on the service's loop
         return [MemoryRecord(id="1", content=", ".join(names))]

@@ -303,10 +303,9 @@ async def _session(
         rows = await setup(spaces, ctx, args.providers, data)
         await measure(spaces, rows, data, max(1, args.rounds))
     finally:
-        # Closed on this loop: an HTTP client belongs to the loop that opened it.
         for provider in spaces.providers.values():
             try:
-                await provider.aclose()
+                provider.close()
             except Exception as exc:  # closing is best effort
                 progress(f"closing {provider.descriptor.id}: {_one_line(exc)}")
     return rows

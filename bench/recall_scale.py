@@ -11,7 +11,7 @@ Per corpus and round, in rotated order (same process, same queries):
 * ``floor`` — the bare engine: the OR of every query term, ranked by the engine, top 10
   (SQLite: an FTS5 ``MATCH`` ordered by ``bm25()``; PostgreSQL: ``tsv @@ tsquery`` ordered by
   ``ts_rank``), one autocommit statement through the same engine and pool;
-* ``provider`` — ``MnemosProvider.search_sync`` (smart mode, limit 10; the query vector is
+* ``provider`` — ``MnemosProvider._search_rows`` (smart mode, limit 10; the query vector is
   embedded before the clock starts);
 * ``spaces`` — ``MemorySpaces.search`` (the whole layer: catalog, provider, fusion, quality
   policy, coverage recovery; embedding included).
@@ -82,7 +82,7 @@ def contenders(
         request = ProviderSearchRequest(query=text, mode="smart", limit=10)
         vector = provider._embed_query(text) if provider.embedder is not None else None
         began = time.perf_counter()
-        provider.search_sync(space, request, vector)
+        provider._search_rows(space, request, vector)
         return time.perf_counter() - began
 
     return {

@@ -7,7 +7,7 @@ None of these mock a database: the extra providers keep their rows in a real Lan
 
 from __future__ import annotations
 
-import asyncio
+import time
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
@@ -68,15 +68,13 @@ class FailingProvider(BaseProvider):
         deletion_mode="hard",
     )
 
-    async def _search(
-        self, space: SpaceBinding, request: ProviderSearchRequest
-    ) -> ProviderSearchResult:
+    def _search(self, space: SpaceBinding, request: ProviderSearchRequest) -> ProviderSearchResult:
         raise ConnectionError("connection refused by upstream")
 
-    async def _remember(self, space: SpaceBinding, item: Any) -> dict[str, Any]:
+    def _remember(self, space: SpaceBinding, item: Any) -> dict[str, Any]:
         raise ConnectionError("connection refused by upstream")
 
-    async def _forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
+    def _forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
         raise ConnectionError("connection refused by upstream")
 
 
@@ -88,10 +86,8 @@ class SlowProvider(BaseProvider):
     def __init__(self, delay: float) -> None:
         self.delay = delay
 
-    async def _search(
-        self, space: SpaceBinding, request: ProviderSearchRequest
-    ) -> ProviderSearchResult:
-        await asyncio.sleep(self.delay)
+    def _search(self, space: SpaceBinding, request: ProviderSearchRequest) -> ProviderSearchResult:
+        time.sleep(self.delay)
         return ProviderSearchResult(results=[])
 
 
@@ -118,9 +114,7 @@ class ScriptedProvider(BaseProvider):
             score_semantics="normalized" if normalized else "unknown",
         )
 
-    async def _search(
-        self, space: SpaceBinding, request: ProviderSearchRequest
-    ) -> ProviderSearchResult:
+    def _search(self, space: SpaceBinding, request: ProviderSearchRequest) -> ProviderSearchResult:
         self.calls.append(request)
         return ProviderSearchResult(
             results=[
@@ -137,11 +131,9 @@ class CountingStoreProvider(StoreProvider):
         super().__init__(store or InMemoryStore(), **kwargs)
         self.modes: list[str] = []
 
-    async def _search(
-        self, space: SpaceBinding, request: ProviderSearchRequest
-    ) -> ProviderSearchResult:
+    def _search(self, space: SpaceBinding, request: ProviderSearchRequest) -> ProviderSearchResult:
         self.modes.append(request.mode)
-        return await super()._search(space, request)
+        return super()._search(space, request)
 
 
 class SecretStoreProvider(StoreProvider):
@@ -157,9 +149,9 @@ class SecretStoreProvider(StoreProvider):
             raise InvalidInputError("vault spaces need secrets={'api_key': ...}")
         return super().check_config(config, {})
 
-    async def _remember_many(self, space: SpaceBinding, items: list[Any]) -> list[dict[str, Any]]:
+    def _remember_many(self, space: SpaceBinding, items: list[Any]) -> list[dict[str, Any]]:
         self.seen_keys.append(space.secrets.get("api_key", ""))
-        return await super()._remember_many(space, items)
+        return super()._remember_many(space, items)
 
 
 def unique_id(prefix: str = "sp") -> str:

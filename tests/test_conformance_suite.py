@@ -93,14 +93,14 @@ class Notes(BaseProvider):
         except ConnectionError as exc:
             raise ProviderError(f"notes backend unreachable: {exc}") from None
 
-    async def _status(self, space: SpaceBinding) -> ProviderStatus:
+    def _status(self, space: SpaceBinding) -> ProviderStatus:
         try:
             rows = self.shelf.space(space.id)
         except ConnectionError as exc:
             return ProviderStatus(healthy=False, error=str(exc))
         return ProviderStatus(healthy=True, total_insights=len(rows), deleted_insights=0)
 
-    async def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
+    def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
         problem = text_problem(item.content)
         if problem:
             raise InvalidInputError(f"content {problem}")
@@ -133,32 +133,30 @@ class Notes(BaseProvider):
         found.sort(key=lambda x: (-x[0], -x[1]))
         return [self.record(rid, row, score) for score, _, rid, row in found]
 
-    async def _search(
-        self, space: SpaceBinding, request: ProviderSearchRequest
-    ) -> ProviderSearchResult:
+    def _search(self, space: SpaceBinding, request: ProviderSearchRequest) -> ProviderSearchResult:
         return ProviderSearchResult(results=self.scored(space, request)[: request.limit])
 
-    async def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
+    def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
         rows = sorted(self.rows(space).items(), key=lambda kv: -kv[1]["seq"])
         rows = [kv for kv in rows if not request.category or kv[1]["category"] == request.category]
         page = rows[request.offset : request.offset + request.limit]
         return [self.record(rid, row) for rid, row in page]
 
-    async def _forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
+    def _forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
         rows = self.rows(space)
         if insight_id not in rows:
             raise NotFoundError(f"no memory {insight_id!r}; search for the exact id")
         del rows[insight_id]
         return {"status": "deleted", "id": insight_id}
 
-    async def _link(self, space: SpaceBinding, request: LinkRequest) -> dict[str, Any]:
+    def _link(self, space: SpaceBinding, request: LinkRequest) -> dict[str, Any]:
         rows = self.rows(space)
         if request.source_id not in rows or request.target_id not in rows:
             raise NotFoundError("link needs two stored ids")
         self.shelf.edges.setdefault(space.id, set()).add((request.source_id, request.target_id))
         return {"status": "linked", "id": request.source_id}
 
-    async def _related(self, space: SpaceBinding, request: RelatedRequest) -> list[MemoryRecord]:
+    def _related(self, space: SpaceBinding, request: RelatedRequest) -> list[MemoryRecord]:
         rows = self.rows(space)
         if request.id not in rows:
             raise NotFoundError(f"no memory {request.id!r}")
@@ -169,7 +167,7 @@ class Notes(BaseProvider):
         ]
         return [self.record(p, rows[p]) for p in sorted(peers) if p in rows]
 
-    async def _discover(
+    def _discover(
         self, config: Mapping[str, Any], secrets: Mapping[str, str]
     ) -> list[DiscoveredSpace]:
         if not self.shelf.up:
@@ -214,6 +212,77 @@ def test_an_async_factory_and_the_async_entry_point_work() -> None:
     assert [r.outcome for r in report.results] == ["passed"], str(report)
 
 
+class AsyncHooks(Notes):
+    """The same provider written the way providers were before the sync contract: every hook
+    an ``async def``, and ``aclose`` instead of ``close``."""
+
+    closed: ClassVar[list[str]] = []
+
+    async def _status(self, space: SpaceBinding) -> ProviderStatus:
+        await asyncio.sleep(0)
+        return Notes._status(self, space)
+
+    async def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
+        await asyncio.sleep(0)
+        return Notes._remember(self, space, item)
+
+    async def _search(
+        self, space: SpaceBinding, request: ProviderSearchRequest
+    ) -> ProviderSearchResult:
+        await asyncio.sleep(0)
+        return Notes._search(self, space, request)
+
+    async def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
+        return Notes._browse(self, space, request)
+
+    async def _forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
+        return Notes._forget(self, space, insight_id)
+
+    async def _link(self, space: SpaceBinding, request: LinkRequest) -> dict[str, Any]:
+        return Notes._link(self, space, request)
+
+    async def _related(self, space: SpaceBinding, request: RelatedRequest) -> list[MemoryRecord]:
+        return Notes._related(self, space, request)
+
+    async def _discover(
+        self, config: Mapping[str, Any], secrets: Mapping[str, str]
+    ) -> list[DiscoveredSpace]:
+        return Notes._discover(self, config, secrets)
+
+    close = None  # type: ignore[assignment]  # no close(): only the old aclose()
+
+    async def aclose(self) -> None:
+        AsyncHooks.closed.append("closed")
+
+
+def test_a_provider_with_async_hooks_works_through_the_sync_methods() -> None:
+    provider = AsyncHooks(Shelf())
+    space = SpaceBinding(id="old", name="Old")
+    receipt = provider.remember(space, RememberItem(content="Ada keeps the lighthouse log."))
+    assert receipt["status"] == "stored"
+    found = provider.search(space, ProviderSearchRequest(query="lighthouse log"))
+    assert [r.content for r in found.results] == ["Ada keeps the lighthouse log."]
+    assert [r.id for r in provider.browse(space, BrowseRequest())] == [receipt["id"]]
+    assert provider.status(space).total_insights == 1
+    many = provider.remember_many(space, [RememberItem(content="Bob reads it.")])
+    assert [r["status"] for r in many] == ["stored"]
+
+    async def inside_a_loop() -> dict[str, Any]:  # settle() runs the hook in its own thread
+        return provider.forget(space, receipt["id"])
+
+    assert asyncio.run(inside_a_loop())["status"] == "deleted"
+    with pytest.raises(NotFoundError):  # an async hook's error reaches the caller as is
+        provider.forget(space, receipt["id"])
+
+
+def test_a_provider_with_async_hooks_passes_the_conformance_suite() -> None:
+    AsyncHooks.closed.clear()
+    report = check_provider(harness(AsyncHooks))
+    assert report.passed, str(report)
+    assert all(r.outcome == "passed" for r in report.results), str(report)
+    assert len(AsyncHooks.closed) == len(CHECKS) + 2  # the down providers are closed too
+
+
 def test_without_make_down_backend_down_is_not_run_but_allowed() -> None:
     shelf = Shelf()
     report = check_provider(ProviderHarness(make=lambda: Notes(shelf)), checks=["backend_down"])
@@ -229,22 +298,20 @@ def test_without_make_down_backend_down_is_not_run_but_allowed() -> None:
 class LinkButNoRelated(Notes):
     """Declares link + related, but related never finds the linked row."""
 
-    async def _related(self, space: SpaceBinding, request: RelatedRequest) -> list[MemoryRecord]:
+    def _related(self, space: SpaceBinding, request: RelatedRequest) -> list[MemoryRecord]:
         self.rows(space)
         return []
 
 
 class RelatedRaises(Notes):
-    async def _related(self, space: SpaceBinding, request: RelatedRequest) -> list[MemoryRecord]:
+    def _related(self, space: SpaceBinding, request: RelatedRequest) -> list[MemoryRecord]:
         raise RuntimeError("graph index missing")
 
 
 class ScoreSeven(Notes):
     """Declares normalized scores but reports 7.0."""
 
-    async def _search(
-        self, space: SpaceBinding, request: ProviderSearchRequest
-    ) -> ProviderSearchResult:
+    def _search(self, space: SpaceBinding, request: ProviderSearchRequest) -> ProviderSearchResult:
         rows = self.scored(space, request)[: request.limit]
         return ProviderSearchResult(results=[r.model_copy(update={"score": 7.0}) for r in rows])
 
@@ -252,9 +319,7 @@ class ScoreSeven(Notes):
 class Unsorted(Notes):
     """Normalized scores, but worst first."""
 
-    async def _search(
-        self, space: SpaceBinding, request: ProviderSearchRequest
-    ) -> ProviderSearchResult:
+    def _search(self, space: SpaceBinding, request: ProviderSearchRequest) -> ProviderSearchResult:
         rows = self.scored(space, request)[: request.limit]
         rows = [r.model_copy(update={"score": 0.1 + 0.05 * n}) for n, r in enumerate(rows)]
         return ProviderSearchResult(results=rows)
@@ -263,7 +328,7 @@ class Unsorted(Notes):
 class ReceiptLies(Notes):
     """Says stored, stores nothing."""
 
-    async def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
+    def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
         self.rows(space)
         return {"status": "stored", "id": f"ghost-{next(self.shelf.seq)}"}
 
@@ -271,14 +336,15 @@ class ReceiptLies(Notes):
 class IoBeforeRefusal(Notes):
     """Graph is undeclared, but the provider reads a file before it refuses."""
 
-    async def graph(self, space: SpaceBinding, limit: int = 200) -> GraphProjection:
+    def graph(self, space: SpaceBinding, limit: int = 200) -> GraphProjection:
         with open(__file__, encoding="utf-8") as handle:  # the I/O the suite must catch
             handle.read(10)
         raise unsupported(self.descriptor.id, "graph")
 
 
 class ConnectsInAThread(Notes):
-    """Graph is undeclared, but a worker thread opens a socket before the refusal."""
+    """Graph is undeclared, but a worker thread opens a socket before the refusal (an
+    ``async def`` method handing work to ``asyncio.to_thread``: recorded all the same)."""
 
     async def graph(self, space: SpaceBinding, limit: int = 200) -> GraphProjection:
         await asyncio.to_thread(_try_connect)
@@ -296,7 +362,7 @@ def _try_connect() -> None:
 class ConnectsBeforeRefusal(Notes):
     """Graph is undeclared, but the provider talks to its backend first (down: it fails)."""
 
-    async def graph(self, space: SpaceBinding, limit: int = 200) -> GraphProjection:
+    def graph(self, space: SpaceBinding, limit: int = 200) -> GraphProjection:
         self.rows(space)
         raise unsupported(self.descriptor.id, "graph")
 
@@ -304,7 +370,7 @@ class ConnectsBeforeRefusal(Notes):
 class ForgetKeepsRow(Notes):
     """Declares hard delete, but the row stays browsable."""
 
-    async def _forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
+    def _forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
         if insight_id not in self.rows(space):
             raise NotFoundError("no such memory")
         return {"status": "deleted", "id": insight_id}
@@ -313,9 +379,7 @@ class ForgetKeepsRow(Notes):
 class Leaky(Notes):
     """Searches every space, not just the one asked about."""
 
-    async def _search(
-        self, space: SpaceBinding, request: ProviderSearchRequest
-    ) -> ProviderSearchResult:
+    def _search(self, space: SpaceBinding, request: ProviderSearchRequest) -> ProviderSearchResult:
         rows: list[MemoryRecord] = []
         for space_id in list(self.shelf.rows):
             rows += self.scored(SpaceBinding(id=space_id, name=space_id), request)
@@ -326,15 +390,15 @@ class Leaky(Notes):
 class Normalizes(Notes):
     """Stores text NFC-normalised: combining marks do not round-trip exactly."""
 
-    async def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
+    def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
         text = unicodedata.normalize("NFC", item.content)
-        return await super()._remember(space, item.model_copy(update={"content": text}))
+        return super()._remember(space, item.model_copy(update={"content": text}))
 
 
 class AcceptsSurrogates(Notes):
     # BaseProvider refuses bad text before _remember; a provider that overrides the public
     # method (or does not use BaseProvider) skips that, and the suite must notice.
-    async def remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
+    def remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
         rows = self.rows(space)
         seq = next(self.shelf.seq)
         rows[f"n{seq}"] = {"content": item.content, "category": item.category, "seq": seq}
@@ -344,24 +408,22 @@ class AcceptsSurrogates(Notes):
 class Truncates(Notes):
     """Silently keeps the first 8,000 characters."""
 
-    async def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
+    def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
         short = item.model_copy(update={"content": item.content[:8000]})
-        return await super()._remember(space, short)
+        return super()._remember(space, short)
 
 
 class RacyShared(Notes):
-    """Keeps the query in shared state across an await: concurrent searches mix up."""
+    """Keeps the query in shared state across a pause: concurrent searches mix up."""
 
-    async def _search(
-        self, space: SpaceBinding, request: ProviderSearchRequest
-    ) -> ProviderSearchResult:
+    def _search(self, space: SpaceBinding, request: ProviderSearchRequest) -> ProviderSearchResult:
         self.current = request
-        await asyncio.sleep(0)
+        time.sleep(0.005)  # another thread's search overwrites self.current meanwhile
         return ProviderSearchResult(results=self.scored(space, self.current)[: request.limit])
 
 
 class StatusRaisesWhenDown(Notes):
-    async def _status(self, space: SpaceBinding) -> ProviderStatus:
+    def _status(self, space: SpaceBinding) -> ProviderStatus:
         return ProviderStatus(healthy=True, total_insights=len(self.rows(space)))
 
 
@@ -374,7 +436,7 @@ class AsyncClaimsCommitted(Notes):
 
     descriptor = Notes.descriptor.model_copy(update={"write_mode": "async"})
 
-    async def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
+    def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
         self.rows(space)
         return {"status": "stored", "id": "later"}
 
@@ -385,7 +447,7 @@ class AsyncPending(Notes):
     descriptor = Notes.descriptor.model_copy(update={"write_mode": "async"})
     queue: ClassVar[list[tuple[Notes, SpaceBinding, RememberItem]]] = []
 
-    async def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
+    def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
         problem = text_problem(item.content)
         if problem:
             raise InvalidInputError(f"content {problem}")
@@ -394,10 +456,10 @@ class AsyncPending(Notes):
         return {"status": "pending"}
 
 
-async def drain() -> None:
+def drain() -> None:
     while AsyncPending.queue:
         provider, space, item = AsyncPending.queue.pop(0)
-        await Notes._remember(provider, space, item)
+        Notes._remember(provider, space, item)
 
 
 @pytest.mark.parametrize(
@@ -474,12 +536,12 @@ def test_checks_run_in_suite_order_whatever_order_is_asked() -> None:
     assert [r.name for r in report.results] == ["descriptor", "forget"]
 
 
-def test_the_sync_twin_is_refused_inside_a_running_loop() -> None:
-    async def inside() -> None:
-        with pytest.raises(InvalidInputError, match="acheck_provider"):
-            check_provider(harness(), checks=["descriptor"])
+def test_check_provider_also_runs_inside_a_running_loop() -> None:
+    async def inside() -> ConformanceReport:
+        return check_provider(harness(), checks=["descriptor", "search_modes"])
 
-    asyncio.run(inside())
+    report = asyncio.run(inside())
+    assert [r.outcome for r in report.results] == ["passed", "passed"], str(report)
 
 
 def test_the_report_lists_each_failure() -> None:
@@ -512,8 +574,8 @@ def test_a_not_run_outside_the_allowed_ones_counts_as_a_failure() -> None:
 
 
 class Hangs(Notes):
-    async def _status(self, space: SpaceBinding) -> ProviderStatus:
-        await asyncio.sleep(30)
+    def _status(self, space: SpaceBinding) -> ProviderStatus:
+        time.sleep(5)
         return ProviderStatus(healthy=True)
 
 
@@ -526,6 +588,8 @@ def test_a_check_that_hangs_fails_on_its_timeout(monkeypatch: pytest.MonkeyPatch
 
 
 class HangsInAThread(Notes):
+    """An ``async def`` hook whose worker thread sleeps past the check's timeout."""
+
     async def _status(self, space: SpaceBinding) -> ProviderStatus:
         await asyncio.to_thread(time.sleep, 3)
         return ProviderStatus(healthy=True)
@@ -553,7 +617,7 @@ def test_a_provider_that_cannot_be_built_fails_every_check() -> None:
 
 
 class LeaksSecret(Notes):
-    async def _status(self, space: SpaceBinding) -> ProviderStatus:
+    def _status(self, space: SpaceBinding) -> ProviderStatus:
         raise RuntimeError(f"login failed for token {space.secrets.get('token')}")
 
     def check_config(self, config: Mapping[str, Any], secrets: Mapping[str, str]) -> dict:
@@ -573,7 +637,7 @@ def test_every_provider_the_suite_built_is_closed() -> None:
     closed: list[str] = []
 
     class Tracked(Notes):
-        async def aclose(self) -> None:
+        def close(self) -> None:
             closed.append("closed")
 
     shelf = Shelf()

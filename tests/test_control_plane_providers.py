@@ -12,7 +12,6 @@ response or log line.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -175,8 +174,8 @@ def test_add_configure_test_and_disconnect_a_third_party_space(
         config={"endpoint": served.service, "namespace": sid},
         secrets={"api_key": TOKEN},
     )
-    rows = asyncio.run(provider.browse(binding, BrowseRequest(limit=5)))
-    asyncio.run(provider.aclose())
+    rows = provider.browse(binding, BrowseRequest(limit=5))
+    provider.close()
     assert [r.content for r in rows] == ["Kept in the service."]
 
 
@@ -212,7 +211,7 @@ def test_a_native_space_is_removed_only_with_its_id_in_the_body_or_query(served:
         assert _ok(api.get("/spaces"))["total"] == 0
         _error(api.request("DELETE", f"/spaces/{first}", json={"confirm": first}), 404, "not-found")
     fresh = MnemosProvider(served.host.database)
-    rows = asyncio.run(fresh.browse(SpaceBinding(id=first, name="s"), BrowseRequest(limit=5)))
+    rows = fresh.browse(SpaceBinding(id=first, name="s"), BrowseRequest(limit=5))
     assert rows == []
 
 

@@ -10,7 +10,6 @@ fact count matching, and a temp file left by the dead writer does not break a re
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import random
@@ -33,23 +32,23 @@ ROUNDS = 10
 BATCH = 250
 
 _WRITER = """
-import asyncio, sys
+import sys
 from langgraph_mnemon.adapters.providers.facts import FactFileProvider
 from langgraph_mnemon.memory_layers.spaces import RememberItem, SpaceBinding
 provider = FactFileProvider(sys.argv[1])
 space = SpaceBinding(id="notes", name="Notes", config=provider.place("notes", {}))
 tag, batch = sys.argv[2], int(sys.argv[3])
-async def main():
+def main():
     i = 0
     while True:
         size = batch if i % 3 == 2 else 1
         if size > 1:
             print("B", flush=True)
         items = [RememberItem(content=f"round {tag} write {i} item {j}") for j in range(size)]
-        receipts = await provider.remember_many(space, items)
+        receipts = provider.remember_many(space, items)
         print("R", receipts[0]["revision"], *[r["id"] for r in receipts], flush=True)
         i += 1
-asyncio.run(main())
+main()
 """
 
 
@@ -138,15 +137,15 @@ def test_sigkill_during_writes_loses_no_committed_fact(tmp_path: Path) -> None:
         # Whatever temp the dead writer left, a fresh reader sees the whole file.
         reader = FactFileProvider(tmp_path)
         space = SpaceBinding(id="notes", name="Notes", config=reader.place("notes", {}))
-        rows = asyncio.run(reader.browse(space, BrowseRequest(limit=500)))
+        rows = reader.browse(space, BrowseRequest(limit=500))
         assert len(rows) == min(500, len(printed))
     assert batch_kills >= 1, "no kill landed inside remember_many"
     assert last_revision >= ROUNDS
 
     writer = FactFileProvider(tmp_path)
     space = SpaceBinding(id="notes", name="Notes", config=writer.place("notes", {}))
-    receipt = asyncio.run(writer.remember(space, RememberItem(content="after the crashes")))
+    receipt = writer.remember(space, RememberItem(content="after the crashes"))
     assert receipt["revision"] == last_revision + 1
     assert not list(path.parent.glob(".notes.json.*.tmp"))  # the next writer cleaned up
-    found = asyncio.run(writer.search(space, ProviderSearchRequest(query="after crashes")))
+    found = writer.search(space, ProviderSearchRequest(query="after crashes"))
     assert [r.id for r in found.results] == [receipt["id"]]

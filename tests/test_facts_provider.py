@@ -6,7 +6,6 @@ processes that write the same file.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -38,8 +37,6 @@ from langgraph_mnemon.memory_layers.spaces import (
 )
 from langgraph_mnemon.storage.files import locked
 
-run = asyncio.run
-
 
 class Clock:
     """A deterministic clock: one second per call."""
@@ -65,13 +62,13 @@ def bind(provider: FactFileProvider, space_id: str = "notes", **config: Any) -> 
 
 
 def remember(provider: FactFileProvider, space: SpaceBinding, content: str, **kw: Any) -> str:
-    receipt = run(provider.remember(space, RememberItem(content=content, **kw)))
+    receipt = provider.remember(space, RememberItem(content=content, **kw))
     assert is_committed(receipt), receipt
     return str(receipt["id"])
 
 
 def search(provider: FactFileProvider, space: SpaceBinding, query: str, **kw: Any) -> list[Any]:
-    return run(provider.search(space, ProviderSearchRequest(query=query, **kw))).results
+    return provider.search(space, ProviderSearchRequest(query=query, **kw)).results
 
 
 def load(space: SpaceBinding) -> dict[str, Any]:
@@ -89,8 +86,8 @@ def test_construction_and_placement_touch_no_disk(tmp_path: Path) -> None:
     assert not root.exists()
     # Reads of a space that was never written are empty and create nothing either.
     assert search(provider, space, "anything") == []
-    assert run(provider.browse(space, BrowseRequest())) == []
-    assert run(provider.status(space)).total_insights == 0
+    assert provider.browse(space, BrowseRequest()) == []
+    assert provider.status(space).total_insights == 0
     assert not root.exists()
 
 
@@ -181,7 +178,7 @@ def test_remember_commits_the_documented_format(tmp_path: Path) -> None:
         source="user",
         metadata={"origin": "chat", "turn": 3},
     )
-    receipt = run(provider.remember(space, item))
+    receipt = provider.remember(space, item)
     assert receipt == {"status": "stored", "id": receipt["id"], "created": 1, "revision": 1}
     data = load(space)
     assert (data["version"], data["revision"], data["links"]) == (1, 1, [])
@@ -205,7 +202,7 @@ def test_remember_many_is_one_commit_with_ordered_receipts(tmp_path: Path) -> No
     provider = make(tmp_path)
     space = bind(provider)
     items = [RememberItem(content=f"fact number {i}") for i in range(5)]
-    receipts = run(provider.remember_many(space, items))
+    receipts = provider.remember_many(space, items)
     assert [r["revision"] for r in receipts] == [1] * 5
     assert [f["id"] for f in load(space)["facts"]] == [r["id"] for r in receipts]
     assert load(space)["revision"] == 1
@@ -215,9 +212,7 @@ def test_trust_default_override_and_reinforcement(tmp_path: Path) -> None:
     provider = make(tmp_path)
     space = bind(provider, default_trust=0.7, min_trust=0.3)
     first = remember(provider, space, "Deploys run on Fridays", tags=("ops",))
-    again = run(
-        provider.remember(space, RememberItem(content="Deploys run on Fridays", tags=("ci",)))
-    )
+    again = provider.remember(space, RememberItem(content="Deploys run on Fridays", tags=("ci",)))
     assert again == {"status": "updated", "id": first, "created": 0, "updated": 1, "revision": 2}
     [fact] = load(space)["facts"]
     assert fact["trust"] == pytest.approx(0.8)
@@ -251,7 +246,7 @@ def test_bad_items_raise_typed_errors_and_write_nothing(
     provider = make(tmp_path)
     space = bind(provider)
     with pytest.raises(InvalidInputError, match=message):
-        run(provider.remember_many(space, [RememberItem(content="fine"), item]))
+        provider.remember_many(space, [RememberItem(content="fine"), item])
     assert not (tmp_path / "facts").exists()
 
 
@@ -262,7 +257,7 @@ def test_content_of_exactly_16_kib_is_kept_byte_for_byte(tmp_path: Path) -> None
     content += "a" * (MAX_CONTENT_BYTES - len(content.encode()))
     assert len(content.encode()) == MAX_CONTENT_BYTES
     fact_id = remember(provider, space, content)
-    [row] = run(provider.browse(space, BrowseRequest()))
+    [row] = provider.browse(space, BrowseRequest())
     assert (row.id, row.content) == (fact_id, content)
 
 
@@ -283,7 +278,7 @@ def test_a_file_is_capped_at_100000_facts(tmp_path: Path) -> None:
         remember(provider, space, "one too many")
     assert path.read_bytes() == before
     # Reinforcing a stored fact adds nothing, so it still commits.
-    receipt = run(provider.remember(space, RememberItem(content="fact 7")))
+    receipt = provider.remember(space, RememberItem(content="fact 7"))
     assert receipt["status"] == "updated"
 
 
@@ -372,7 +367,7 @@ def test_smart_search_is_hybrid_with_an_embedder(tmp_path: Path) -> None:
 
 def test_a_query_without_words_gets_a_hint(tmp_path: Path) -> None:
     provider, space, _ = seeded(tmp_path)
-    result = run(provider.search(space, ProviderSearchRequest(query="?!", mode="keyword")))
+    result = provider.search(space, ProviderSearchRequest(query="?!", mode="keyword"))
     assert result.results == []
     assert "no searchable words" in (result.hint or "")
     with pytest.raises(InvalidInputError, match="surrogate"):
@@ -406,20 +401,20 @@ def test_repeated_searches_parse_the_file_once(
 
 def test_browse_is_newest_first_with_offset_and_category(tmp_path: Path) -> None:
     provider, space, ids = seeded(tmp_path)
-    rows = run(provider.browse(space, BrowseRequest()))
+    rows = provider.browse(space, BrowseRequest())
     assert [r.id for r in rows] == [ids["rumour"], ids["pipeline"], ids["deploy"], ids["tea"]]
-    assert [r.id for r in run(provider.browse(space, BrowseRequest(offset=1, limit=2)))] == [
+    assert [r.id for r in provider.browse(space, BrowseRequest(offset=1, limit=2))] == [
         ids["pipeline"],
         ids["deploy"],
     ]
-    chosen = run(provider.browse(space, BrowseRequest(category="decision")))
+    chosen = provider.browse(space, BrowseRequest(category="decision"))
     assert [r.id for r in chosen] == [ids["deploy"]]
 
 
 def test_status_reports_counts_entities_edges_and_size(tmp_path: Path) -> None:
     provider, space, ids = seeded(tmp_path)
-    run(provider.link(space, LinkRequest(source_id=ids["tea"], target_id=ids["deploy"])))
-    status = run(provider.status(space))
+    provider.link(space, LinkRequest(source_id=ids["tea"], target_id=ids["deploy"]))
+    status = provider.status(space)
     assert status.healthy
     assert status.total_insights == 4
     assert status.deleted_insights == 0
@@ -431,20 +426,18 @@ def test_status_reports_counts_entities_edges_and_size(tmp_path: Path) -> None:
 
 def test_graph_has_entity_and_explicit_edges_and_is_bounded(tmp_path: Path) -> None:
     provider, space, ids = seeded(tmp_path)
-    run(
-        provider.link(
-            space,
-            LinkRequest(source_id=ids["deploy"], target_id=ids["tea"], type="causal", weight=0.9),
-        )
+    provider.link(
+        space,
+        LinkRequest(source_id=ids["deploy"], target_id=ids["tea"], type="causal", weight=0.9),
     )
-    graph = run(provider.graph(space))
+    graph = provider.graph(space)
     assert {n.id for n in graph.nodes} == set(ids.values())
     kinds = {(e.source, e.target, e.type) for e in graph.edges}
     assert (ids["deploy"], ids["tea"], "causal") in kinds
     pairs = {frozenset((e.source, e.target)) for e in graph.edges if e.type == "entity"}
     assert frozenset((ids["tea"], ids["pipeline"])) in pairs
     assert frozenset((ids["deploy"], ids["pipeline"])) in pairs
-    small = run(provider.graph(space, limit=2))
+    small = provider.graph(space, limit=2)
     assert [n.id for n in small.nodes] == [ids["rumour"], ids["pipeline"]]
     assert all({e.source, e.target} <= {ids["rumour"], ids["pipeline"]} for e in small.edges)
 
@@ -455,37 +448,37 @@ def test_graph_and_related_gain_semantic_edges_with_an_embedder(tmp_path: Path) 
     a = remember(provider, space, "The nightly backup job copies the database to storage")
     b = remember(provider, space, "The nightly backup job copies the database to the bucket")
     remember(provider, space, "Lunch is at noon")
-    edges = run(provider.graph(space)).edges
+    edges = provider.graph(space).edges
     assert any(e.type == "semantic" and {e.source, e.target} == {a, b} for e in edges)
-    rows = run(provider.related(space, RelatedRequest(id=a, edge="semantic")))
+    rows = provider.related(space, RelatedRequest(id=a, edge="semantic"))
     assert [(r.id, r.depth, r.edge_type) for r in rows] == [(b, 1, "semantic")]
 
 
 def test_related_walks_links_and_entities_up_to_depth(tmp_path: Path) -> None:
     provider, space, ids = seeded(tmp_path)
     lone = remember(provider, space, "Unrelated note about lunch")
-    run(provider.link(space, LinkRequest(source_id=lone, target_id=ids["deploy"])))
-    rows = run(provider.related(space, RelatedRequest(id=ids["tea"], depth=1)))
+    provider.link(space, LinkRequest(source_id=lone, target_id=ids["deploy"]))
+    rows = provider.related(space, RelatedRequest(id=ids["tea"], depth=1))
     assert {(r.id, r.depth, r.edge_type) for r in rows} == {(ids["pipeline"], 1, "entity")}
     deep = {
         r.id: (r.depth, r.edge_type)
-        for r in run(provider.related(space, RelatedRequest(id=ids["tea"], depth=3)))
+        for r in provider.related(space, RelatedRequest(id=ids["tea"], depth=3))
     }
     assert deep[ids["deploy"]] == (2, "entity")
     assert deep[lone] == (3, "semantic")  # links are walked both ways
-    only_links = run(provider.related(space, RelatedRequest(id=lone, edge="semantic")))
+    only_links = provider.related(space, RelatedRequest(id=lone, edge="semantic"))
     assert [r.id for r in only_links] == [ids["deploy"]]
     with pytest.raises(NotFoundError, match="no fact"):
-        run(provider.related(space, RelatedRequest(id="missing")))
+        provider.related(space, RelatedRequest(id="missing"))
 
 
 def test_link_upserts_and_refuses_unknown_or_self_links(tmp_path: Path) -> None:
     provider, space, ids = seeded(tmp_path)
     request = LinkRequest(source_id=ids["tea"], target_id=ids["deploy"], weight=0.4, reason="why")
-    receipt = run(provider.link(space, request))
+    receipt = provider.link(space, request)
     assert is_committed(receipt)
     assert receipt["id"] == f"{ids['tea']}->{ids['deploy']}"
-    run(provider.link(space, request.model_copy(update={"weight": 0.9})))
+    provider.link(space, request.model_copy(update={"weight": 0.9}))
     assert load(space)["links"] == [
         {
             "source": ids["tea"],
@@ -497,16 +490,16 @@ def test_link_upserts_and_refuses_unknown_or_self_links(tmp_path: Path) -> None:
     ]
     before = Path(space.config["path"]).read_bytes()
     with pytest.raises(NotFoundError, match="missing"):
-        run(provider.link(space, LinkRequest(source_id=ids["tea"], target_id="missing")))
+        provider.link(space, LinkRequest(source_id=ids["tea"], target_id="missing"))
     with pytest.raises(InvalidInputError, match="itself"):
-        run(provider.link(space, LinkRequest(source_id=ids["tea"], target_id=ids["tea"])))
+        provider.link(space, LinkRequest(source_id=ids["tea"], target_id=ids["tea"]))
     assert Path(space.config["path"]).read_bytes() == before
 
 
 def test_forget_is_a_hard_delete_of_the_fact_and_its_links(tmp_path: Path) -> None:
     provider, space, ids = seeded(tmp_path)
-    run(provider.link(space, LinkRequest(source_id=ids["tea"], target_id=ids["deploy"])))
-    receipt = run(provider.forget(space, ids["tea"]))
+    provider.link(space, LinkRequest(source_id=ids["tea"], target_id=ids["deploy"]))
+    receipt = provider.forget(space, ids["tea"])
     assert receipt == {"status": "deleted", "id": ids["tea"], "deleted": 1, "revision": 6}
     data = load(space)
     assert ids["tea"] not in {f["id"] for f in data["facts"]}
@@ -514,13 +507,13 @@ def test_forget_is_a_hard_delete_of_the_fact_and_its_links(tmp_path: Path) -> No
     assert ids["tea"] not in Path(space.config["path"]).read_text()
     before = Path(space.config["path"]).read_bytes()
     with pytest.raises(NotFoundError):
-        run(provider.forget(space, ids["tea"]))
+        provider.forget(space, ids["tea"])
     assert Path(space.config["path"]).read_bytes() == before
 
 
 def test_discover_lists_fact_files_only(tmp_path: Path) -> None:
     provider = make(tmp_path)
-    assert run(provider.discover({}, {})) == []
+    assert provider.discover({}, {}) == []
     for name in ("alpha", "beta"):
         remember(provider, bind(provider, name), f"a fact in {name}")
     folder = tmp_path / "facts"
@@ -528,7 +521,7 @@ def test_discover_lists_fact_files_only(tmp_path: Path) -> None:
     (folder / ".alpha.json.0123456789ab.tmp").write_text("{")
     (folder / "sub.json").mkdir()
     (folder / "link.json").symlink_to(folder / "alpha.json")
-    found = run(provider.discover({}, {}))
+    found = provider.discover({}, {})
     assert [(d.external_id, d.config["path"]) for d in found] == [
         ("alpha", str(folder / "alpha.json")),
         ("beta", str(folder / "beta.json")),
@@ -574,8 +567,8 @@ def test_a_damaged_file_raises_and_is_never_overwritten(tmp_path: Path, damage: 
     path.write_bytes(damage)
     for attempt in (
         lambda: remember(provider, space, "new fact"),
-        lambda: run(provider.forget(space, "x")),
-        lambda: run(provider.link(space, LinkRequest(source_id="x", target_id="y"))),
+        lambda: provider.forget(space, "x"),
+        lambda: provider.link(space, LinkRequest(source_id="x", target_id="y")),
         lambda: search(provider, space, "fact"),
     ):
         with pytest.raises(StorageError, match="Restore it from a backup") as info:
@@ -583,7 +576,7 @@ def test_a_damaged_file_raises_and_is_never_overwritten(tmp_path: Path, damage: 
         assert info.value.code == "storage-damaged"
         assert str(path) in str(info.value)
     assert path.read_bytes() == damage
-    status = run(provider.status(space))
+    status = provider.status(space)
     assert not status.healthy
     assert str(path) in (status.error or "")
 
@@ -662,7 +655,7 @@ def test_eight_threads_remembering_lose_nothing(tmp_path: Path) -> None:
     def writer(n: int) -> list[str]:
         ids = []
         for i in range(15):
-            receipt = run(provider.remember(space, RememberItem(content=f"thread {n} fact {i}")))
+            receipt = provider.remember(space, RememberItem(content=f"thread {n} fact {i}"))
             assert is_committed(receipt)
             ids.append(receipt["id"])
         return ids
@@ -676,17 +669,17 @@ def test_eight_threads_remembering_lose_nothing(tmp_path: Path) -> None:
 
 
 _WRITER = """
-import asyncio, sys
+import sys
 from langgraph_mnemon.adapters.providers.facts import FactFileProvider
 from langgraph_mnemon.memory_layers.spaces import RememberItem, SpaceBinding
 provider = FactFileProvider(sys.argv[1])
 space = SpaceBinding(id="shared", name="Shared", config=provider.place("shared", {}))
-async def main():
+def main():
     for i in range(int(sys.argv[3])):
         items = [RememberItem(content=f"{sys.argv[2]} fact {i} part {j}") for j in range(1 + i % 3)]
-        for receipt in await provider.remember_many(space, items):
+        for receipt in provider.remember_many(space, items):
             print(receipt["id"], flush=True)
-asyncio.run(main())
+main()
 """
 
 
@@ -714,9 +707,9 @@ def test_refused_writes_on_a_fresh_space_create_nothing(tmp_path: Path) -> None:
     provider = make(tmp_path)
     space = bind(provider)
     with pytest.raises(NotFoundError):
-        run(provider.forget(space, "missing"))
+        provider.forget(space, "missing")
     with pytest.raises(NotFoundError):
-        run(provider.link(space, LinkRequest(source_id="a", target_id="b")))
+        provider.link(space, LinkRequest(source_id="a", target_id="b"))
     broken = FactFileProvider(tmp_path, clock=lambda: float("nan"))
     with pytest.raises(InvalidInputError, match="clock"):
         remember(broken, space, "when?")

@@ -16,6 +16,7 @@ import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +41,6 @@ from langgraph_mnemon.memory_layers.spaces import (
 from langgraph_mnemon.storage.db import Database, create_engine
 
 TOKEN = "tok-3f9a1c77e2b54d08"
-
-
-def run(coro: Awaitable[Any]) -> Any:
-    return asyncio.run(coro)  # type: ignore[arg-type]
 
 
 def bind(
@@ -105,9 +102,9 @@ def test_every_operation_round_trips_through_the_reference_service(service: str)
     provider = HttpProvider(related=True, link=True)
     space = bind(service, provider=provider)
 
-    async def scenario() -> None:
-        assert (await provider.status(space)).total_insights == 0
-        first = await provider.remember(
+    def scenario() -> None:
+        assert (provider.status(space)).total_insights == 0
+        first = provider.remember(
             space,
             RememberItem(
                 content="Deploys are frozen on Fridays after 16:00 UTC.",
@@ -120,49 +117,49 @@ def test_every_operation_round_trips_through_the_reference_service(service: str)
         )
         assert first["status"] == "stored"
         assert first["id"]
-        others = await provider.remember_many(
+        others = provider.remember_many(
             space,
             [RememberItem(content="Alice prefers green tea."), RememberItem(content="Bob: café")],
         )
         assert [r["status"] for r in others] == ["stored", "stored"]
-        status = await provider.status(space)
+        status = provider.status(space)
         assert (status.healthy, status.total_insights, status.deleted_insights) == (True, 3, 0)
 
-        found = await provider.search(space, ProviderSearchRequest(query="deploys frozen friday"))
+        found = provider.search(space, ProviderSearchRequest(query="deploys frozen friday"))
         top = found.results[0]
         assert (top.id, top.category, top.importance) == (first["id"], "decision", 5)
         assert (top.tags, top.entities, top.source) == (["deploy"], ["CI"], "agent")
         assert top.metadata == {"turn": "D1:3", "weight": 0.5, "pinned": True}
         assert 0 < top.score <= 1
         assert top.space_id == space.id
-        keyword = await provider.search(space, ProviderSearchRequest(query="zebra", mode="keyword"))
+        keyword = provider.search(space, ProviderSearchRequest(query="zebra", mode="keyword"))
         assert keyword.results == []
 
-        rows = await provider.browse(space, BrowseRequest())
+        rows = provider.browse(space, BrowseRequest())
         assert [r.content for r in rows] == ["Bob: café", "Alice prefers green tea.", top.content]
-        decided = await provider.browse(space, BrowseRequest(category="decision"))
+        decided = provider.browse(space, BrowseRequest(category="decision"))
         assert [r.id for r in decided] == [first["id"]]
-        assert len(await provider.browse(space, BrowseRequest(limit=1, offset=1))) == 1
+        assert len(provider.browse(space, BrowseRequest(limit=1, offset=1))) == 1
 
-        linked = await provider.link(
+        linked = provider.link(
             space, LinkRequest(source_id=first["id"], target_id=others[0]["id"], type="causal")
         )
         assert linked["status"] == "linked"
-        related = await provider.related(space, RelatedRequest(id=first["id"]))
+        related = provider.related(space, RelatedRequest(id=first["id"]))
         assert [(r.id, r.depth, r.edge_type) for r in related] == [(others[0]["id"], 1, "causal")]
 
-        assert (await provider.forget(space, first["id"])) == {
+        assert (provider.forget(space, first["id"])) == {
             "id": first["id"],
             "status": "deleted",
         }
-        assert (await provider.status(space)).total_insights == 2
+        assert (provider.status(space)).total_insights == 2
         with pytest.raises(NotFoundError, match="search or browse the space"):
-            await provider.forget(space, first["id"])
+            provider.forget(space, first["id"])
         with pytest.raises(NotFoundError):
-            await provider.related(space, RelatedRequest(id="no-such-id"))
-        await provider.aclose()
+            provider.related(space, RelatedRequest(id="no-such-id"))
+        provider.close()
 
-    run(scenario())
+    scenario()
 
 
 def test_ids_with_slashes_and_dots_reach_the_service_as_one_segment() -> None:
@@ -170,7 +167,7 @@ def test_ids_with_slashes_and_dots_reach_the_service_as_one_segment() -> None:
     with serve_app(script.app()) as url:
         provider, space = HttpProvider(), bind(url)
         for rid in ("a/b", "..", ".", "x?y#z", "é 1"):
-            assert run(provider.forget(space, rid)) == {"id": rid, "status": "deleted"}
+            assert provider.forget(space, rid) == {"id": rid, "status": "deleted"}
     assert [s["path"] for s in script.seen] == ["/memories/a/b", "/memories/..", "/memories/.",
                                                "/memories/x?y#z", "/memories/é 1"]  # fmt: skip
     assert all(s["method"] == "DELETE" for s in script.seen)
@@ -183,16 +180,16 @@ def test_namespaces_keep_spaces_apart_and_default_to_the_space_id(service: str) 
     shared_a, shared_b = bind(service, namespace="shared"), bind(service, namespace="shared")
     assert one.config["namespace"] == one.id  # place() pins the default
 
-    async def scenario() -> None:
-        await provider.remember(one, RememberItem(content="Only in space one: the kiwi."))
-        await provider.remember(shared_a, RememberItem(content="Shared: the walnut."))
-        assert (await provider.search(two, ProviderSearchRequest(query="kiwi"))).results == []
-        assert [r.content for r in await provider.browse(shared_b, BrowseRequest())] == [
+    def scenario() -> None:
+        provider.remember(one, RememberItem(content="Only in space one: the kiwi."))
+        provider.remember(shared_a, RememberItem(content="Shared: the walnut."))
+        assert (provider.search(two, ProviderSearchRequest(query="kiwi"))).results == []
+        assert [r.content for r in provider.browse(shared_b, BrowseRequest())] == [
             "Shared: the walnut."
         ]
-        await provider.aclose()
+        provider.close()
 
-    run(scenario())
+    scenario()
 
 
 def test_remember_many_splits_large_writes_into_batches(service: str) -> None:
@@ -200,14 +197,14 @@ def test_remember_many_splits_large_writes_into_batches(service: str) -> None:
     space = bind(service)
     items = [RememberItem(content=f"Batch row number {i}.") for i in range(230)]
 
-    async def scenario() -> None:
-        receipts = await provider.remember_many(space, items)
+    def scenario() -> None:
+        receipts = provider.remember_many(space, items)
         assert len(receipts) == 230
         assert len({r["id"] for r in receipts}) == 230
-        assert (await provider.status(space)).total_insights == 230
-        await provider.aclose()
+        assert (provider.status(space)).total_insights == 230
+        provider.close()
 
-    run(scenario())
+    scenario()
 
 
 def test_bad_text_is_refused_before_any_request() -> None:
@@ -221,9 +218,9 @@ def test_bad_text_is_refused_before_any_request() -> None:
             RememberItem(content="fine", metadata={"x": float("nan")}),
         ):
             with pytest.raises(InvalidInputError):
-                run(provider.remember(space, item))
+                provider.remember(space, item)
         with pytest.raises(InvalidInputError):
-            run(provider.search(space, ProviderSearchRequest(query="lone \udc00")))
+            provider.search(space, ProviderSearchRequest(query="lone \udc00"))
     assert script.seen == []
 
 
@@ -235,12 +232,12 @@ def test_the_bearer_key_is_required_and_never_shown(service: str) -> None:
     provider = HttpProvider()
     for space in (bind(service, key=wrong), bind(service, key=None)):
         with pytest.raises(ProviderError) as caught:
-            run(provider.search(space, ProviderSearchRequest(query="deploys")))
+            provider.search(space, ProviderSearchRequest(query="deploys"))
         assert caught.value.code == "unauthorized"
         assert "secrets.api_key" in str(caught.value)
         assert wrong not in str(caught.value)
         assert TOKEN not in str(caught.value)
-        status = run(provider.status(space))
+        status = provider.status(space)
         assert status.healthy is False
         assert "refused the credentials" in str(status.error)
         assert wrong not in str(status.error)
@@ -251,7 +248,7 @@ def test_the_key_is_sent_as_a_bearer_header_and_kept_out_of_reprs() -> None:
     with serve_app(script.app()) as url:
         provider = HttpProvider()
         space = bind(url)
-        assert run(provider.status(space)).healthy
+        assert provider.status(space).healthy
     headers = script.seen[0]["headers"]
     assert headers["authorization"] == f"Bearer {TOKEN}"
     assert headers["accept-encoding"] == "identity"
@@ -332,12 +329,12 @@ def test_bad_configs_are_refused(config: dict, secrets: dict, advice: str) -> No
 def test_a_space_with_a_tampered_config_is_refused_before_any_request() -> None:
     space = SpaceBinding(id="s1", name="S", config={"endpoint": "https://a:b@m.example"})
     with pytest.raises(ProviderError) as caught:
-        run(HttpProvider().search(space, ProviderSearchRequest(query="x")))
+        HttpProvider().search(space, ProviderSearchRequest(query="x"))
     assert caught.value.code == "not-configured"
     assert ":b@" not in str(caught.value)
     # the health probe of a provider with no space has no service to ask
     probe = SpaceBinding(id="probe", name="Probe")
-    assert run(HttpProvider().status(probe)).healthy is True
+    assert HttpProvider().status(probe).healthy is True
 
 
 @pytest.mark.parametrize(
@@ -369,7 +366,7 @@ def test_a_redirect_is_refused_and_not_followed() -> None:
     with serve_app(target.app()) as elsewhere:
         script = Script(Response(status_code=307, headers={"location": f"{elsewhere}/search?k=1"}))
         with serve_app(script.app()) as url, pytest.raises(ProviderError) as caught:
-            run(HttpProvider().search(bind(url), ProviderSearchRequest(query="x")))
+            HttpProvider().search(bind(url), ProviderSearchRequest(query="x"))
     assert caught.value.code == "redirect"
     assert "set the space's endpoint to the final URL" in str(caught.value)
     assert "k=1" not in str(caught.value)
@@ -395,14 +392,14 @@ def test_an_oversized_answer_is_refused_with_and_without_content_length() -> Non
     for answer in (Response(body, media_type="application/json"), chunked):
         script = Script(answer)
         with serve_app(script.app()) as url, pytest.raises(ProviderError) as caught:
-            run(HttpProvider().search(bind(url), ProviderSearchRequest(query="x")))
+            HttpProvider().search(bind(url), ProviderSearchRequest(query="x"))
         assert caught.value.code == "response-too-large"
         assert "max_response_bytes" in str(caught.value)
     # a bigger allowance accepts the same answer (truncated to the request's limit)
     script = Script(Response(body, media_type="application/json"))
     with serve_app(script.app()) as url:
         provider = HttpProvider(max_response_bytes=8 * 1024 * 1024)
-        rows = run(provider.search(bind(url), ProviderSearchRequest(query="x", limit=5)))
+        rows = provider.search(bind(url), ProviderSearchRequest(query="x", limit=5))
     assert len(rows.results) == 5
 
 
@@ -428,7 +425,7 @@ MALFORMED = [
 def test_a_malformed_search_answer_is_a_bad_response(body: str, what: str) -> None:
     script = Script(Response(body, media_type="application/json"))
     with serve_app(script.app()) as url, pytest.raises(ProviderError) as caught:
-        run(HttpProvider().search(bind(url), ProviderSearchRequest(query="x")))
+        HttpProvider().search(bind(url), ProviderSearchRequest(query="x"))
     if what == "not JSON":  # reads like no answer at all: a test cannot map a network (issue 29)
         assert caught.value.code == "unreachable"
         assert "could not reach the memory service" in str(caught.value)
@@ -449,7 +446,7 @@ def test_a_malformed_search_answer_is_a_bad_response(body: str, what: str) -> No
 def test_a_malformed_write_answer_is_a_bad_response(body: dict, what: str) -> None:
     script = Script(JSONResponse(body))
     with serve_app(script.app()) as url, pytest.raises(ProviderError, match=what) as caught:
-        run(HttpProvider().remember(bind(url), RememberItem(content="x")))
+        HttpProvider().remember(bind(url), RememberItem(content="x"))
     assert caught.value.code == "bad-response"
 
 
@@ -461,7 +458,7 @@ def test_scores_outside_zero_to_one_become_none_with_a_hint() -> None:
     )
     script = Script(Response(body, media_type="application/json"))
     with serve_app(script.app()) as url:
-        result = run(HttpProvider().search(bind(url), ProviderSearchRequest(query="x")))
+        result = HttpProvider().search(bind(url), ProviderSearchRequest(query="x"))
     assert [r.score for r in result.results] == [None, None, 0.4]
     assert result.hint is not None
     assert "partial index" in result.hint
@@ -476,7 +473,7 @@ def test_status_reports_a_wrong_contract_or_a_broken_body_as_unhealthy() -> None
         (Response("oops", status_code=500), "failed to answer status"),
     ):
         with serve_app(Script(answer).app()) as url:
-            status = run(HttpProvider(retries=0).status(bind(url)))
+            status = HttpProvider(retries=0).status(bind(url))
         assert status.healthy is False
         assert expected in str(status.error)
         assert "other/2" not in str(status.error)  # what the service sent is never repeated
@@ -493,7 +490,7 @@ def test_error_answers_map_to_typed_errors_without_the_key() -> None:
     ]
     for answer, kind, code in cases:
         with serve_app(Script(answer).app()) as url, pytest.raises(kind) as caught:
-            run(HttpProvider().forget(bind(url), "some-id"))
+            HttpProvider().forget(bind(url), "some-id")
         assert TOKEN not in str(caught.value)
         if code:
             assert caught.value.code == code
@@ -519,11 +516,36 @@ def test_a_slow_service_times_out_within_the_bound() -> None:
             provider = HttpProvider(timeout_s=0.5)
             started = time.monotonic()
             with pytest.raises(ProviderError) as caught:
-                run(provider.search(bind(url), ProviderSearchRequest(query="x")))
+                provider.search(bind(url), ProviderSearchRequest(query="x"))
             elapsed = time.monotonic() - started
         assert caught.value.code == "unreachable"  # like a closed port (issue 29)
         assert "timeout_s" in str(caught.value)
         assert elapsed < 2.5  # timeout_s=0.5; the service would take 4 s
+
+
+def test_the_guarded_transport_ends_a_slow_drip_at_the_deadline() -> None:
+    """Each pause is under timeout_s, so only a bound on the attempt as a whole stops it: the
+    guarded transport waits on every read only for the time left."""
+
+    async def drip(request: Request) -> Response:
+        async def chunks() -> Any:
+            yield b'{"results": ['
+            for _ in range(20):
+                await asyncio.sleep(0.9)  # under timeout_s each time; 18 s in all
+                yield b" "
+            yield b"]}"
+
+        return StreamingResponse(chunks(), media_type="application/json")
+
+    with serve_app(Script(drip).app()) as url:
+        provider = HttpProvider(timeout_s=1.0, retries=0, allowed_hosts=["127.0.0.1"])
+        started = time.monotonic()
+        with pytest.raises(ProviderError) as caught:
+            provider.search(bind(url), ProviderSearchRequest(query="x"))
+        elapsed = time.monotonic() - started
+        provider.close()
+    assert caught.value.code == "unreachable"
+    assert 0.9 < elapsed < 1.7  # the deadline itself, not the next chunk (at 1.8 s) after it
 
 
 def test_an_unreachable_service_is_retried_then_reported() -> None:
@@ -531,12 +553,12 @@ def test_an_unreachable_service_is_retried_then_reported() -> None:
     provider = HttpProvider(retries=2)
     started = time.monotonic()
     with pytest.raises(ProviderError) as caught:
-        run(provider.search(bind(url), ProviderSearchRequest(query="x")))
+        provider.search(bind(url), ProviderSearchRequest(query="x"))
     assert caught.value.code == "unreachable"
     assert "could not reach the memory service" in str(caught.value)
     assert "attempt" not in str(caught.value)  # the same text whatever is (not) listening
     assert 0.5 < time.monotonic() - started < 5  # two backoffs (0.2 s + 0.4 s), bounded
-    status = run(provider.status(bind(url)))
+    status = provider.status(bind(url))
     assert status.healthy is False
     assert "could not reach" in str(status.error)
     assert TOKEN not in str(status.error)
@@ -546,17 +568,17 @@ def test_gateway_failures_are_retried_then_answered() -> None:
     unavailable = JSONResponse({"error": {"code": "busy"}}, status_code=503)
     script = Script(unavailable, Response(status_code=502), JSONResponse({"results": []}))
     with serve_app(script.app()) as url:
-        result = run(HttpProvider(retries=2).search(bind(url), ProviderSearchRequest(query="x")))
+        result = HttpProvider(retries=2).search(bind(url), ProviderSearchRequest(query="x"))
     assert result.results == []
     assert len(script.seen) == 3
     script = Script(unavailable)
     with serve_app(script.app()) as url, pytest.raises(ProviderError) as caught:
-        run(HttpProvider(retries=1).search(bind(url), ProviderSearchRequest(query="x")))
+        HttpProvider(retries=1).search(bind(url), ProviderSearchRequest(query="x"))
     assert caught.value.code == "service-error"
     assert len(script.seen) == 2
     script = Script(JSONResponse({"error": {"code": "invalid-input"}}, status_code=400))
     with serve_app(script.app()) as url, pytest.raises(ProviderError):
-        run(HttpProvider(retries=2).search(bind(url), ProviderSearchRequest(query="x")))
+        HttpProvider(retries=2).search(bind(url), ProviderSearchRequest(query="x"))
     assert len(script.seen) == 1  # a refusal is not retried
 
 
@@ -592,13 +614,13 @@ def test_a_retried_remember_does_not_store_twice(tmp_path: Path) -> None:
         provider = HttpProvider(retries=2)
         space = bind(url)
 
-        async def scenario() -> tuple[list[dict[str, Any]], list[Any]]:
-            receipts = await provider.remember_many(
+        def scenario() -> tuple[list[dict[str, Any]], list[Any]]:
+            receipts = provider.remember_many(
                 space, [RememberItem(content="Written once."), RememberItem(content="Also once.")]
             )
-            return receipts, await provider.browse(space, BrowseRequest())
+            return receipts, provider.browse(space, BrowseRequest())
 
-        receipts, rows = run(scenario())
+        receipts, rows = scenario()
     assert len(app.keys) == 2
     assert app.keys[0] == app.keys[1]
     assert len(app.keys[0]) >= 16
@@ -622,22 +644,26 @@ def test_the_reference_service_refuses_a_reused_key_for_another_body(service: st
     assert other.json()["error"]["code"] == "idempotency-conflict"
 
 
-# ---------------------------------------------------------------------------- event loops
+# ---------------------------------------------------------------------------- threads
 
 
-def test_one_provider_serves_several_event_loops_and_closes_idempotently(service: str) -> None:
+def test_one_provider_serves_several_threads_and_closes_idempotently(service: str) -> None:
     provider = HttpProvider()
     space = bind(service)
-    run(provider.remember(space, RememberItem(content="Loop one wrote this.")))
-    # a second asyncio.run is a new loop: the first loop's pooled connection must not leak in
-    assert run(provider.status(space)).total_insights == 1
+    provider.remember(space, RememberItem(content="Thread one wrote this."))
+    # another thread, and a thread that runs an event loop, share the one pooled client
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        totals = list(pool.map(lambda _: provider.status(space).total_insights, range(8)))
+    assert totals == [1] * 8
 
-    async def close_twice() -> None:
-        await provider.aclose()
-        await provider.aclose()
+    async def in_a_loop() -> int | None:
+        return provider.status(space).total_insights
 
-    run(close_twice())
-    assert run(provider.status(space)).healthy
+    assert asyncio.run(in_a_loop()) == 1
+
+    provider.close()
+    provider.close()  # idempotent; the next call opens a new client
+    assert provider.status(space).healthy
 
 
 # ---------------------------------------------------------------------------- the host path

@@ -115,21 +115,21 @@ class RecordingProvider(StoreProvider):
         super().__init__(InMemoryStore(), provider_id="recorded", label="Recorded")
         self.calls: list[str] = []
 
-    async def search(self, space: Any, request: Any) -> Any:
+    def search(self, space: Any, request: Any) -> Any:
         self.calls.append("search")
-        return await super().search(space, request)
+        return super().search(space, request)
 
-    async def remember(self, space: Any, item: Any) -> Any:
+    def remember(self, space: Any, item: Any) -> Any:
         self.calls.append("remember")
-        return await super().remember(space, item)
+        return super().remember(space, item)
 
-    async def remember_many(self, space: Any, items: Any) -> Any:
+    def remember_many(self, space: Any, items: Any) -> Any:
         self.calls.append("remember_many")
-        return await super().remember_many(space, items)
+        return super().remember_many(space, items)
 
-    async def forget(self, space: Any, insight_id: str) -> Any:
+    def forget(self, space: Any, insight_id: str) -> Any:
         self.calls.append("forget")
-        return await super().forget(space, insight_id)
+        return super().forget(space, insight_id)
 
 
 @pytest.fixture
@@ -434,10 +434,10 @@ def test_item1_mnemos_writes_ask_the_kernel_and_reads_do_not(tmp_path: Path) -> 
 class FlakyMerge(MnemosProvider):
     """The native provider on the real database, whose copy of one named source fails."""
 
-    async def merge(self, target: Any, sources: Any) -> dict[str, Any]:
+    def merge(self, target: Any, sources: Any) -> dict[str, Any]:
         if any(s.id == "broken" for s in sources):
             raise ConnectionError("the source rows could not be read")
-        return await super().merge(target, sources)
+        return super().merge(target, sources)
 
 
 def test_item2_merge_with_a_failing_source_is_partial(tmp_path: Path) -> None:

@@ -41,7 +41,6 @@ from langgraph_mnemon.testing import ScriptedChatModel
 if importlib.util.find_spec("mem0") is None and os.environ.get("CI") != "true":
     pytest.skip("mem0ai is an extra: pip install 'langgraph-mnemon[mem0]'", allow_module_level=True)
 
-pytestmark = pytest.mark.asyncio
 
 EXTRACTED = '{"memory": [{"text": "User prefers green tea over coffee", "attributed_to": "user"}]}'
 
@@ -57,14 +56,14 @@ def _space(provider: Mem0Provider, space_id: str = "notes", **config: Any) -> Sp
     )
 
 
-async def _contents(provider: Mem0Provider, space: SpaceBinding) -> list[str]:
-    return [r.content for r in await provider.browse(space, BrowseRequest(limit=500))]
+def _contents(provider: Mem0Provider, space: SpaceBinding) -> list[str]:
+    return [r.content for r in provider.browse(space, BrowseRequest(limit=500))]
 
 
 # ------------------------------------------------------------------ construction and config
 
 
-async def test_construction_is_lazy_and_validates(tmp_path: Path) -> None:
+def test_construction_is_lazy_and_validates(tmp_path: Path) -> None:
     provider = _provider(tmp_path / "m0")
     assert not (tmp_path / "m0").exists()
     assert provider.descriptor.write_mode == "exact"
@@ -101,7 +100,7 @@ async def test_construction_is_lazy_and_validates(tmp_path: Path) -> None:
     assert _provider(tmp_path / "y", provider_id="mem0-team").descriptor.id == "mem0-team"
 
 
-async def test_check_config_and_place(tmp_path: Path) -> None:
+def test_check_config_and_place(tmp_path: Path) -> None:
     provider = _provider(tmp_path / "m0")
     assert provider.check_config({"user_id": " alice ", "agent_id": ""}, {}) == {"user_id": "alice"}
     assert provider.check_config({"collection": "team", "user_id": "bob"}, {}) == {
@@ -142,7 +141,7 @@ async def test_check_config_and_place(tmp_path: Path) -> None:
         provider.check_config({}, {"api_key": "sk-live"})
 
 
-async def test_no_chat_model_refuses_every_call() -> None:
+def test_no_chat_model_refuses_every_call() -> None:
     with pytest.raises(ProviderError, match="pass model=") as caught:
         NoChatModel().invoke("extract facts")
     assert caught.value.code == "no-model"
@@ -151,7 +150,7 @@ async def test_no_chat_model_refuses_every_call() -> None:
 # ------------------------------------------------------------------ verbatim writes
 
 
-async def test_infer_false_stores_verbatim_with_metadata(tmp_path: Path) -> None:
+def test_infer_false_stores_verbatim_with_metadata(tmp_path: Path) -> None:
     provider = _provider(tmp_path / "m0")
     space = _space(provider)
     texts = [
@@ -171,12 +170,12 @@ async def test_infer_false_stores_verbatim_with_metadata(tmp_path: Path) -> None
             source="user",
             metadata={"ticket": "OPS-7", "created_at": "1999-01-01", "user_id": "mallory"},
         )
-        receipts.append(await provider.remember(space, item))
+        receipts.append(provider.remember(space, item))
     for raw in receipts:
         assert raw["status"] == "stored"
         assert raw["created"] == 1
         assert is_committed(raw)
-    rows = await provider.browse(space, BrowseRequest(limit=10))
+    rows = provider.browse(space, BrowseRequest(limit=10))
     assert [r.content for r in rows] == texts[::-1]  # exact text, newest first
     assert [r.id for r in rows] == [raw["id"] for raw in receipts][::-1]
     row = rows[0]
@@ -188,11 +187,11 @@ async def test_infer_false_stores_verbatim_with_metadata(tmp_path: Path) -> None
     assert row.created_at is not None
     assert started - 5 < row.created_at < time.time() + 5
     assert row.space_id == "notes"
-    assert await _contents(provider, _space(provider, "other", user_id="mallory")) == []
-    await provider.aclose()
+    assert _contents(provider, _space(provider, "other", user_id="mallory")) == []
+    provider.close()
 
 
-async def test_bad_input_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+def test_bad_input_is_refused_before_anything_is_written(tmp_path: Path) -> None:
     provider = _provider(tmp_path / "m0")
     space = _space(provider)
     bad_items = [
@@ -205,38 +204,38 @@ async def test_bad_input_is_refused_before_anything_is_written(tmp_path: Path) -
     ]
     for item in bad_items:
         with pytest.raises(InvalidInputError):
-            await provider.remember(space, item)
+            provider.remember(space, item)
     assert not (tmp_path / "m0").exists()  # validated before the folder was even created
     for query in ("   ", "q" * 2001):
         with pytest.raises(InvalidInputError):
-            await provider.search(space, ProviderSearchRequest(query=query))
+            provider.search(space, ProviderSearchRequest(query=query))
     with pytest.raises(NotFoundError, match="UUID"):
-        await provider.forget(space, "not-a-uuid")
+        provider.forget(space, "not-a-uuid")
     assert not (tmp_path / "m0").exists()
 
 
-async def test_reads_of_a_missing_folder_are_empty_and_create_nothing(tmp_path: Path) -> None:
+def test_reads_of_a_missing_folder_are_empty_and_create_nothing(tmp_path: Path) -> None:
     provider = _provider(tmp_path / "m0")
     space = _space(provider)
-    status = await provider.status(space)
+    status = provider.status(space)
     assert status.healthy
     assert status.total_insights == 0
-    assert (await provider.search(space, ProviderSearchRequest(query="anything"))).results == []
-    assert await provider.browse(space, BrowseRequest()) == []
-    assert await provider.discover({}, {}) == []
+    assert (provider.search(space, ProviderSearchRequest(query="anything"))).results == []
+    assert provider.browse(space, BrowseRequest()) == []
+    assert provider.discover({}, {}) == []
     with pytest.raises(NotFoundError):
-        await provider.forget(space, "0b6f1f7e-5f7e-4a7e-9f7e-0b6f1f7e5f7e")
+        provider.forget(space, "0b6f1f7e-5f7e-4a7e-9f7e-0b6f1f7e5f7e")
     assert not (tmp_path / "m0").exists()
 
 
 # ------------------------------------------------------------------ infer=True
 
 
-async def test_infer_true_receipts_follow_mem0_events(tmp_path: Path) -> None:
+def test_infer_true_receipts_follow_mem0_events(tmp_path: Path) -> None:
     model = ScriptedChatModel(responses=[EXTRACTED, '{"memory": []}'])
     provider = _provider(tmp_path / "m0", model=model, infer=True)
     space = _space(provider)
-    added = await provider.remember(
+    added = provider.remember(
         space, RememberItem(content="I really like green tea, coffee makes me jittery.")
     )
     assert added["status"] == "stored"
@@ -245,100 +244,94 @@ async def test_infer_true_receipts_follow_mem0_events(tmp_path: Path) -> None:
     assert added["events"] == [{"id": added["id"], "event": "ADD"}]
     shown = "\n".join(str(m.content) for m in model.calls[0])
     assert "I really like green tea" in shown  # mem0 handed our content to the model
-    rows = await provider.browse(space, BrowseRequest())
+    rows = provider.browse(space, BrowseRequest())
     assert [(r.id, r.content) for r in rows] == [
         (added["id"], "User prefers green tea over coffee")
     ]
 
-    nothing = await provider.remember(space, RememberItem(content="Hello there!"))
+    nothing = provider.remember(space, RememberItem(content="Hello there!"))
     assert nothing["status"] == "skipped"
     assert nothing["id"] is None
     assert not is_committed(nothing)
     assert not is_pending(nothing)
     assert len(model.calls) == 2
-    assert len(await provider.browse(space, BrowseRequest())) == 1
-    await provider.aclose()
+    assert len(provider.browse(space, BrowseRequest())) == 1
+    provider.close()
 
 
-async def test_infer_true_repeated_fact_is_skipped(tmp_path: Path) -> None:
+def test_infer_true_repeated_fact_is_skipped(tmp_path: Path) -> None:
     model = ScriptedChatModel(responses=[EXTRACTED])  # the model extracts the same fact twice
     provider = _provider(tmp_path / "m0", model=model, infer=True)
     space = _space(provider)
-    first = await provider.remember(space, RememberItem(content="Green tea, please."))
-    again = await provider.remember(space, RememberItem(content="Green tea, as always."))
+    first = provider.remember(space, RememberItem(content="Green tea, please."))
+    again = provider.remember(space, RememberItem(content="Green tea, as always."))
     assert is_committed(first)
     assert again["status"] == "skipped"
     assert not is_committed(again)
-    assert len(await provider.browse(space, BrowseRequest())) == 1
-    await provider.aclose()
+    assert len(provider.browse(space, BrowseRequest())) == 1
+    provider.close()
 
 
 # ------------------------------------------------------------------ search, browse, forget
 
 
-async def test_search_modes_scores_and_filters(tmp_path: Path) -> None:
+def test_search_modes_scores_and_filters(tmp_path: Path) -> None:
     provider = _provider(tmp_path / "m0")
     space = _space(provider)
-    await provider.remember(
+    provider.remember(
         space, RememberItem(content="The telescope uses a cobalt lamp.", category="decision")
     )
-    await provider.remember(space, RememberItem(content="Lentil soup is served on Mondays."))
-    await provider.remember(
-        space, RememberItem(content="Telescopes need dark skies.", source="user")
-    )
+    provider.remember(space, RememberItem(content="Lentil soup is served on Mondays."))
+    provider.remember(space, RememberItem(content="Telescopes need dark skies.", source="user"))
     for mode in ("smart", "basic", "keyword"):
-        rows = (
-            await provider.search(space, ProviderSearchRequest(query="telescope", mode=mode))
-        ).results
+        rows = (provider.search(space, ProviderSearchRequest(query="telescope", mode=mode))).results
         scores = [r.score for r in rows]
         assert rows
         assert all(s is not None and 0.0 <= s <= 1.0 for s in scores)
         assert scores == sorted(scores, reverse=True)
         assert rows[0].matched_via == mode
-    keyword = await provider.search(
+    keyword = provider.search(
         space, ProviderSearchRequest(query="telescope", mode="keyword", limit=10)
     )
     assert "Lentil soup is served on Mondays." not in [r.content for r in keyword.results]
-    absent = await provider.search(
-        space, ProviderSearchRequest(query="xylophone quasar", mode="keyword")
-    )
+    absent = provider.search(space, ProviderSearchRequest(query="xylophone quasar", mode="keyword"))
     assert absent.results == []
-    decided = await provider.search(
+    decided = provider.search(
         space, ProviderSearchRequest(query="telescope", category="decision", limit=10)
     )
     assert [r.content for r in decided.results] == ["The telescope uses a cobalt lamp."]
-    by_user = await provider.search(space, ProviderSearchRequest(query="telescope", source="user"))
+    by_user = provider.search(space, ProviderSearchRequest(query="telescope", source="user"))
     assert [r.content for r in by_user.results] == ["Telescopes need dark skies."]
-    await provider.aclose()
+    provider.close()
 
 
-async def test_spaces_are_isolated_and_forget_is_scoped(tmp_path: Path) -> None:
+def test_spaces_are_isolated_and_forget_is_scoped(tmp_path: Path) -> None:
     provider = _provider(tmp_path / "m0")
     mine, theirs = _space(provider, "mine"), _space(provider, "theirs")
     agent = _space(provider, "bot", agent_id="helper-bot")
-    own = await provider.remember(mine, RememberItem(content="Mine: the vault code is 1234."))
-    await provider.remember(theirs, RememberItem(content="Theirs: the vault code is 9876."))
-    await provider.remember(agent, RememberItem(content="Agent: the vault code rotates."))
-    found = await provider.search(theirs, ProviderSearchRequest(query="vault code", limit=10))
+    own = provider.remember(mine, RememberItem(content="Mine: the vault code is 1234."))
+    provider.remember(theirs, RememberItem(content="Theirs: the vault code is 9876."))
+    provider.remember(agent, RememberItem(content="Agent: the vault code rotates."))
+    found = provider.search(theirs, ProviderSearchRequest(query="vault code", limit=10))
     assert [r.content for r in found.results] == ["Theirs: the vault code is 9876."]
-    assert await _contents(provider, agent) == ["Agent: the vault code rotates."]
-    assert (await provider.status(mine)).total_insights == 1
+    assert _contents(provider, agent) == ["Agent: the vault code rotates."]
+    assert (provider.status(mine)).total_insights == 1
     with pytest.raises(NotFoundError):
-        await provider.forget(theirs, own["id"])  # an id from another space is not found
-    assert await _contents(provider, mine) == ["Mine: the vault code is 1234."]
-    receipt = await provider.forget(mine, own["id"])
+        provider.forget(theirs, own["id"])  # an id from another space is not found
+    assert _contents(provider, mine) == ["Mine: the vault code is 1234."]
+    receipt = provider.forget(mine, own["id"])
     assert receipt == {"status": "deleted", "id": own["id"], "deleted": 1}
     assert is_committed(receipt)
-    assert await _contents(provider, mine) == []
-    assert (await provider.status(mine)).total_insights == 0
+    assert _contents(provider, mine) == []
+    assert (provider.status(mine)).total_insights == 0
     with sqlite3.connect(provider.history_path) as history:  # the text left mem0's audit trail
         left = history.execute(
             "SELECT count(*) FROM history WHERE memory_id = ?", (own["id"],)
         ).fetchone()[0]
     assert left == 0
     with pytest.raises(NotFoundError):
-        await provider.forget(mine, own["id"])
-    discovered = {s.external_id: s.config for s in await provider.discover({}, {})}
+        provider.forget(mine, own["id"])
+    discovered = {s.external_id: s.config for s in provider.discover({}, {})}
     assert discovered == {
         "user:mnemon-theirs@mnemon-theirs": {
             "user_id": "mnemon-theirs",
@@ -346,7 +339,7 @@ async def test_spaces_are_isolated_and_forget_is_scoped(tmp_path: Path) -> None:
         },
         "agent:helper-bot": {"agent_id": "helper-bot", "collection": "mnemon"},
     }
-    await provider.aclose()
+    provider.close()
 
 
 def _collections(path: Path) -> dict[str, dict[str, int]]:
@@ -368,38 +361,38 @@ def _collections(path: Path) -> dict[str, dict[str, int]]:
         client.close()
 
 
-async def test_each_new_space_has_its_own_collection(tmp_path: Path) -> None:
+def test_each_new_space_has_its_own_collection(tmp_path: Path) -> None:
     provider = _provider(tmp_path / "m0")
     first, second = _space(provider, "first"), _space(provider, "second")
     team_a = _space(provider, "team-a", collection="team")
     team_b = _space(provider, "team-b", collection="team")
-    await provider.remember(first, RememberItem(content="First: the lighthouse is red."))
-    await provider.remember(first, RememberItem(content="First: the harbour is calm."))
-    await provider.remember(second, RememberItem(content="Second: the lighthouse is blue."))
-    await provider.remember(team_a, RememberItem(content="Team A: the lighthouse is green."))
-    await provider.remember(team_b, RememberItem(content="Team B: the lighthouse is white."))
-    found = await provider.search(second, ProviderSearchRequest(query="lighthouse", limit=10))
+    provider.remember(first, RememberItem(content="First: the lighthouse is red."))
+    provider.remember(first, RememberItem(content="First: the harbour is calm."))
+    provider.remember(second, RememberItem(content="Second: the lighthouse is blue."))
+    provider.remember(team_a, RememberItem(content="Team A: the lighthouse is green."))
+    provider.remember(team_b, RememberItem(content="Team B: the lighthouse is white."))
+    found = provider.search(second, ProviderSearchRequest(query="lighthouse", limit=10))
     assert [r.content for r in found.results] == ["Second: the lighthouse is blue."]
     # Two spaces sharing a named collection are still kept apart by their user ids.
-    found = await provider.search(team_b, ProviderSearchRequest(query="lighthouse", limit=10))
+    found = provider.search(team_b, ProviderSearchRequest(query="lighthouse", limit=10))
     assert [r.content for r in found.results] == ["Team B: the lighthouse is white."]
-    assert (await provider.status(first)).total_insights == 2
-    assert (await provider.status(team_a)).total_insights == 1
+    assert (provider.status(first)).total_insights == 2
+    assert (provider.status(team_a)).total_insights == 1
     # Reads of a space whose collection does not exist yet answer empty and create nothing.
     unused = _space(provider, "unused")
-    assert (await provider.status(unused)).total_insights == 0
-    assert await provider.browse(unused, BrowseRequest()) == []
-    assert (await provider.search(unused, ProviderSearchRequest(query="lighthouse"))).results == []
+    assert (provider.status(unused)).total_insights == 0
+    assert provider.browse(unused, BrowseRequest()) == []
+    assert (provider.search(unused, ProviderSearchRequest(query="lighthouse"))).results == []
     with pytest.raises(NotFoundError):
-        await provider.forget(unused, "0b6f1f7e-5f7e-4a7e-9f7e-0b6f1f7e5f7e")
-    discovered = {s.external_id for s in await provider.discover({}, {})}
+        provider.forget(unused, "0b6f1f7e-5f7e-4a7e-9f7e-0b6f1f7e5f7e")
+    discovered = {s.external_id for s in provider.discover({}, {})}
     assert discovered == {
         "user:mnemon-first@mnemon-first",
         "user:mnemon-second@mnemon-second",
         "user:mnemon-team-a@team",
         "user:mnemon-team-b@team",
     }
-    await provider.aclose()
+    provider.close()
     assert _collections(tmp_path / "m0") == {
         "mnemon-first": {"mnemon-first": 2},
         "mnemon-first_entities": {},
@@ -410,136 +403,136 @@ async def test_each_new_space_has_its_own_collection(tmp_path: Path) -> None:
     }
 
 
-async def test_spaces_without_a_collection_keep_the_shared_one(tmp_path: Path) -> None:
+def test_spaces_without_a_collection_keep_the_shared_one(tmp_path: Path) -> None:
     # Configs as place() wrote them before per-space collections: ids, no collection.
     writer = _provider(tmp_path / "m0")
     old = SpaceBinding(id="old", name="Old", config={"user_id": "mnemon-old"})
     bot = SpaceBinding(id="bot", name="Bot", config={"agent_id": "helper-bot"})
-    kept = await writer.remember(old, RememberItem(content="Old: the archive opens at nine."))
-    await writer.remember(old, RememberItem(content="Old: the archive closes at five."))
-    await writer.remember(bot, RememberItem(content="Bot: the archive has a cat."))
-    await writer.aclose()
+    kept = writer.remember(old, RememberItem(content="Old: the archive opens at nine."))
+    writer.remember(old, RememberItem(content="Old: the archive closes at five."))
+    writer.remember(bot, RememberItem(content="Bot: the archive has a cat."))
+    writer.close()
     assert _collections(tmp_path / "m0") == {
         "mnemon": {"helper-bot": 1, "mnemon-old": 2},
         "mnemon_entities": {},
     }
     provider = _provider(tmp_path / "m0")
     fresh = _space(provider, "fresh")
-    await provider.remember(fresh, RememberItem(content="Fresh: the archive is new."))
+    provider.remember(fresh, RememberItem(content="Fresh: the archive is new."))
     # A reconfigured old space keeps its config without a collection: still the shared one.
     old = SpaceBinding(
         id="old", name="Old", config=provider.place("old", provider.check_config(old.config, {}))
     )
     assert old.config == {"user_id": "mnemon-old"}
-    found = await provider.search(old, ProviderSearchRequest(query="archive opens", limit=10))
+    found = provider.search(old, ProviderSearchRequest(query="archive opens", limit=10))
     assert found.results[0].content == "Old: the archive opens at nine."
     assert {r.content for r in found.results} == {
         "Old: the archive opens at nine.",
         "Old: the archive closes at five.",
     }
-    assert (await provider.status(old)).total_insights == 2
-    assert await _contents(provider, bot) == ["Bot: the archive has a cat."]
-    assert await provider.forget(old, kept["id"]) == {
+    assert (provider.status(old)).total_insights == 2
+    assert _contents(provider, bot) == ["Bot: the archive has a cat."]
+    assert provider.forget(old, kept["id"]) == {
         "status": "deleted",
         "id": kept["id"],
         "deleted": 1,
     }
-    assert await _contents(provider, old) == ["Old: the archive closes at five."]
-    assert await _contents(provider, fresh) == ["Fresh: the archive is new."]
-    discovered = {s.external_id: s.config for s in await provider.discover({}, {})}
+    assert _contents(provider, old) == ["Old: the archive closes at five."]
+    assert _contents(provider, fresh) == ["Fresh: the archive is new."]
+    discovered = {s.external_id: s.config for s in provider.discover({}, {})}
     assert discovered == {  # the shared collection's rows keep their external ids
         "user:mnemon-old": {"user_id": "mnemon-old", "collection": "mnemon"},
         "agent:helper-bot": {"agent_id": "helper-bot", "collection": "mnemon"},
         "user:mnemon-fresh@mnemon-fresh": {"user_id": "mnemon-fresh", "collection": "mnemon-fresh"},
     }
-    await provider.aclose()
+    provider.close()
     held = _collections(tmp_path / "m0")
     assert held["mnemon"] == {"helper-bot": 1, "mnemon-old": 1}
     assert held["mnemon-fresh"] == {"mnemon-fresh": 1}
 
 
-async def test_a_bad_collection_in_a_stored_config_is_refused(tmp_path: Path) -> None:
+def test_a_bad_collection_in_a_stored_config_is_refused(tmp_path: Path) -> None:
     provider = _provider(tmp_path / "m0")
     space = SpaceBinding(id="x", name="X", config={"user_id": "u", "collection": "../../etc"})
     with pytest.raises(InvalidInputError, match="collection"):
-        await provider.remember(space, RememberItem(content="Refused probe."))
+        provider.remember(space, RememberItem(content="Refused probe."))
     with pytest.raises(InvalidInputError, match="collection"):
-        await provider.browse(space, BrowseRequest())
-    status = await provider.status(space)
+        provider.browse(space, BrowseRequest())
+    status = provider.status(space)
     assert status.healthy is False
     assert not (tmp_path / "m0").exists()
 
 
-async def test_browse_pages_newest_first(tmp_path: Path) -> None:
+def test_browse_pages_newest_first(tmp_path: Path) -> None:
     provider = _provider(tmp_path / "m0")
     space = _space(provider)
     for n in range(5):
         category = "fact" if n % 2 else "decision"
-        await provider.remember(space, RememberItem(content=f"row {n}", category=category))
-    page = await provider.browse(space, BrowseRequest(limit=2, offset=1))
+        provider.remember(space, RememberItem(content=f"row {n}", category=category))
+    page = provider.browse(space, BrowseRequest(limit=2, offset=1))
     assert [r.content for r in page] == ["row 3", "row 2"]
-    facts = await provider.browse(space, BrowseRequest(category="fact"))
+    facts = provider.browse(space, BrowseRequest(category="fact"))
     assert [r.content for r in facts] == ["row 3", "row 1"]
-    assert await provider.browse(space, BrowseRequest(offset=5)) == []
-    await provider.aclose()
+    assert provider.browse(space, BrowseRequest(offset=5)) == []
+    provider.close()
 
 
 # ------------------------------------------------------------------ folder life cycle
 
 
-async def test_reopen_after_aclose_finds_the_data(tmp_path: Path) -> None:
+def test_reopen_after_close_finds_the_data(tmp_path: Path) -> None:
     first = _provider(tmp_path / "m0")
     space = _space(first)
-    raw = await first.remember(space, RememberItem(content="Persistence probe: the owl sleeps."))
-    await first.aclose()
-    await first.aclose()  # idempotent
+    raw = first.remember(space, RememberItem(content="Persistence probe: the owl sleeps."))
+    first.close()
+    first.close()  # idempotent
     second = _provider(tmp_path / "m0")
-    assert [r.id for r in await second.browse(space, BrowseRequest())] == [raw["id"]]
-    found = await second.search(space, ProviderSearchRequest(query="owl sleeps"))
+    assert [r.id for r in second.browse(space, BrowseRequest())] == [raw["id"]]
+    found = second.search(space, ProviderSearchRequest(query="owl sleeps"))
     assert [r.id for r in found.results] == [raw["id"]]
     assert (tmp_path / "m0" / "qdrant").is_dir()
     assert (tmp_path / "m0" / "history.db").is_file()
-    await second.aclose()
+    second.close()
 
 
-async def test_a_second_provider_on_an_open_folder_gets_a_clear_error(tmp_path: Path) -> None:
+def test_a_second_provider_on_an_open_folder_gets_a_clear_error(tmp_path: Path) -> None:
     first, second = _provider(tmp_path / "m0"), _provider(tmp_path / "m0")
     space = _space(first)
-    await first.remember(space, RememberItem(content="Lock probe: the first provider holds it."))
+    first.remember(space, RememberItem(content="Lock probe: the first provider holds it."))
     with pytest.raises(ProviderError, match="another provider or process") as caught:
-        await second.remember(space, RememberItem(content="Lock probe: refused."))
+        second.remember(space, RememberItem(content="Lock probe: refused."))
     assert caught.value.code == "folder-locked"
-    status = await second.status(space)
+    status = second.status(space)
     assert status.healthy is False
-    assert "aclose()" in str(status.error)
-    await first.aclose()
-    assert is_committed(await second.remember(space, RememberItem(content="Lock probe: now mine.")))
-    assert len(await second.browse(space, BrowseRequest())) == 2
-    await second.aclose()
+    assert "close()" in str(status.error)
+    first.close()
+    assert is_committed(second.remember(space, RememberItem(content="Lock probe: now mine.")))
+    assert len(second.browse(space, BrowseRequest())) == 2
+    second.close()
 
 
-async def _damaged(tmp_path: Path, name: str) -> Mem0Provider:
+def _damaged(tmp_path: Path, name: str) -> Mem0Provider:
     writer = _provider(tmp_path / "m0")
-    await writer.remember(_space(writer), RememberItem(content="Damage probe row."))
-    await writer.aclose()
+    writer.remember(_space(writer), RememberItem(content="Damage probe row."))
+    writer.close()
     (tmp_path / "m0" / name).write_bytes(b"\x00garbage, not what mem0 or Qdrant wrote")
     return _provider(tmp_path / "m0")
 
 
 @pytest.mark.parametrize("name", ["qdrant/meta.json", "history.db"])
-async def test_a_damaged_file_is_a_typed_error(tmp_path: Path, name: str) -> None:
-    provider = await _damaged(tmp_path, name)
+def test_a_damaged_file_is_a_typed_error(tmp_path: Path, name: str) -> None:
+    provider = _damaged(tmp_path, name)
     space = _space(provider)
     with pytest.raises(StorageError) as caught:
-        await provider.browse(space, BrowseRequest())
+        provider.browse(space, BrowseRequest())
     assert caught.value.code == "storage-damaged"
-    status = await provider.status(space)
+    status = provider.status(space)
     assert status.healthy is False
     assert "damaged" in str(status.error)
-    await provider.aclose()
+    provider.close()
 
 
-async def test_unusable_folders_are_refused(tmp_path: Path) -> None:
+def test_unusable_folders_are_refused(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("not a folder")
     real = tmp_path / "real"
     real.mkdir()
@@ -549,28 +542,28 @@ async def test_unusable_folders_are_refused(tmp_path: Path) -> None:
         provider = _provider(tmp_path / name)
         space = _space(provider)
         with pytest.raises(StorageError) as caught:
-            await provider.remember(space, RememberItem(content="Refused probe."))
+            provider.remember(space, RememberItem(content="Refused probe."))
         assert caught.value.code == code, name
-        status = await provider.status(space)
+        status = provider.status(space)
         assert status.healthy is False
         assert status.error
         with pytest.raises(StorageError):
-            await provider.search(space, ProviderSearchRequest(query="refused probe"))
+            provider.search(space, ProviderSearchRequest(query="refused probe"))
     assert list(real.iterdir()) == []  # nothing was written through the link
 
 
-async def test_an_embedder_of_another_dimension_is_refused(tmp_path: Path) -> None:
+def test_an_embedder_of_another_dimension_is_refused(tmp_path: Path) -> None:
     writer = _provider(tmp_path / "m0")
-    await writer.remember(_space(writer), RememberItem(content="Dimension probe row."))
-    await writer.aclose()
+    writer.remember(_space(writer), RememberItem(content="Dimension probe row."))
+    writer.close()
     other = Mem0Provider(tmp_path / "m0", embedder=HashingEmbedder(128))
     with pytest.raises(ProviderError, match="256-dimension") as caught:
-        await other.browse(_space(other), BrowseRequest())
+        other.browse(_space(other), BrowseRequest())
     assert caught.value.code == "dimension-mismatch"
-    await other.aclose()
+    other.close()
 
 
-async def test_spacy_without_its_model_is_refused_instead_of_downloaded(
+def test_spacy_without_its_model_is_refused_instead_of_downloaded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A stand-in spaCy package on sys.path (no model): mem0 would download en_core_web_sm.
@@ -579,18 +572,18 @@ async def test_spacy_without_its_model_is_refused_instead_of_downloaded(
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     provider = _provider(tmp_path / "m0")
     with pytest.raises(ProviderError, match="en_core_web_sm") as caught:
-        await provider.remember(_space(provider), RememberItem(content="Guard probe."))
+        provider.remember(_space(provider), RememberItem(content="Guard probe."))
     assert caught.value.code == "offline-guard"
     assert not (tmp_path / "m0").exists()
 
 
-async def test_a_missing_mem0_install_names_the_extra(
+def test_a_missing_mem0_install_names_the_extra(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, "mem0.memory.main", None)  # import now raises ImportError
     provider = _provider(tmp_path / "m0")
     with pytest.raises(ProviderError, match=r"pip install 'langgraph-mnemon\[mem0\]'") as caught:
-        await provider.remember(_space(provider), RememberItem(content="Install probe."))
+        provider.remember(_space(provider), RememberItem(content="Install probe."))
     assert caught.value.code == "not-installed"
     assert not (tmp_path / "m0").exists()
 
@@ -611,15 +604,15 @@ from langgraph_mnemon.adapters.embeddings import HashingEmbedder
 from langgraph_mnemon.adapters.providers.mem0 import Mem0Provider
 from langgraph_mnemon.memory_layers.spaces import ProviderSearchRequest, RememberItem, SpaceBinding
 
-async def main():
+def main():
     lazy = "mem0" not in sys.modules
     root = Path(sys.argv[1])
     provider = Mem0Provider(root / "m0", embedder=HashingEmbedder(64))
     lazy = lazy and "mem0" not in sys.modules
     space = SpaceBinding(id="t", name="t", config=provider.place("t", {}))
-    raw = await provider.remember(space, RememberItem(content="telemetry probe row"))
-    found = await provider.search(space, ProviderSearchRequest(query="telemetry probe"))
-    await provider.aclose()
+    raw = provider.remember(space, RememberItem(content="telemetry probe row"))
+    found = provider.search(space, ProviderSearchRequest(query="telemetry probe"))
+    provider.close()
     import mem0.memory.main as main_module
     import mem0.memory.telemetry as telemetry
     posthog = telemetry.client_telemetry.posthog
@@ -634,7 +627,7 @@ async def main():
         "network": network,
     }
 
-print(json.dumps(asyncio.run(main())))
+print(json.dumps(main()))
 """
 
 
@@ -655,7 +648,7 @@ def _probe(tmp_path: Path, mode: str, **env: str) -> dict[str, Any]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-async def test_telemetry_off_and_nothing_under_home(tmp_path: Path) -> None:
+def test_telemetry_off_and_nothing_under_home(tmp_path: Path) -> None:
     seen = _probe(tmp_path, "fresh")
     assert seen["lazy"] is True  # importing and constructing the provider imports no mem0
     assert seen["stored"] == "stored"
@@ -669,7 +662,7 @@ async def test_telemetry_off_and_nothing_under_home(tmp_path: Path) -> None:
     assert seen["mem0_dir_env"] is None  # MEM0_DIR was set for mem0's import only
 
 
-async def test_telemetry_switched_off_when_mem0_was_imported_first(tmp_path: Path) -> None:
+def test_telemetry_switched_off_when_mem0_was_imported_first(tmp_path: Path) -> None:
     seen = _probe(tmp_path, "preimported", MEM0_DIR=str(tmp_path / "theirs"))
     assert seen["flags"] == [False, False]
     assert seen["posthog"] == "disabled"  # the client mem0 built at import sends nothing

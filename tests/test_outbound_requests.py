@@ -15,14 +15,12 @@ and nothing a service sent is repeated.
 
 from __future__ import annotations
 
-import asyncio
 import re
 import socket
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx
 import pytest
 import pytest_asyncio
@@ -227,70 +225,67 @@ def test_every_spelling_reaches_the_listener_without_the_guard(listener: Listene
     for name, url in loopback_spellings(listener).items():
         before = listener.accepted
         space = SpaceBinding(id="c", name="C", config={"endpoint": url})
-        assert asyncio.run(provider.status(space)).healthy is True, name
+        assert provider.status(space).healthy is True, name
         assert listener.accepted == before + 1, name
 
 
 # --- the connection path checks again -----------------------------------------------------------
 
 
-@pytest.mark.asyncio
-async def test_the_transport_itself_refuses_loopback_with_no_connection(listener: Listener) -> None:
-    async with httpx.AsyncClient(transport=GuardedTransport(AddressPolicy([]))) as client:
+def test_the_transport_itself_refuses_loopback_with_no_connection(listener: Listener) -> None:
+    with httpx.Client(transport=GuardedTransport(AddressPolicy([]))) as client:
         for name, url in loopback_spellings(listener).items():
             with pytest.raises(ProviderError) as refused:
-                await client.get(url + "/status")
+                client.get(url + "/status")
             assert refused.value.code == "internal-address", name
     assert listener.accepted == 0
     allowed = GuardedTransport(AddressPolicy(["127.0.0.1"]))
-    async with httpx.AsyncClient(transport=allowed) as client:
-        answer = await client.get(listener.url() + "/status")
+    with httpx.Client(transport=allowed) as client:
+        answer = client.get(listener.url() + "/status")
     assert answer.status_code == 200
     assert listener.accepted == 1
 
 
-@pytest.mark.asyncio
-async def test_a_space_stored_before_the_check_is_refused_when_it_connects(
+def test_a_space_stored_before_the_check_is_refused_when_it_connects(
     listener: Listener,
 ) -> None:
     # A binding that no set-up check has seen (e.g. stored before this release).
     provider = HttpProvider(retries=0, allowed_hosts=[])
     space = SpaceBinding(id="old", name="Old", config={"endpoint": listener.url()})
     with pytest.raises(ProviderError) as refused:
-        await provider.search(space, ProviderSearchRequest(query="anything"))
+        provider.search(space, ProviderSearchRequest(query="anything"))
     assert refused.value.code == "internal-address"
-    status = await provider.status(space)
+    status = provider.status(space)
     assert status.healthy is False
     assert "internal address" in str(status.error)
-    await provider.aclose()
+    provider.close()
     assert listener.accepted == 0
 
 
-@pytest.mark.asyncio
-async def test_a_name_that_rebinds_to_loopback_is_refused_when_it_connects(
+def test_a_name_that_rebinds_to_loopback_is_refused_when_it_connects(
     listener: Listener, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """DNS rebinding: public when the space is set up, loopback when it connects."""
     answers = iter(["93.184.215.14", "127.0.0.1", "127.0.0.1"])
-    real = anyio.getaddrinfo
+    real = socket.getaddrinfo
 
-    async def rebinding(host: str, port: Any, **kwargs: Any) -> Any:
+    def rebinding(host: str, port: Any, *args: Any, **kwargs: Any) -> Any:
         if host != "rebind.example":
-            return await real(host, port, **kwargs)
+            return real(host, port, *args, **kwargs)
         address = next(answers)
         return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
 
-    monkeypatch.setattr(anyio, "getaddrinfo", rebinding)
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
     provider = HttpProvider(retries=0, allowed_hosts=[])
     endpoint = f"http://rebind.example:{listener.ports['127.0.0.1']}"
-    await provider.check_destination({"endpoint": endpoint})  # public now: admitted
+    provider.check_destination({"endpoint": endpoint})  # public now: admitted
     space = SpaceBinding(id="r", name="R", config={"endpoint": endpoint})
     with pytest.raises(ProviderError) as refused:
-        await provider.search(space, ProviderSearchRequest(query="x"))
+        provider.search(space, ProviderSearchRequest(query="x"))
     assert refused.value.code == "internal-address"
     with pytest.raises(AuthorityError):  # and set-up refuses it now as well
-        await provider.check_destination({"endpoint": endpoint})
-    await provider.aclose()
+        provider.check_destination({"endpoint": endpoint})
+    provider.close()
     assert listener.accepted == 0
 
 

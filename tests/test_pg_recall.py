@@ -201,9 +201,9 @@ def load_corpus(provider: MnemosProvider, variant: str = "") -> list[SpaceBindin
         receipts = []
         items = _items(index, 120 + 40 * index)
         for start in range(0, len(items), 50):
-            receipts += provider.remember_many_sync(space, items[start : start + 50])
+            receipts += provider.remember_many(space, items[start : start + 50])
         for receipt in receipts[::11]:
-            provider.forget_sync(space, receipt["id"])
+            provider.forget(space, receipt["id"])
         spaces.append(space)
     return spaces
 
@@ -222,7 +222,7 @@ def rankings(provider: MnemosProvider, spaces: list[SpaceBinding], variant: str)
             for mode in ("basic", "keyword", "smart"):
                 for fname, filters in FILTERS.items():
                     request = ProviderSearchRequest(query=query, mode=mode, limit=12, **filters)
-                    found = provider.search_sync(space, request, _query_vector(provider, request))
+                    found = provider._search_rows(space, request, _query_vector(provider, request))
                     key = f"{variant}|{space.name}|{mode}|{fname}|{query}"
                     out[key] = [[r.metadata["n"], r.score, r.matched_via] for r in found.results]
     return out
@@ -302,11 +302,11 @@ def test_provider_search_is_one_round_trip_on_postgres(postgres_url: str) -> Non
         space = load_corpus(provider)[1]
         request = ProviderSearchRequest(query="garden coffee meeting", mode="smart")
         vector = _query_vector(provider, request)
-        provider.search_sync(space, request, vector)  # loads the space's vectors once
+        provider._search_rows(space, request, vector)  # loads the space's vectors once
         for mode in ("smart", "keyword", "basic"):
             request = ProviderSearchRequest(query="garden coffee", mode=mode, category="fact")
             with counted(db) as seen:
-                found = provider.search_sync(space, request, _query_vector(provider, request))
+                found = provider._search_rows(space, request, _query_vector(provider, request))
             assert found.results, mode
             # smart: the search statement and the feedback terms' frequencies (one more).
             assert len(seen) == (2 if mode == "smart" else 1), (mode, seen)
@@ -316,12 +316,12 @@ def test_provider_search_is_one_round_trip_on_postgres(postgres_url: str) -> Non
         # feedback pass included).
         other, other_db = _provider(postgres_url, "hybrid-scan")
         try:
-            other.remember_many_sync(space, [RememberItem(content="Quince garden coffee")])
+            other.remember_many(space, [RememberItem(content="Quince garden coffee")])
         finally:
             other_db.dispose()
         request = ProviderSearchRequest(query="quince", mode="smart")
         with counted(db) as seen:
-            found = provider.search_sync(space, request, _query_vector(provider, request))
+            found = provider._search_rows(space, request, _query_vector(provider, request))
         assert [r.content for r in found.results][:1] == ["Quince garden coffee"]
         assert len(seen) <= 4, seen
     finally:

@@ -32,9 +32,9 @@ class CountingStatus(StoreProvider):
         super().__init__(InMemoryStore(), provider_id=provider_id, label=provider_id)
         self.status_calls = 0
 
-    async def _status(self, space: SpaceBinding) -> ProviderStatus:
+    def _status(self, space: SpaceBinding) -> ProviderStatus:
         self.status_calls += 1
-        return await super()._status(space)
+        return super()._status(space)
 
 
 class RaisingStatus(SecretStoreProvider):
@@ -45,7 +45,7 @@ class RaisingStatus(SecretStoreProvider):
         super().__init__()
         self.where = where
 
-    async def _status(self, space: SpaceBinding) -> ProviderStatus:
+    def _status(self, space: SpaceBinding) -> ProviderStatus:
         key = space.secrets.get("api_key", "")
         raise ConnectionError(
             f"https://svc:{key}@api.example.com/v1?token={key} refused; config at "
@@ -54,7 +54,8 @@ class RaisingStatus(SecretStoreProvider):
 
 
 class HangingStatus(StoreProvider):
-    """A provider whose status call never answers in time."""
+    """A provider whose status call never answers in time (an ``async def`` hook: a provider
+    written before the sync contract hangs the same way)."""
 
     def __init__(self) -> None:
         super().__init__(InMemoryStore(), provider_id="hanging", label="Hanging")

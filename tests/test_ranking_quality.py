@@ -45,14 +45,14 @@ _CHAT = [
 
 def _provider(tmp_path: Path, weights: HybridWeights, embedder: object = None) -> MnemosProvider:
     provider = MnemosProvider(sqlite_database(tmp_path), embedder=embedder, weights=weights)
-    provider.remember_many_sync(SPACE, [RememberItem(content=text) for text in _CHAT])
+    provider.remember_many(SPACE, [RememberItem(content=text) for text in _CHAT])
     return provider
 
 
 def _search(provider: MnemosProvider, query: str, mode: str = "keyword") -> list[tuple[str, float]]:
     request = ProviderSearchRequest(query=query, mode=mode, limit=10)
     vector = provider._embed_query(query) if mode == "smart" and provider.embedder else None
-    found = provider.search_sync(SPACE, request, vector)
+    found = provider._search_rows(SPACE, request, vector)
     return [(r.content, float(r.score or 0.0)) for r in found.results]
 
 
@@ -122,7 +122,7 @@ def _story(tmp_path: Path, prf: float) -> list[tuple[str, float]]:
     weights = HybridWeights(prf=prf, neighbour=0.0)
     database = sqlite_database(tmp_path)
     provider = MnemosProvider(database, embedder=HashingEmbedder(), weights=weights)
-    provider.remember_many_sync(SPACE, [RememberItem(content=text) for text in _STORY])
+    provider.remember_many(SPACE, [RememberItem(content=text) for text in _STORY])
     try:
         return _search(provider, "What do we know about the puppy?", "smart")
     finally:

@@ -9,6 +9,7 @@ told to fail or to pause.
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -64,19 +65,17 @@ class TieredProvider(StoreProvider):
         self.fail_next = 0
         self.delay = 0.0
 
-    async def _search(
-        self, space: SpaceBinding, request: ProviderSearchRequest
-    ) -> ProviderSearchResult:
+    def _search(self, space: SpaceBinding, request: ProviderSearchRequest) -> ProviderSearchResult:
         self.searches += 1
         self.requests.append(request)
         if self.delay:
-            await asyncio.sleep(self.delay)
+            time.sleep(self.delay)
         if self.fail_next:
             self.fail_next -= 1
             raise ConnectionError("upstream refused the connection")
         words = set(tokenize(request.query, 32))
         rows = []
-        for item in await self.store.asearch(self._ns(space), limit=1000):
+        for item in self.store.search(self._ns(space), limit=1000):
             score = item.value.get("metadata", {}).get("score")
             row = self._insight(item, space, via="scripted", score=score)
             if words & set(tokenize(row.content, 512)):

@@ -35,45 +35,45 @@ class RecordingMnemos(MnemosProvider):
     def _saw(self, name: str, space: Any) -> None:
         self.calls.append((name, getattr(space, "id", "?")))
 
-    async def search(self, space: Any, *args: Any, **kwargs: Any) -> Any:
+    def search(self, space: Any, *args: Any, **kwargs: Any) -> Any:
         self._saw("search", space)
-        return await super().search(space, *args, **kwargs)
+        return super().search(space, *args, **kwargs)
 
-    async def browse(self, space: Any, *args: Any, **kwargs: Any) -> Any:
+    def browse(self, space: Any, *args: Any, **kwargs: Any) -> Any:
         self._saw("browse", space)
-        return await super().browse(space, *args, **kwargs)
+        return super().browse(space, *args, **kwargs)
 
-    async def graph(self, space: Any, *args: Any, **kwargs: Any) -> Any:
+    def graph(self, space: Any, *args: Any, **kwargs: Any) -> Any:
         self._saw("graph", space)
-        return await super().graph(space, *args, **kwargs)
+        return super().graph(space, *args, **kwargs)
 
-    async def remember(self, space: Any, *args: Any, **kwargs: Any) -> Any:
+    def remember(self, space: Any, *args: Any, **kwargs: Any) -> Any:
         self._saw("remember", space)
-        return await super().remember(space, *args, **kwargs)
+        return super().remember(space, *args, **kwargs)
 
-    async def remember_many(self, space: Any, *args: Any, **kwargs: Any) -> Any:
+    def remember_many(self, space: Any, *args: Any, **kwargs: Any) -> Any:
         self._saw("remember_many", space)
-        return await super().remember_many(space, *args, **kwargs)
+        return super().remember_many(space, *args, **kwargs)
 
-    async def related(self, space: Any, *args: Any, **kwargs: Any) -> Any:
+    def related(self, space: Any, *args: Any, **kwargs: Any) -> Any:
         self._saw("related", space)
-        return await super().related(space, *args, **kwargs)
+        return super().related(space, *args, **kwargs)
 
-    async def link(self, space: Any, *args: Any, **kwargs: Any) -> Any:
+    def link(self, space: Any, *args: Any, **kwargs: Any) -> Any:
         self._saw("link", space)
-        return await super().link(space, *args, **kwargs)
+        return super().link(space, *args, **kwargs)
 
-    async def forget(self, space: Any, *args: Any, **kwargs: Any) -> Any:
+    def forget(self, space: Any, *args: Any, **kwargs: Any) -> Any:
         self._saw("forget", space)
-        return await super().forget(space, *args, **kwargs)
+        return super().forget(space, *args, **kwargs)
 
-    async def merge(self, target: Any, sources: Any) -> Any:
+    def merge(self, target: Any, sources: Any) -> Any:
         self._saw("merge", target)
-        return await super().merge(target, sources)
+        return super().merge(target, sources)
 
-    async def status(self, space: Any) -> Any:
+    def status(self, space: Any) -> Any:
         self._saw("status", space)
-        return await super().status(space)
+        return super().status(space)
 
 
 @pytest.fixture

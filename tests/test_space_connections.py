@@ -95,8 +95,8 @@ class SlowStatus(BaseProvider):
     def __init__(self, delay: float) -> None:
         self.delay = delay
 
-    async def _status(self, space: SpaceBinding) -> ProviderStatus:
-        await asyncio.sleep(self.delay)
+    def _status(self, space: SpaceBinding) -> ProviderStatus:
+        time.sleep(self.delay)
         return ProviderStatus(healthy=True)
 
 
@@ -108,7 +108,7 @@ class RemoteCounting(BaseProvider):
     def __init__(self) -> None:
         self.calls = 0
 
-    async def _status(self, space: SpaceBinding) -> ProviderStatus:
+    def _status(self, space: SpaceBinding) -> ProviderStatus:
         self.calls += 1
         return ProviderStatus(healthy=True)
 
@@ -121,7 +121,7 @@ class LeakyStatus(BaseProvider):
     def check_config(self, config: Any, secrets: Any) -> dict[str, Any]:
         return {}
 
-    async def _status(self, space: SpaceBinding) -> ProviderStatus:
+    def _status(self, space: SpaceBinding) -> ProviderStatus:
         key = space.secrets.get("api_key", "")
         raise ConnectionError(f"login with {key} refused by /srv/secret/place/service.sock")
 
@@ -129,7 +129,7 @@ class LeakyStatus(BaseProvider):
 class UnconfirmedRemoval(MnemosProvider):
     """The native provider, but its removal does not confirm (the entry must stay)."""
 
-    async def aremove_space(self, space: SpaceBinding) -> dict[str, Any]:
+    def remove_space(self, space: SpaceBinding) -> dict[str, Any]:
         return {"status": "failed", "error": "disk quota"}
 
 
@@ -411,8 +411,8 @@ def test_disconnect_drops_the_entry_and_secrets_and_keeps_the_provider_data(
     assert sorted(r.content for r in rows) == ["Ada prefers tea.", "Deploys need two approvals."]
     fresh_http = HttpProvider(retries=0)
     binding = SpaceBinding(id="team", name="Team", config=stored.config, secrets={"api_key": TOKEN})
-    found = asyncio.run(fresh_http.browse(binding, BrowseRequest(limit=10)))
-    asyncio.run(fresh_http.aclose())
+    found = fresh_http.browse(binding, BrowseRequest(limit=10))
+    fresh_http.close()
     assert [r.content for r in found] == ["On-call changes on Monday."]
 
 
@@ -447,13 +447,11 @@ def test_a_mem0_space_is_added_tested_and_disconnected_with_its_rows_kept(
         id="m0", name="m", config={"user_id": "mnemon-m0", "collection": "mnemon-m0"}
     )
 
-    async def browse() -> list[Any]:
-        try:
-            return await fresh.browse(binding, BrowseRequest(limit=5))
-        finally:
-            await fresh.aclose()
-
-    assert [r.content for r in asyncio.run(browse())] == ["Ada takes her tea without sugar."]
+    try:
+        rows = fresh.browse(binding, BrowseRequest(limit=5))
+    finally:
+        fresh.close()
+    assert [r.content for r in rows] == ["Ada takes her tea without sugar."]
 
 
 def test_native_spaces_are_removed_not_disconnected_and_the_reverse(

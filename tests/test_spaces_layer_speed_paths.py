@@ -118,7 +118,7 @@ def test_pg_search_catalog_read_has_no_transaction_and_no_ping(pg_spaces: Any) -
     events["statements"] = 0
     for _ in range(3):
         request = ProviderSearchRequest(query="staging database port", mode="smart", limit=10)
-        provider.search_sync(binding, request)
+        provider._search_rows(binding, request)
     # the layer adds exactly one statement per search: the catalog SELECT
     assert layer == events["statements"] + 3
 

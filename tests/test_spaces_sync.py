@@ -39,7 +39,7 @@ class CallbackProvider(BaseProvider):
     def __init__(self) -> None:
         self.spaces: MemorySpaces | None = None
 
-    async def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
+    def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
         assert self.spaces is not None
         names = [s.name for s in self.spaces.list_spaces()]  # a sync call back into the service
         return [MemoryRecord(id="1", content=", ".join(names))]

@@ -755,11 +755,11 @@ def test_native_provider_finds_rows_by_metadata(mem: Mnemon, store: MnemonStore)
     record = mem.spaces.get_space(MnemonStore.space_id_for(("find",)))
     provider = mem.spaces.provider("mnemos")
     binding = SpaceBinding(id=record.id, name=record.name)
-    rows = provider.find_by_metadata_sync(binding, "store_key", "needle")  # type: ignore[attr-defined]
+    rows = provider.find_by_metadata(binding, "store_key", "needle")  # type: ignore[attr-defined]
     assert [json.loads(r.content) for r in rows] == [{"text": "here"}]
-    assert provider.find_by_metadata_sync(binding, "store_key", "absent") == []  # type: ignore[attr-defined]
+    assert provider.find_by_metadata(binding, "store_key", "absent") == []  # type: ignore[attr-defined]
     with pytest.raises(InvalidInputError):
-        provider.find_by_metadata_sync(binding, "bad key'", "x")  # type: ignore[attr-defined]
+        provider.find_by_metadata(binding, "bad key'", "x")  # type: ignore[attr-defined]
 
 
 def test_list_namespaces_from_the_server_are_accepted(store: MnemonStore) -> None:

@@ -13,10 +13,9 @@ providers' own storage); any console error fails the test. Screenshots go to
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,17 +136,17 @@ def _expect() -> Any:
     return expect
 
 
-def _off_loop(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run a coroutine on a thread of its own (Playwright's sync API holds this thread's loop)."""
+def _off_loop(call: Callable[[], T]) -> T:
+    """Run ``call`` on a thread of its own (Playwright's sync API holds this thread's loop)."""
     with ThreadPoolExecutor(1) as pool:
-        return pool.submit(lambda: asyncio.run(make())).result()
+        return pool.submit(call).result()
 
 
-async def _browse(provider: Any, binding: SpaceBinding) -> list[Any]:
+def _browse(provider: Any, binding: SpaceBinding) -> list[Any]:
     try:
-        return await provider.browse(binding, BrowseRequest(limit=5))
+        return provider.browse(binding, BrowseRequest(limit=5))  # type: ignore[no-any-return]
     finally:
-        await provider.aclose()
+        provider.close()
 
 
 def _space_id(ui: Page) -> str:

@@ -1,6 +1,8 @@
 """What every conformance check shares: its context, its outcomes and small helpers.
 
-A check is ``async def check(ctx: Context) -> str`` returning a detail line. It fails by
+A check is ``def check(ctx: Context) -> str`` returning a detail line. It calls the provider
+synchronously, through :func:`settle`, so a provider written with ``async def`` methods is
+checked the same way the host calls it. It fails by
 raising :class:`CheckFailed` (``expect`` does it), reports an undeclared capability with
 :class:`NotDeclared` and a check it cannot run with :class:`NotRun`; any other exception is a
 failure that names its type.
@@ -8,12 +10,13 @@ failure that names its type.
 
 from __future__ import annotations
 
-import inspect
+import contextvars
 import math
+import threading
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from langgraph_mnemon.memory_layers.spaces import (
     BrowseRequest,
@@ -25,6 +28,7 @@ from langgraph_mnemon.memory_layers.spaces import (
     SpaceBinding,
     is_committed,
     is_pending,
+    settle,
 )
 
 __all__ = [
@@ -32,6 +36,7 @@ __all__ = [
     "Context",
     "NotDeclared",
     "NotRun",
+    "bounded",
     "expect",
     "finite",
     "made",
@@ -40,6 +45,7 @@ __all__ = [
 ]
 
 Factory = Callable[[], "MemoryProvider | Awaitable[MemoryProvider]"]
+T = TypeVar("T")
 
 
 class CheckFailed(Exception):
@@ -66,12 +72,37 @@ def short(value: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-async def made(factory: Factory) -> MemoryProvider:
+def bounded(call: Callable[[], T], seconds: float, name: str = "cf-check") -> T:
+    """``call()`` in a worker thread, waited for at most ``seconds``; its result or error.
+
+    The thread is a daemon: a provider call that hangs past its bound is left behind (it
+    cannot be interrupted) and never holds the suite or the interpreter's exit back.
+
+    Raises:
+        TimeoutError: ``call`` did not return within ``seconds``.
+    """
+    box: dict[str, Any] = {}
+    context = contextvars.copy_context()  # the caller's I/O recording follows the call
+
+    def run() -> None:
+        try:
+            box["value"] = context.run(call)
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=run, name=name, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise TimeoutError(f"did not return within {seconds:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]
+
+
+def made(factory: Factory) -> MemoryProvider:
     """Call a harness factory (sync or async) and return its provider."""
-    provider = factory()
-    if inspect.isawaitable(provider):
-        provider = await provider
-    return provider  # type: ignore[return-value]
+    return settle(factory())  # type: ignore[no-any-return]
 
 
 @dataclass
@@ -81,7 +112,7 @@ class Context:
     provider: MemoryProvider
     config: Mapping[str, Any]
     secrets: Mapping[str, str]
-    settle_hook: Callable[[], Awaitable[None]] | None
+    settle_hook: Callable[[], Awaitable[None] | None] | None
     make_down: Factory | None
     opened: list[MemoryProvider] = field(default_factory=list)
 
@@ -117,7 +148,7 @@ class Context:
             id=space_id, name=f"Conformance {label}", config=config, secrets=dict(self.secrets)
         )
 
-    async def settle(self) -> None:
+    def settle(self) -> None:
         """Wait for ``write_mode="async"`` writes (a no-op for exact providers)."""
         if self.exact:
             return
@@ -126,16 +157,16 @@ class Context:
                 "the provider declares write_mode='async' but the harness has no settle(); "
                 "give ProviderHarness(settle=...) that waits until accepted writes are visible"
             )
-        await self.settle_hook()
+        settle(self.settle_hook())
 
-    async def write(
+    def write(
         self, space: SpaceBinding, contents: Sequence[str | RememberItem]
     ) -> list[dict[str, Any]]:
         """Remember each content one by one; exact providers must commit every write."""
         receipts = []
         for content in contents:
             item = content if isinstance(content, RememberItem) else RememberItem(content=content)
-            raw = await self.provider.remember(space, item)
+            raw = settle(self.provider.remember(space, item))
             expect(isinstance(raw, Mapping), f"remember returned {short(raw)}, not a dict")
             if self.exact:
                 expect(is_committed(raw), f"an exact write was not committed: {short(raw)}")
@@ -146,33 +177,33 @@ class Context:
                     f"an async write was neither committed nor pending: {short(raw)}",
                 )
             receipts.append(dict(raw))
-        await self.settle()
+        self.settle()
         return receipts
 
-    async def search(
+    def search(
         self, space: SpaceBinding, query: str, mode: str = "smart", **kwargs: Any
     ) -> list[MemoryRecord]:
         request = ProviderSearchRequest(query=query, mode=mode, **kwargs)  # type: ignore[arg-type]
-        result = await self.provider.search(space, request)
+        result = settle(self.provider.search(space, request))
         rows = list(result.results)
         expect(
             all(isinstance(r, MemoryRecord) for r in rows), "search returned non-MemoryRecord rows"
         )
         return rows
 
-    async def browse(self, space: SpaceBinding, **kwargs: Any) -> list[MemoryRecord]:
-        rows = list(await self.provider.browse(space, BrowseRequest(**kwargs)))
+    def browse(self, space: SpaceBinding, **kwargs: Any) -> list[MemoryRecord]:
+        rows = list(settle(self.provider.browse(space, BrowseRequest(**kwargs))))
         expect(
             all(isinstance(r, MemoryRecord) for r in rows), "browse returned non-MemoryRecord rows"
         )
         return rows
 
-    async def visible(self, space: SpaceBinding, content: str) -> list[MemoryRecord]:
+    def visible(self, space: SpaceBinding, content: str) -> list[MemoryRecord]:
         """Rows with exactly ``content`` that browse (when declared) or search shows."""
         if self.declares("browse"):
-            rows = await self.browse(space, limit=500)
+            rows = self.browse(space, limit=500)
         else:
-            rows = await self.search(space, content, limit=50)
+            rows = self.search(space, content, limit=50)
         return [r for r in rows if r.content == content]
 
 

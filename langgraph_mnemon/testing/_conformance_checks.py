@@ -5,10 +5,9 @@ Every corpus is fixed text, so a run is deterministic apart from the random spac
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import itertools
 import re
+import time
 from typing import Any
 
 from langgraph_mnemon.errors import NotFoundError
@@ -19,6 +18,7 @@ from langgraph_mnemon.memory_layers.spaces import (
     RememberItem,
     is_committed,
     is_pending,
+    settle,
 )
 from langgraph_mnemon.testing._conformance_base import (
     CheckFailed,
@@ -54,7 +54,6 @@ _OPERATIONS = (
     "link",
     "forget",
     "discover",
-    "aclose",
 )
 _ID_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
 # Capabilities that only make sense when rows can be addressed by id.
@@ -95,7 +94,7 @@ TARGETS: dict[str, tuple[str, str, str]] = {
 ABSENT_QUERY = "xylophonic quasarium brontosaurial"
 
 
-async def check_descriptor(ctx: Context) -> str:
+def check_descriptor(ctx: Context) -> str:
     """A valid descriptor whose capabilities, modes and methods fit together."""
     descriptor = ctx.descriptor
     expect(isinstance(descriptor, ProviderDescriptor), "descriptor is not a ProviderDescriptor")
@@ -117,7 +116,8 @@ async def check_descriptor(ctx: Context) -> str:
     for name in _OPERATIONS:
         method = getattr(ctx.provider, name, None)
         expect(callable(method), f"the provider has no {name}()")
-        expect(inspect.iscoroutinefunction(method), f"{name}() is not an async method")
+    closer = getattr(ctx.provider, "close", None) or getattr(ctx.provider, "aclose", None)
+    expect(callable(closer), "the provider has no close()")
     for value in ctx.secrets.values():
         expect(value not in repr(ctx.provider), "repr(provider) shows a secret value")
     checked = ctx.provider.check_config(dict(ctx.config), dict(ctx.secrets))
@@ -155,8 +155,8 @@ def _counts(status: ProviderStatus) -> dict[str, int | None]:
     }
 
 
-async def _status(ctx: Context, space: Any) -> ProviderStatus:
-    status = await ctx.provider.status(space)
+def _status(ctx: Context, space: Any) -> ProviderStatus:
+    status = settle(ctx.provider.status(space))
     expect(isinstance(status, ProviderStatus), f"status returned {short(status)}")
     for name, value in _counts(status).items():
         expect(
@@ -166,16 +166,16 @@ async def _status(ctx: Context, space: Any) -> ProviderStatus:
     return status
 
 
-async def check_status(ctx: Context) -> str:
+def check_status(ctx: Context) -> str:
     """Healthy on an empty space; counts are ints >= 0 that grow after writes."""
     space = ctx.space("status")
-    before = await _status(ctx, space)
+    before = _status(ctx, space)
     expect(before.healthy is True, f"an empty space is not healthy: {before.error!r}")
     expect(before.total_insights in (None, 0), f"an empty space counts {before.total_insights}")
     if not ctx.declares("remember"):
         return "healthy (no writes to count)"
-    await ctx.write(space, ["Status probe: the kettle in room 4 is broken."])
-    after = await _status(ctx, space)
+    ctx.write(space, ["Status probe: the kettle in room 4 is broken."])
+    after = _status(ctx, space)
     expect(after.healthy is True, f"status unhealthy after a write: {after.error!r}")
     if after.total_insights is None:
         return "healthy; counts not reported"
@@ -183,24 +183,24 @@ async def check_status(ctx: Context) -> str:
     return f"healthy; total {before.total_insights} -> {after.total_insights}"
 
 
-async def check_remember_receipt(ctx: Context) -> str:
+def check_remember_receipt(ctx: Context) -> str:
     """Exact writes commit and are visible at once with the receipt's id; async ones settle."""
     ctx.require("remember")
     space = ctx.space("receipt")
     content = "Receipt probe: the zephyrquokka badge opens the east lab."
-    raw = await ctx.provider.remember(space, RememberItem(content=content, category="fact"))
+    raw = settle(ctx.provider.remember(space, RememberItem(content=content, category="fact")))
     expect(isinstance(raw, dict), f"remember returned {short(raw)}, not a dict")
     committed = is_committed(raw)
     if ctx.exact:
         expect(committed, f"write_mode='exact' but the receipt is not committed: {short(raw)}")
         rid = receipt_id(raw)
         expect(rid, f"the committed receipt names no id: {short(raw)}")
-        await _visible_with_id(ctx, space, content, rid, "zephyrquokka badge east lab")
+        _visible_with_id(ctx, space, content, rid, "zephyrquokka badge east lab")
         return f"committed, id {rid} visible at once"
     if committed:  # an async provider may only claim what is already visible
         rid = receipt_id(raw)
         try:
-            await _visible_with_id(ctx, space, content, rid, "zephyrquokka badge east lab")
+            _visible_with_id(ctx, space, content, rid, "zephyrquokka badge east lab")
         except CheckFailed as exc:
             raise CheckFailed(
                 f"write_mode='async' and the receipt says committed, but {exc}; report "
@@ -211,8 +211,8 @@ async def check_remember_receipt(ctx: Context) -> str:
         is_pending(raw) or str(raw.get("status", "")).lower() == "skipped",
         f"an async receipt is neither committed nor pending/skipped: {short(raw)}",
     )
-    await ctx.settle()
-    rows = await ctx.search(space, "zephyrquokka badge east lab", limit=10)
+    ctx.settle()
+    rows = ctx.search(space, "zephyrquokka badge east lab", limit=10)
     expect(
         any("zephyrquokka" in r.content.lower() for r in rows),
         "after settle() the accepted write is still not searchable",
@@ -220,13 +220,13 @@ async def check_remember_receipt(ctx: Context) -> str:
     return "pending, visible after settle()"
 
 
-async def _visible_with_id(ctx: Context, space: Any, content: str, rid: Any, query: str) -> None:
+def _visible_with_id(ctx: Context, space: Any, content: str, rid: Any, query: str) -> None:
     if ctx.declares("browse"):
-        shown = [r for r in await ctx.browse(space, limit=50) if r.id == rid]
+        shown = [r for r in ctx.browse(space, limit=50) if r.id == rid]
         expect(shown, f"browse does not show the committed row {rid!r} at once")
         expect(shown[0].content == content, f"browse shows {short(shown[0].content)}")
     if ctx.declares("search"):
-        rows = await ctx.search(space, query, limit=10)
+        rows = ctx.search(space, query, limit=10)
         expect(
             any(r.id == rid and r.content == content for r in rows),
             f"search does not find the committed row {rid!r} at once (got "
@@ -234,7 +234,7 @@ async def _visible_with_id(ctx: Context, space: Any, content: str, rid: Any, que
         )
 
 
-async def check_remember_many(ctx: Context) -> str:
+def check_remember_many(ctx: Context) -> str:
     """One receipt per item, in order, distinct ids, each naming its own row."""
     ctx.require("remember")
     space = ctx.space("many")
@@ -243,17 +243,17 @@ async def check_remember_many(ctx: Context) -> str:
         RememberItem(content="Batch probe two: the violin workshop closes at noon."),
         RememberItem(content="Batch probe three: the glacier survey uses red flags."),
     ]
-    receipts = await ctx.provider.remember_many(space, items)
+    receipts = settle(ctx.provider.remember_many(space, items))
     expect(isinstance(receipts, list), f"remember_many returned {short(receipts)}")
     expect(len(receipts) == len(items), f"{len(receipts)} receipts for {len(items)} items")
     if not ctx.exact:
-        await ctx.settle()
+        ctx.settle()
         return f"{len(receipts)} receipts (async provider)"
     ids = [receipt_id(r) for r in receipts]
     expect(all(is_committed(r) for r in receipts), f"not every write committed: {receipts}")
     expect(all(ids) and len(set(ids)) == len(ids), f"receipt ids are not distinct: {ids}")
     for item, rid in zip(items, ids, strict=True):
-        rows = await ctx.visible(space, item.content)
+        rows = ctx.visible(space, item.content)
         expect(
             any(r.id == rid for r in rows),
             f"receipt id {rid!r} is not the row holding {short(item.content)} (order broken?)",
@@ -261,16 +261,16 @@ async def check_remember_many(ctx: Context) -> str:
     return f"{len(ids)} committed receipts in order"
 
 
-async def seed_search_corpus(ctx: Context, space: Any) -> dict[str, str]:
+def seed_search_corpus(ctx: Context, space: Any) -> dict[str, str]:
     """Write the distractors and one target per mode; the target ids by mode."""
     items = [RememberItem(content=c, category=cat) for c, cat in DISTRACTORS]  # type: ignore[arg-type]
     for content, category, _ in TARGETS.values():
         items.append(RememberItem(content=content, category=category))  # type: ignore[arg-type]
-    receipts = await ctx.write(space, items)
+    receipts = ctx.write(space, items)
     if not ctx.exact:
         found: dict[str, str] = {}
         for mode, (content, _, query) in TARGETS.items():
-            rows = await ctx.search(space, query, mode=mode, limit=10)
+            rows = ctx.search(space, query, mode=mode, limit=10)
             match = [r.id for r in rows if r.content == content]
             found[mode] = match[0] if match else ""
         return found
@@ -278,63 +278,63 @@ async def seed_search_corpus(ctx: Context, space: Any) -> dict[str, str]:
     return dict(zip(TARGETS, ids[len(DISTRACTORS) :], strict=True))
 
 
-async def check_search_modes(ctx: Context) -> str:
+def check_search_modes(ctx: Context) -> str:
     """Each mode finds its target in the top 3; limit and category hold; keyword finds no
     row for words no row holds."""
     ctx.require("search")
     ctx.require_writes()
     space = ctx.space("modes")
-    targets = await seed_search_corpus(ctx, space)
+    targets = seed_search_corpus(ctx, space)
     for mode, (content, _, query) in TARGETS.items():
-        rows = await ctx.search(space, query, mode=mode, limit=10)
+        rows = ctx.search(space, query, mode=mode, limit=10)
         top = [r.content for r in rows[:3]]
         expect(content in top, f"{mode} search for {query!r} misses its row in the top 3: {top}")
         expect(not targets[mode] or targets[mode] in [r.id for r in rows[:3]], f"{mode}: id")
         for limit in (1, 2):
-            few = await ctx.search(space, query, mode=mode, limit=limit)
+            few = ctx.search(space, query, mode=mode, limit=limit)
             expect(len(few) <= limit, f"{mode} search returned {len(few)} rows for limit {limit}")
     content, category, query = TARGETS["keyword"]
     for mode in SEARCH_MODES:
-        rows = await ctx.search(space, query, mode=mode, category=category, limit=10)
+        rows = ctx.search(space, query, mode=mode, category=category, limit=10)
         expect(
             all(r.category == category for r in rows),
             f"{mode} search with category={category!r} returned "
             f"{short(sorted({r.category for r in rows}))}",
         )
         expect(content in [r.content for r in rows], f"{mode} category filter lost the match")
-        other = await ctx.search(space, query, mode=mode, category="preference", limit=10)
+        other = ctx.search(space, query, mode=mode, category="preference", limit=10)
         expect(
             all(r.category == "preference" for r in other),
             f"{mode} search with category='preference' returned other categories",
         )
-    absent = await ctx.search(space, ABSENT_QUERY, mode="keyword", limit=10)
+    absent = ctx.search(space, ABSENT_QUERY, mode="keyword", limit=10)
     expect(not absent, f"keyword search for words in no row returned {short(absent)}")
     return "smart/keyword/basic find their rows; limit and category honoured"
 
 
-async def check_score_semantics(ctx: Context) -> str:
+def check_score_semantics(ctx: Context) -> str:
     """Scores keep the declared semantics; no row ever comes from another space."""
     ctx.require("search")
     ctx.require_writes()
     space = ctx.space("scores")
     other = ctx.space("isolated")
-    await seed_search_corpus(ctx, space)
+    seed_search_corpus(ctx, space)
     normalized = ctx.descriptor.score_semantics == "normalized"
     queries = [q for _, _, q in TARGETS.values()] + ["lentil soup Mondays", "team decided"]
     counted = 0
     for mode in SEARCH_MODES:
         for query in queries:
-            rows = await ctx.search(space, query, mode=mode, limit=10)
+            rows = ctx.search(space, query, mode=mode, limit=10)
             _check_scores(rows, normalized, f"{mode} {query!r}")
             counted += len(rows)
             expect(
                 all(r.space_id in (None, space.id) for r in rows),
                 f"{mode} search labelled rows with another space id",
             )
-            leaked = await ctx.search(other, query, mode=mode, limit=10)
+            leaked = ctx.search(other, query, mode=mode, limit=10)
             expect(not leaked, f"{mode} search of an empty space returned rows of another space")
     if ctx.declares("browse"):
-        expect(not await ctx.browse(other), "browse of an empty space shows another space's rows")
+        expect(not ctx.browse(other), "browse of an empty space shows another space's rows")
     return f"{ctx.descriptor.score_semantics} scores on {counted} rows; spaces isolated"
 
 
@@ -352,7 +352,7 @@ def _check_scores(rows: list[Any], normalized: bool, where: str) -> None:
         expect(first >= second - 1e-9, f"{where}: scores are not best first: {scores}")
 
 
-async def check_browse(ctx: Context) -> str:
+def check_browse(ctx: Context) -> str:
     """Newest first; limit and offset page through; the category filter holds."""
     ctx.require("browse")
     ctx.require_writes()
@@ -361,31 +361,31 @@ async def check_browse(ctx: Context) -> str:
     contents = [f"Browse probe {n}: shelf {n} holds the {w} jars." for n, w in enumerate("abcde")]
     ids: list[str] = []
     for content, category in zip(contents, categories, strict=True):
-        [raw] = await ctx.write(space, [RememberItem(content=content, category=category)])  # type: ignore[arg-type]
+        [raw] = ctx.write(space, [RememberItem(content=content, category=category)])  # type: ignore[arg-type]
         ids.append(receipt_id(raw) or "")
-        await asyncio.sleep(0.02)  # distinct creation times for providers that sort by time
-    newest = [r.content for r in await ctx.browse(space, limit=50)]
+        time.sleep(0.02)  # distinct creation times for providers that sort by time
+    newest = [r.content for r in ctx.browse(space, limit=50)]
     expect(newest == contents[::-1], f"browse is not newest first: {short(newest, 400)}")
-    first = [r.content for r in await ctx.browse(space, limit=2)]
-    second = [r.content for r in await ctx.browse(space, limit=2, offset=2)]
+    first = [r.content for r in ctx.browse(space, limit=2)]
+    second = [r.content for r in ctx.browse(space, limit=2, offset=2)]
     expect(first == contents[::-1][:2], f"browse limit=2 gave {short(first)}")
     expect(second == contents[::-1][2:4], f"browse limit=2 offset=2 gave {short(second)}")
-    past = await ctx.browse(space, limit=10, offset=10)
+    past = ctx.browse(space, limit=10, offset=10)
     expect(not past, f"browse past the end returned {len(past)} rows")
-    decisions = await ctx.browse(space, limit=50, category="decision")
+    decisions = ctx.browse(space, limit=50, category="decision")
     expect(
         sorted(r.content for r in decisions) == sorted(contents[1::2]),
         f"browse category='decision' gave {short([r.content for r in decisions])}",
     )
     if ctx.exact:
         expect(
-            [r.id for r in await ctx.browse(space, limit=50)] == ids[::-1],
+            [r.id for r in ctx.browse(space, limit=50)] == ids[::-1],
             "browse ids differ from receipt ids",
         )
     return "newest first; limit/offset/category honoured"
 
 
-async def check_forget(ctx: Context) -> str:
+def check_forget(ctx: Context) -> str:
     """The row leaves search and browse; counts follow the deletion mode; unknown id ->
     NotFoundError; the receipt is committed."""
     ctx.require("forget")
@@ -393,25 +393,25 @@ async def check_forget(ctx: Context) -> str:
     space = ctx.space("forget")
     keep = "Forget probe keep: the walrus statue stands in the lobby."
     drop = "Forget probe drop: the pelican mural faces the river."
-    receipts = await ctx.write(space, [keep, drop])
-    rows = await ctx.visible(space, drop)
+    receipts = ctx.write(space, [keep, drop])
+    rows = ctx.visible(space, drop)
     expect(rows, "the row to forget is not visible after writing it")
     target = receipt_id(receipts[1]) if ctx.exact else rows[0].id
-    before = await _status(ctx, space)
-    raw = await ctx.provider.forget(space, str(target))
+    before = _status(ctx, space)
+    raw = settle(ctx.provider.forget(space, str(target)))
     expect(is_committed(raw), f"the forget receipt is not committed: {short(raw)}")
-    await ctx.settle()
+    ctx.settle()
     if ctx.declares("browse"):
-        shown = [r.id for r in await ctx.browse(space, limit=50)]
+        shown = [r.id for r in ctx.browse(space, limit=50)]
         expect(target not in shown, "the forgotten row is still browsable")
     if ctx.declares("search"):
         for mode in SEARCH_MODES:
-            found = await ctx.search(space, "pelican mural river", mode=mode, limit=10)
+            found = ctx.search(space, "pelican mural river", mode=mode, limit=10)
             expect(target not in [r.id for r in found], f"{mode} search still finds the row")
-    after = await _status(ctx, space)
+    after = _status(ctx, space)
     _check_counts(ctx.descriptor.deletion_mode, before, after)
     try:
-        await ctx.provider.forget(space, "cf-no-such-memory-0000")
+        settle(ctx.provider.forget(space, "cf-no-such-memory-0000"))
     except NotFoundError:
         pass
     except Exception as exc:

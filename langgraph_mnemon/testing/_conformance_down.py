@@ -7,10 +7,9 @@ and a space on the down provider returns the native row plus a per-space hint.
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +27,13 @@ from langgraph_mnemon.memory_layers.spaces import (
     RelatedRequest,
     RememberItem,
     SpaceBinding,
+    settle,
 )
 from langgraph_mnemon.testing._conformance_base import (
     CheckFailed,
     Context,
     NotRun,
+    bounded,
     expect,
     made,
     short,
@@ -44,9 +45,10 @@ DOWN_TIMEOUT = 30.0
 _NATIVE_ROW = "Down probe native: the compass room key hangs by the door."
 
 
-async def _within(awaitable: Any, what: str) -> Any:
+def _within(call: Callable[[], Any], what: str) -> Any:
+    """``call()`` (its result settled), bounded by :data:`DOWN_TIMEOUT`."""
     try:
-        return await asyncio.wait_for(awaitable, DOWN_TIMEOUT)
+        return bounded(lambda: settle(call()), DOWN_TIMEOUT, name="cf-down")
     except TimeoutError:
         raise CheckFailed(f"{what} took more than {DOWN_TIMEOUT:.0f} s on a down backend") from None
 
@@ -56,15 +58,15 @@ def _no_secret(ctx: Context, text: str, what: str) -> None:
         expect(value not in text, f"{what} shows a secret value")
 
 
-async def check_backend_down(ctx: Context) -> str:
+def check_backend_down(ctx: Context) -> str:
     """Status unhealthy, search typed error or hint; federated recall keeps the native row."""
     if ctx.make_down is None:
         raise NotRun("the harness has no make_down (a provider whose backend is unreachable)")
-    down = await made(ctx.make_down)
+    down = made(ctx.make_down)
     ctx.opened.append(down)
     space = ctx.space("down", provider=down)
     try:
-        status = await _within(down.status(space), "status")
+        status = _within(lambda: down.status(space), "status")
     except Exception as exc:
         raise CheckFailed(f"status raised {type(exc).__name__} instead of healthy=False") from None
     expect(isinstance(status, ProviderStatus), f"status returned {short(status)}")
@@ -72,15 +74,15 @@ async def check_backend_down(ctx: Context) -> str:
     expect(status.error and status.error.strip(), "an unhealthy status carries no error text")
     _no_secret(ctx, str(status.error), "the status error")
     if down.descriptor.capabilities.search:
-        await _search_down(ctx, down, space)
-    hint = await _host_path(ctx, down)
+        _search_down(ctx, down, space)
+    hint = _host_path(ctx, down)
     return f"status error: {short(status.error, 300)} | recall hint: {short(hint, 300)}"
 
 
-async def _search_down(ctx: Context, down: MemoryProvider, space: SpaceBinding) -> None:
+def _search_down(ctx: Context, down: MemoryProvider, space: SpaceBinding) -> None:
     request = ProviderSearchRequest(query="down probe compass room")
     try:
-        result = await _within(down.search(space, request), "search")
+        result = _within(lambda: down.search(space, request), "search")
     except CheckFailed:
         raise
     except (ProviderError, StorageError) as exc:
@@ -98,7 +100,7 @@ async def _search_down(ctx: Context, down: MemoryProvider, space: SpaceBinding) 
     )
 
 
-async def _host_path(ctx: Context, down: MemoryProvider) -> str:
+def _host_path(ctx: Context, down: MemoryProvider) -> str:
     """Federated recall over a native space with a row and a space on ``down``."""
     from langgraph_mnemon.adapters.embeddings import HashingEmbedder
     from langgraph_mnemon.adapters.providers.mnemos import MnemosProvider
@@ -111,9 +113,9 @@ async def _host_path(ctx: Context, down: MemoryProvider) -> str:
     native = MnemosProvider(database, embedder=HashingEmbedder(256))
     spaces = MemorySpaces(database, root=root, providers=[native, guest])
     try:
-        await spaces.acreate_space("Native", provider_id="mnemos", space_id="cf-native")
-        await spaces.aremember(_NATIVE_ROW, space_id="cf-native")
-        created = await spaces.acreate_space(
+        spaces.create_space("Native", provider_id="mnemos", space_id="cf-native")
+        spaces.remember(_NATIVE_ROW, space_id="cf-native")
+        created = spaces.create_space(
             "Down",
             provider_id=guest.descriptor.id,
             config=dict(ctx.config),
@@ -122,7 +124,7 @@ async def _host_path(ctx: Context, down: MemoryProvider) -> str:
             active=True,
         )
         expect(created.status == "committed", f"creating a space on it failed: {created.message}")
-        recall = await _within(spaces.asearch("compass room key", limit=5), "federated recall")
+        recall = _within(lambda: spaces.search("compass room key", limit=5), "federated recall")
     finally:
         spaces.close()
         database.dispose()
@@ -157,41 +159,39 @@ class _Guest:
     def place(self, space_id: str, config: dict[str, Any]) -> dict[str, Any]:
         return self.inner.place(space_id, config)
 
-    async def status(self, space: SpaceBinding) -> ProviderStatus:
-        return await self.inner.status(space)
+    def status(self, space: SpaceBinding) -> ProviderStatus:
+        return settle(self.inner.status(space))
 
-    async def search(
-        self, space: SpaceBinding, request: ProviderSearchRequest
-    ) -> ProviderSearchResult:
-        return await self.inner.search(space, request)
+    def search(self, space: SpaceBinding, request: ProviderSearchRequest) -> ProviderSearchResult:
+        return settle(self.inner.search(space, request))
 
-    async def browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
-        return await self.inner.browse(space, request)
+    def browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
+        return settle(self.inner.browse(space, request))
 
-    async def graph(self, space: SpaceBinding, limit: int = 200) -> GraphProjection:
-        return await self.inner.graph(space, limit)
+    def graph(self, space: SpaceBinding, limit: int = 200) -> GraphProjection:
+        return settle(self.inner.graph(space, limit))
 
-    async def remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
-        return await self.inner.remember(space, item)
+    def remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
+        return settle(self.inner.remember(space, item))
 
-    async def remember_many(
+    def remember_many(
         self, space: SpaceBinding, items: Sequence[RememberItem]
     ) -> list[dict[str, Any]]:
-        return await self.inner.remember_many(space, items)
+        return settle(self.inner.remember_many(space, items))
 
-    async def related(self, space: SpaceBinding, request: RelatedRequest) -> list[MemoryRecord]:
-        return await self.inner.related(space, request)
+    def related(self, space: SpaceBinding, request: RelatedRequest) -> list[MemoryRecord]:
+        return settle(self.inner.related(space, request))
 
-    async def link(self, space: SpaceBinding, request: LinkRequest) -> dict[str, Any]:
-        return await self.inner.link(space, request)
+    def link(self, space: SpaceBinding, request: LinkRequest) -> dict[str, Any]:
+        return settle(self.inner.link(space, request))
 
-    async def forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
-        return await self.inner.forget(space, insight_id)
+    def forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
+        return settle(self.inner.forget(space, insight_id))
 
-    async def discover(
+    def discover(
         self, config: Mapping[str, Any], secrets: Mapping[str, str]
     ) -> list[DiscoveredSpace]:
-        return await self.inner.discover(config, secrets)
+        return settle(self.inner.discover(config, secrets))
 
-    async def aclose(self) -> None:
+    def close(self) -> None:
         """The inner provider is closed by the check that made it."""

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from langgraph_mnemon.errors import InvalidInputError, MnemonError, NotFoundError, ProviderError
@@ -20,6 +20,7 @@ from langgraph_mnemon.memory_layers.spaces import (
     RememberItem,
     SpaceBinding,
     is_committed,
+    settle,
 )
 from langgraph_mnemon.testing._conformance_audit import recording
 from langgraph_mnemon.testing._conformance_base import (
@@ -57,7 +58,7 @@ BAD_TEXTS: tuple[tuple[str, str], ...] = (
 BIG_CONTENT_BYTES = 16 * 1024
 
 
-async def check_related_link(ctx: Context) -> str:
+def check_related_link(ctx: Context) -> str:
     """Link -> committed receipt; related finds the linked row; graph shows rows and typed
     edges."""
     caps = ctx.descriptor.capabilities
@@ -67,47 +68,49 @@ async def check_related_link(ctx: Context) -> str:
     space = ctx.space("graph")
     first = "Graph probe A: the lighthouse keeper logs fog at dusk."
     second = "Graph probe B: fog delays the morning ferry."
-    receipts = await ctx.write(space, [first, second])
+    receipts = ctx.write(space, [first, second])
     ids = [receipt_id(r) for r in receipts]
     if not ctx.exact:
-        ids = [await _shown_id(ctx, space, content) for content in (first, second)]
+        ids = [_shown_id(ctx, space, content) for content in (first, second)]
     expect(all(ids), f"the written rows have no ids: {ids}")
     done = []
     if caps.link:
-        raw = await ctx.provider.link(
-            space, LinkRequest(source_id=ids[0], target_id=ids[1], type="causal", weight=0.8)
+        raw = settle(
+            ctx.provider.link(
+                space, LinkRequest(source_id=ids[0], target_id=ids[1], type="causal", weight=0.8)
+            )
         )
         expect(is_committed(raw), f"the link receipt is not committed: {short(raw)}")
         done.append("link committed")
     if caps.related:
-        rows = await ctx.provider.related(space, RelatedRequest(id=ids[0], depth=2))
+        rows = settle(ctx.provider.related(space, RelatedRequest(id=ids[0], depth=2)))
         expect(isinstance(rows, list), f"related returned {short(rows)}")
         if caps.link:
             expect(ids[1] in [r.id for r in rows], "related from a linked row misses its peer")
-        await _related_unknown(ctx, space)
+        _related_unknown(ctx, space)
         done.append("related finds the peer")
     if caps.graph:
-        await _check_graph(ctx, space, ids, linked=caps.link)
+        _check_graph(ctx, space, ids, linked=caps.link)
         done.append("graph typed")
     return "; ".join(done)
 
 
-async def _shown_id(ctx: Context, space: SpaceBinding, content: str) -> str | None:
+def _shown_id(ctx: Context, space: SpaceBinding, content: str) -> str | None:
     """The id an async provider gave the row holding ``content`` (after settle)."""
-    rows = await ctx.visible(space, content)
+    rows = ctx.visible(space, content)
     return rows[0].id if rows else None
 
 
-async def _related_unknown(ctx: Context, space: SpaceBinding) -> None:
+def _related_unknown(ctx: Context, space: SpaceBinding) -> None:
     try:
-        rows = await ctx.provider.related(space, RelatedRequest(id="cf-no-such-row-0000"))
+        rows = settle(ctx.provider.related(space, RelatedRequest(id="cf-no-such-row-0000")))
     except NotFoundError:
         return
     expect(rows == [], f"related from an unknown id returned {short(rows)}")
 
 
-async def _check_graph(ctx: Context, space: SpaceBinding, ids: list[Any], linked: bool) -> None:
-    projection = await ctx.provider.graph(space, 200)
+def _check_graph(ctx: Context, space: SpaceBinding, ids: list[Any], linked: bool) -> None:
+    projection = settle(ctx.provider.graph(space, 200))
     expect(isinstance(projection, GraphProjection), f"graph returned {short(projection)}")
     nodes = {n.id for n in projection.nodes}
     expect(set(ids) <= nodes, f"graph nodes {short(sorted(nodes))} miss the written rows")
@@ -119,10 +122,10 @@ async def _check_graph(ctx: Context, space: SpaceBinding, ids: list[Any], linked
         expect(frozenset(ids) in pairs, "graph does not show the edge just linked")
 
 
-async def check_discover(ctx: Context) -> str:
+def check_discover(ctx: Context) -> str:
     """Discovery returns DiscoveredSpace rows and does not fail on a fresh backend."""
     ctx.require("discover")
-    found = await ctx.provider.discover(dict(ctx.config), dict(ctx.secrets))
+    found = settle(ctx.provider.discover(dict(ctx.config), dict(ctx.secrets)))
     expect(isinstance(found, list), f"discover returned {short(found)}")
     expect(all(isinstance(s, DiscoveredSpace) for s in found), "discover returned other objects")
     for value in ctx.secrets.values():
@@ -132,7 +135,7 @@ async def check_discover(ctx: Context) -> str:
 
 def _undeclared_calls(
     provider: MemoryProvider, space: SpaceBinding, ctx: Context
-) -> dict[str, Callable[[], Awaitable[Any]]]:
+) -> dict[str, Callable[[], Any]]:
     """One valid call per contract operation, by capability name."""
     item = RememberItem(content="Refusal probe: this must never be stored.")
     return {
@@ -157,10 +160,10 @@ def _refused(ctx: Context) -> list[str]:
     return names
 
 
-async def _expect_refusal(name: str, call: Callable[[], Awaitable[Any]], where: str) -> None:
+def _expect_refusal(name: str, call: Callable[[], Any], where: str) -> None:
     with recording() as events:
         try:
-            await call()
+            settle(call())
         except ProviderError as exc:
             if exc.code != "unsupported":
                 raise CheckFailed(
@@ -177,7 +180,7 @@ async def _expect_refusal(name: str, call: Callable[[], Awaitable[Any]], where: 
     expect(not events, f"undeclared {name} on {where} did I/O before refusing: {events[:5]}")
 
 
-async def check_undeclared_refused(ctx: Context) -> str:
+def check_undeclared_refused(ctx: Context) -> str:
     """Every undeclared operation raises ProviderError(code='unsupported') with no I/O, on a
     working backend and on a down one."""
     names = _refused(ctx)
@@ -186,36 +189,36 @@ async def check_undeclared_refused(ctx: Context) -> str:
     space = ctx.space("refusal")
     calls = _undeclared_calls(ctx.provider, space, ctx)
     for name in names:
-        await _expect_refusal(name, calls[name], "a working backend")
+        _expect_refusal(name, calls[name], "a working backend")
     where = "working backend only"
     if ctx.make_down is not None:
-        down = await made(ctx.make_down)
+        down = made(ctx.make_down)
         ctx.opened.append(down)
         down_space = ctx.space("refusal-down", provider=down)
         down_calls = _undeclared_calls(down, down_space, ctx)
         for name in names:
-            await _expect_refusal(name, down_calls[name], "a down backend")
+            _expect_refusal(name, down_calls[name], "a down backend")
         where = "working and down backends"
     return f"refused without I/O on {where}: {', '.join(names)}"
 
 
-async def check_unicode(ctx: Context) -> str:
+def check_unicode(ctx: Context) -> str:
     """Unicode round-trips exactly; lone surrogates and NUL are refused with a typed error and
     nothing is stored."""
     ctx.require("remember")
     space = ctx.space("unicode")
-    receipts = await ctx.write(space, list(UNICODE_SAMPLES))
+    receipts = ctx.write(space, list(UNICODE_SAMPLES))
     for n, content in enumerate(UNICODE_SAMPLES):
-        rows = await ctx.visible(space, content)
+        rows = ctx.visible(space, content)
         expect(rows, f"sample {n} does not round-trip exactly: {short(content)}")
         if ctx.exact:
             expect(rows[0].id == receipt_id(receipts[n]), f"sample {n} shows another id")
         if ctx.declares("search"):
-            found = await ctx.search(space, content, limit=10)
+            found = ctx.search(space, content, limit=10)
             expect(content in [r.content for r in found], f"search misses sample {n} exactly")
     for what, content in BAD_TEXTS:
         try:
-            raw = await ctx.provider.remember(space, RememberItem(content=content))
+            raw = settle(ctx.provider.remember(space, RememberItem(content=content)))
         except (InvalidInputError, ProviderError):
             pass
         except Exception as exc:
@@ -224,18 +227,18 @@ async def check_unicode(ctx: Context) -> str:
             ) from None
         else:
             raise CheckFailed(f"content with {what} was accepted: {short(raw)}")
-    await ctx.settle()
+    ctx.settle()
     if ctx.declares("browse"):
-        stored = [r.content for r in await ctx.browse(space, limit=500)]
+        stored = [r.content for r in ctx.browse(space, limit=500)]
         expect(len(stored) == len(UNICODE_SAMPLES), "a refused write left a row behind")
         expect(not [s for s in stored if "badprobe" in s], "a refused write was stored")
     if ctx.declares("search"):
-        found = await ctx.search(space, "badprobe half nul byte emoji", mode="keyword", limit=10)
+        found = ctx.search(space, "badprobe half nul byte emoji", mode="keyword", limit=10)
         expect(not [r for r in found if "badprobe" in r.content], "a refused write is searchable")
     return f"{len(UNICODE_SAMPLES)} samples exact; surrogate and NUL refused"
 
 
-async def check_size_limits(ctx: Context) -> str:
+def check_size_limits(ctx: Context) -> str:
     """16 KiB round-trips exactly or is refused with a typed error; browse limit 500 works."""
     ctx.require("remember")
     space = ctx.space("size")
@@ -243,7 +246,7 @@ async def check_size_limits(ctx: Context) -> str:
     content = (unit * (BIG_CONTENT_BYTES // len(unit) + 1))[:BIG_CONTENT_BYTES]
     outcome = "refused with a typed error"
     try:
-        raw = await ctx.provider.remember(space, RememberItem(content=content))
+        raw = settle(ctx.provider.remember(space, RememberItem(content=content)))
     except MnemonError:
         raw = None
     except Exception as exc:
@@ -251,8 +254,8 @@ async def check_size_limits(ctx: Context) -> str:
             f"a 16 KiB write raised {type(exc).__name__}, not a typed error"
         ) from None
     if raw is not None and (is_committed(raw) or not ctx.exact):
-        await ctx.settle()
-        rows = [r for r in await _all_rows(ctx, space) if r.content.startswith("sizeprobe")]
+        ctx.settle()
+        rows = [r for r in _all_rows(ctx, space) if r.content.startswith("sizeprobe")]
         expect(rows, "a 16 KiB write was accepted but no row shows it")
         expect(
             rows[0].content == content,
@@ -262,28 +265,29 @@ async def check_size_limits(ctx: Context) -> str:
     elif raw is not None:
         raise CheckFailed(f"a 16 KiB write returned an uncommitted receipt: {short(raw)}")
     if ctx.declares("browse"):
-        rows = await ctx.browse(space, limit=500)
+        rows = ctx.browse(space, limit=500)
         expect(len(rows) <= 500, f"browse limit=500 returned {len(rows)} rows")
     return f"16 KiB {outcome}; browse limit 500 ok"
 
 
-async def _all_rows(ctx: Context, space: SpaceBinding) -> list[MemoryRecord]:
+def _all_rows(ctx: Context, space: SpaceBinding) -> list[MemoryRecord]:
     if ctx.declares("browse"):
-        return await ctx.browse(space, limit=500)
-    return await ctx.search(space, "sizeprobe content block words", limit=10)
+        return ctx.browse(space, limit=500)
+    return ctx.search(space, "sizeprobe content block words", limit=10)
 
 
-async def check_concurrent_search(ctx: Context) -> str:
+def check_concurrent_search(ctx: Context) -> str:
     """16 concurrent searches give the ids the same searches give one by one."""
     ctx.require("search")
     ctx.require_writes()
     space = ctx.space("concurrent")
-    await seed_search_corpus(ctx, space)
+    seed_search_corpus(ctx, space)
     plan = [(q, mode) for mode, (_, _, q) in TARGETS.items()]
     plan += [("lentil soup Mondays", "smart"), ("team decided billing", "keyword")]
     plan = (plan * 4)[:16]
-    sequential = [[r.id for r in await ctx.search(space, q, mode=m, limit=5)] for q, m in plan]
-    together = await asyncio.gather(*(ctx.search(space, q, mode=m, limit=5) for q, m in plan))
+    sequential = [[r.id for r in ctx.search(space, q, mode=m, limit=5)] for q, m in plan]
+    with ThreadPoolExecutor(max_workers=len(plan), thread_name_prefix="cf-search") as pool:
+        together = list(pool.map(lambda p: ctx.search(space, p[0], mode=p[1], limit=5), plan))
     concurrent = [[r.id for r in rows] for rows in together]
     for n, (one, other) in enumerate(zip(sequential, concurrent, strict=True)):
         expect(one == other, f"search {n} {plan[n]} differs when concurrent: {one} vs {other}")

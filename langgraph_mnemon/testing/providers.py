@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from langgraph_mnemon.errors import InvalidInputError
-from langgraph_mnemon.memory_layers.spaces import MemoryProvider
+from langgraph_mnemon.memory_layers.spaces import MemoryProvider, settle
 from langgraph_mnemon.testing import _conformance_checks as _basic
 from langgraph_mnemon.testing import _conformance_down as _down
 from langgraph_mnemon.testing import _conformance_more as _more
@@ -51,6 +51,7 @@ from langgraph_mnemon.testing._conformance_base import (
     Context,
     NotDeclared,
     NotRun,
+    bounded,
     made,
 )
 
@@ -71,7 +72,7 @@ CHECK_TIMEOUT = 60.0
 Outcome = Literal["passed", "failed", "not_declared", "not_run"]
 ProviderFactory = Callable[[], "MemoryProvider | Awaitable[MemoryProvider]"]
 
-_CHECKS: dict[str, Callable[[Context], Awaitable[str]]] = {
+_CHECKS: dict[str, Callable[[Context], str]] = {
     "descriptor": _basic.check_descriptor,
     "status": _basic.check_status,
     "remember_receipt": _basic.check_remember_receipt,
@@ -106,13 +107,14 @@ class ProviderHarness:
 
     Args:
         make: builds a provider over a working backend (sync or async); called once per
-            check, and the suite ``aclose()``s it. Checks use fresh random space ids, so a
+            check, and the suite ``close()``s it. Checks use fresh random space ids, so a
             shared backend is fine.
         config: the space configuration handed to ``check_config`` (then ``place``).
         secrets: the space secrets handed to ``check_config`` and the bindings.
         make_down: the same kind with its backend unreachable (closed port, stopped server,
             unusable path); without it ``backend_down`` is ``not_run``.
-        settle: waits until ``write_mode="async"`` writes are visible (required then).
+        settle: waits until ``write_mode="async"`` writes are visible (required then); a
+            plain function or an ``async def`` one.
         name: a label for reports (the descriptor id otherwise).
 
     Example:
@@ -123,7 +125,7 @@ class ProviderHarness:
     config: Mapping[str, Any] = field(default_factory=dict)
     secrets: Mapping[str, str] = field(default_factory=dict)
     make_down: ProviderFactory | None = None
-    settle: Callable[[], Awaitable[None]] | None = None
+    settle: Callable[[], Awaitable[None] | None] | None = None
     name: str = ""
 
     def __repr__(self) -> str:  # secrets stay out of reprs and logs
@@ -205,23 +207,22 @@ def _selected(checks: Sequence[str] | None) -> list[str]:
     return [c for c in CHECKS if c in set(checks)]
 
 
-async def _run_one(
-    harness: ProviderHarness, name: str, opened: list[MemoryProvider]
-) -> CheckResult:
-    """One check with a fresh provider (appended to ``opened``, closed here)."""
+def _run_one(harness: ProviderHarness, name: str, opened: list[MemoryProvider]) -> CheckResult:
+    """One check with a fresh provider (appended to ``opened``, closed here), bounded by
+    :data:`CHECK_TIMEOUT` in a worker thread."""
     started = time.perf_counter()
 
-    async def body() -> str:
-        provider = await made(harness.make)
+    def body() -> str:
+        provider = made(harness.make)
         opened.append(provider)
         ctx = Context(provider, harness.config, harness.secrets, harness.settle, harness.make_down)
         try:
-            return await _CHECKS[name](ctx)
+            return _CHECKS[name](ctx)
         finally:
             opened.extend(ctx.opened)
 
     try:
-        detail = await asyncio.wait_for(body(), CHECK_TIMEOUT)
+        detail = bounded(body, CHECK_TIMEOUT, name=f"cf-{name}")
         outcome: Outcome = "passed"
     except NotDeclared as exc:
         outcome, detail = "not_declared", str(exc)
@@ -233,7 +234,7 @@ async def _run_one(
         outcome, detail = "failed", f"timed out after {CHECK_TIMEOUT:.0f} s"
     except Exception as exc:
         outcome, detail = "failed", f"raised {type(exc).__name__}: {_one_line(exc)}"
-    close_error = await _close(opened)
+    close_error = _close(opened)
     if close_error and outcome != "failed":
         outcome, detail = "failed", close_error
     detail = _masked(detail, harness.secrets)
@@ -253,20 +254,30 @@ def _one_line(exc: BaseException) -> str:
     return text[:300] or type(exc).__name__
 
 
-async def _close(providers: list[MemoryProvider]) -> str | None:
+def _close(providers: list[MemoryProvider]) -> str | None:
+    """Close each provider (``close()``, or the ``aclose()`` of an older provider), bounded."""
     problem = None
-    for provider in providers:
+    for provider in list(providers):
+        method = getattr(provider, "close", None) or getattr(provider, "aclose", None)
+        if method is None:
+            continue
         try:
-            await asyncio.wait_for(provider.aclose(), CHECK_TIMEOUT)
+            bounded(lambda m=method: settle(m()), CHECK_TIMEOUT, name="cf-close")
         except Exception as exc:
-            problem = f"aclose() raised {type(exc).__name__}: {_one_line(exc)}"
+            what = getattr(method, "__name__", "close")
+            problem = f"{what}() raised {type(exc).__name__}: {_one_line(exc)}"
     return problem
 
 
-async def acheck_provider(
+def check_provider(
     harness: ProviderHarness, *, checks: Sequence[str] | None = None
 ) -> ConformanceReport:
     """Run the conformance checks (all of them, or ``checks``) against one provider kind.
+
+    Each check runs in a worker thread bounded by :data:`CHECK_TIMEOUT` and calls the
+    provider synchronously (an ``async def`` provider is run through ``settle()``, as the host
+    runs it). Safe to call from a thread that runs an event loop, though it blocks it: there,
+    prefer ``await acheck_provider(...)``.
 
     Args:
         harness: how to build the provider (see :class:`ProviderHarness`).
@@ -280,18 +291,18 @@ async def acheck_provider(
             unknown.
 
     Example:
-        >>> report = await acheck_provider(harness, checks=["search_modes", "forget"])
+        >>> report = check_provider(harness, checks=["search_modes", "forget"])
         >>> [r.outcome for r in report.results]
         ['passed', 'passed']
     """
     if not isinstance(harness, ProviderHarness):
-        raise InvalidInputError("acheck_provider() takes a ProviderHarness(make=...)")
+        raise InvalidInputError("check_provider() takes a ProviderHarness(make=...)")
     names = _selected(checks)
     results: list[CheckResult] = []
     provider_id = harness.name
     for name in names:
         opened: list[MemoryProvider] = []
-        results.append(await _run_one(harness, name, opened))
+        results.append(_run_one(harness, name, opened))
         if not provider_id and opened:
             provider_id = str(getattr(getattr(opened[0], "descriptor", None), "id", ""))
     # Every not_run the suite reports is an opt-out it documents (no make_down, no remember).
@@ -299,41 +310,16 @@ async def acheck_provider(
     return ConformanceReport(provider_id or "(unbuilt provider)", results, allowed)
 
 
-def check_provider(
+async def acheck_provider(
     harness: ProviderHarness, *, checks: Sequence[str] | None = None
 ) -> ConformanceReport:
-    """Sync twin of :func:`acheck_provider` (runs it with ``asyncio.run``).
+    """:func:`check_provider` for async callers (in a worker thread; the loop stays free).
 
     Raises:
-        InvalidInputError: called from inside a running event loop (``await
-            acheck_provider(...)`` there), or as :func:`acheck_provider`.
+        InvalidInputError: as :func:`check_provider`.
 
     Example:
-        >>> check_provider(harness).raise_for_failures()
+        >>> (await acheck_provider(harness, checks=["forget"])).passed
+        True
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return _run(acheck_provider(harness, checks=checks))
-    raise InvalidInputError(
-        "check_provider() was called inside a running event loop; "
-        "use `await acheck_provider(...)` there"
-    )
-
-
-def _run(main: Awaitable[ConformanceReport]) -> ConformanceReport:
-    """``asyncio.run`` without its final wait for worker threads: a provider call that hangs
-    in a thread past its check's timeout must not hold the report back."""
-    loop = asyncio.new_event_loop()
-    try:
-        return loop.run_until_complete(main)
-    finally:
-        try:
-            pending = asyncio.all_tasks(loop)
-            for task in pending:
-                task.cancel()
-            if pending:
-                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-            loop.run_until_complete(loop.shutdown_asyncgens())
-        finally:
-            loop.close()  # shuts the default executor down without waiting
+    return await asyncio.to_thread(check_provider, harness, checks=checks)

@@ -1,30 +1,36 @@
 """One bounded HTTP exchange with a memory service: timeouts, retries, size limit, error mapping.
 
-Every call of the HTTP provider goes through :func:`send`. An attempt is bounded by
-``timeout_s`` as a whole (not per socket read), so a server that drips bytes cannot hold a call
-open. Connection failures of any kind and the gateway answers 502 / 503 / 504 are retried
-``retries`` times with exponential backoff; writes are safe to retry because they carry an
-``Idempotency-Key``. Redirects are never followed. A body is read as a stream and refused once
-it passes ``max_bytes``. Every failure becomes a typed error whose message names the service's
-origin (never a key) and says what to do, and never repeats what the service sent (its error
-text, a redirect target, its status code). A refused connection, a broken or cut answer, a
-timeout and a body that is not JSON read the same (code ``unreachable``): the answer of a test
-must not tell a closed port from a database or a web server behind the address.
+Every call of the HTTP provider goes through :func:`send`, synchronously (``httpx.Client``).
+An attempt is bounded by ``timeout_s`` as a whole, not per socket read, so a server that drips
+bytes cannot hold a call open: through the guarded transport (:mod:`._http_guard`) every read
+and write waits at most the time left; with another transport the body is read in chunks
+against the deadline. Connection failures of any kind and the gateway answers 502 / 503 / 504
+are retried ``retries`` times with exponential backoff; writes are safe to retry because they
+carry an ``Idempotency-Key``. Redirects are never followed. A body is read as a stream and
+refused once it passes ``max_bytes``. Every failure becomes a typed error whose message names
+the service's origin (never a key) and says what to do, and never repeats what the service sent
+(its error text, a redirect target, its status code). A refused connection, a broken or cut
+answer, a timeout and a body that is not JSON read the same (code ``unreachable``): the answer
+of a test must not tell a closed port from a database or a web server behind the address.
 
 This module imports ``httpx``; the provider loads it on its first request, not at import.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
-from langgraph_mnemon.adapters.providers._http_guard import AddressPolicy, GuardedTransport
+from langgraph_mnemon.adapters.providers._http_guard import (
+    AddressPolicy,
+    GuardedTransport,
+    deadline,
+)
 from langgraph_mnemon.adapters.providers._http_wire import service_error
 from langgraph_mnemon.errors import NotFoundError, ProviderError
 
@@ -64,15 +70,15 @@ class Call:
 
 
 def make_client(
-    transport: httpx.AsyncBaseTransport | None,
+    transport: httpx.BaseTransport | None,
     timeout_s: float,
     policy: AddressPolicy | None = None,
-) -> httpx.AsyncClient:
+) -> httpx.Client:
     """The provider's client: no redirects, uncompressed answers, the given transport (else,
     with a ``policy``, the network through :class:`GuardedTransport`)."""
     if transport is None and policy is not None:
         transport = GuardedTransport(policy)
-    return httpx.AsyncClient(
+    return httpx.Client(
         transport=transport,
         follow_redirects=False,
         timeout=httpx.Timeout(timeout_s),
@@ -80,7 +86,7 @@ def make_client(
     )
 
 
-async def send(client: httpx.AsyncClient, call: Call) -> Any:
+def send(client: httpx.Client, call: Call) -> Any:
     """Send ``call`` (retrying as documented) and return the parsed JSON body of a 2xx answer.
 
     Raises:
@@ -96,59 +102,70 @@ async def send(client: httpx.AsyncClient, call: Call) -> Any:
     attempt = 0
     while True:
         try:
-            status, headers, raw = await _attempt(client, call, content)
+            status, headers, raw = _attempt(client, call, content)
         except (TimeoutError, httpx.TimeoutException):
             raise _unreachable(call) from None
         except httpx.TransportError:
             if attempt < call.retries:
-                await asyncio.sleep(BACKOFF_S * 2**attempt)
+                time.sleep(BACKOFF_S * 2**attempt)
                 attempt += 1
                 continue
             raise _unreachable(call) from None
         except httpx.HTTPError:
             raise _unreachable(call) from None
         if status in RETRY_STATUSES and attempt < call.retries:
-            await asyncio.sleep(BACKOFF_S * 2**attempt)
+            time.sleep(BACKOFF_S * 2**attempt)
             attempt += 1
             continue
         return _answer(call, status, headers, raw)
 
 
-async def _attempt(
-    client: httpx.AsyncClient, call: Call, content: bytes | None
+def _attempt(
+    client: httpx.Client, call: Call, content: bytes | None
 ) -> tuple[int, httpx.Headers, bytes]:
     headers = {**call.headers, "Accept-Encoding": "identity"}
     if content is not None:
         headers["Content-Type"] = "application/json"
-    async with asyncio.timeout(call.timeout_s):
-        async with client.stream(
+    ends = time.monotonic() + call.timeout_s
+    with (
+        deadline(call.timeout_s),
+        client.stream(
             call.method,
             call.url,
             params=call.params or None,
             content=content,
             headers=headers,
             timeout=call.timeout_s,
-        ) as response:
-            status = response.status_code
-            if 300 <= status < 400:
-                return status, response.headers, b""
-            limit = call.max_bytes if 200 <= status < 300 else _ERROR_BYTES
-            return status, response.headers, await _read(response, call, limit)
+        ) as response,
+    ):
+        status = response.status_code
+        if 300 <= status < 400:
+            return status, response.headers, b""
+        limit = call.max_bytes if 200 <= status < 300 else _ERROR_BYTES
+        return status, response.headers, _read(response, call, limit, ends)
 
 
-async def _read(response: httpx.Response, call: Call, limit: int) -> bytes:
-    """The body, at most ``limit`` bytes: a 2xx beyond it is refused, an error body cut."""
+def _read(response: httpx.Response, call: Call, limit: int, ends: float) -> bytes:
+    """The body, at most ``limit`` bytes: a 2xx beyond it is refused, an error body cut.
+
+    Raises:
+        TimeoutError: the answer did not end by ``ends`` (the attempt's bound as a whole).
+    """
     ok = 200 <= response.status_code < 300
     declared = response.headers.get("content-length", "")
     if ok and declared.isdigit() and int(declared) > limit:
         raise _too_large(call)
     data = bytearray()
-    async for chunk in response.aiter_bytes():
+    for chunk in response.iter_bytes():
+        if time.monotonic() > ends:
+            raise TimeoutError
         data += chunk
         if len(data) > limit:
             if ok:
                 raise _too_large(call)
             return bytes(data[:limit])
+    if time.monotonic() > ends:
+        raise TimeoutError
     return bytes(data)
 
 

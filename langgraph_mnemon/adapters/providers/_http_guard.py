@@ -15,17 +15,23 @@ refusal happens before any socket is opened. Environment proxies are never used.
 
 Example:
     >>> policy = AddressPolicy(["memory.internal"])
-    >>> client = httpx.AsyncClient(transport=GuardedTransport(policy))
+    >>> client = httpx.Client(transport=GuardedTransport(policy))
+
+Resolution runs ``socket.getaddrinfo`` on a small shared pool of resolver threads, only so that
+a lookup is bounded by the connect timeout (the system resolver takes none).
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import ipaddress
 import socket
-from collections.abc import Iterable, Sequence
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
-import anyio
 import httpcore
 import httpx
 
@@ -33,11 +39,44 @@ from langgraph_mnemon.config import outbound_host
 from langgraph_mnemon.errors import InvalidInputError, ProviderError
 from langgraph_mnemon.memory_layers.spaces import provider_refusal
 
-__all__ = ["ALLOWED_HOSTS", "AddressPolicy", "GuardedTransport", "is_internal"]
+__all__ = ["ALLOWED_HOSTS", "AddressPolicy", "GuardedTransport", "deadline", "is_internal"]
 
 ALLOWED_HOSTS = "http.allowed_hosts"
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+# Bounded: a resolver that hangs holds one of these until the system gives up, never a caller.
+_RESOLVERS = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="mnemon-dns")
+# The end of the calling thread's current attempt (see deadline()): the guarded streams wait
+# at most until then on any read or write, so an attempt is bounded as a whole.
+_ATTEMPT = threading.local()
+
+
+@contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Bound every read and write of the guarded transport in this thread by ``seconds`` from
+    now, as a whole (a server that drips bytes times out at the deadline).
+
+    Example:
+        >>> with deadline(5.0):
+        ...     client.get(url)
+    """
+    previous = getattr(_ATTEMPT, "at", None)
+    _ATTEMPT.at = time.monotonic() + seconds
+    try:
+        yield
+    finally:
+        _ATTEMPT.at = previous
+
+
+def _left(timeout: float | None, error: type[Exception]) -> float | None:
+    """``timeout`` cut to the time left before this thread's deadline (raises once past it)."""
+    at = getattr(_ATTEMPT, "at", None)
+    if at is None:
+        return timeout
+    left = at - time.monotonic()
+    if left <= 0:
+        raise error("the attempt's time ran out")
+    return left if timeout is None else min(timeout, left)
 
 
 def _embedded(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
@@ -141,18 +180,22 @@ class AddressPolicy:
             f"requests there unless {ALLOWED_HOSTS} lists it (env MNEMON_HTTP__ALLOWED_HOSTS)"
         )
 
-    async def resolve(self, host: str, port: int, timeout: float | None = None) -> list[str]:
+    def resolve(self, host: str, port: int, timeout: float | None = None) -> list[str]:
         """Every address ``host`` resolves to, once (no connection).
 
         Raises:
             OSError: the name does not resolve (``socket.gaierror``).
             TimeoutError: not within ``timeout`` seconds.
         """
-        with anyio.fail_after(timeout):
-            infos = await anyio.getaddrinfo(_name(host), port, type=socket.SOCK_STREAM)
+        lookup = _RESOLVERS.submit(socket.getaddrinfo, _name(host), port, type=socket.SOCK_STREAM)
+        try:
+            infos = lookup.result(timeout)
+        except TimeoutError:
+            lookup.cancel()
+            raise TimeoutError(f"resolving the host took over {timeout} s") from None
         return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
-    async def check(self, host: str, port: int) -> None:
+    def check(self, host: str, port: int) -> None:
         """Refuse (403, code ``internal-address``) a host that resolves to an internal
         address that is not allowed; a name that does not resolve now is left to the
         connection (which checks again). Connects to nothing.
@@ -163,7 +206,7 @@ class AddressPolicy:
         if _name(host) in self.names:
             return
         try:
-            addresses = await self.resolve(host, port, timeout=10.0)
+            addresses = self.resolve(host, port, timeout=10.0)
         except (OSError, TimeoutError, UnicodeError):
             return
         if self.refused(host, addresses):
@@ -175,23 +218,49 @@ class AddressPolicy:
             )
 
 
-class _GuardedBackend(httpcore.AsyncNetworkBackend):
+class _DeadlineStream(httpcore.NetworkStream):
+    """A connection whose every wait ends by the calling thread's :func:`deadline`."""
+
+    def __init__(self, inner: httpcore.NetworkStream) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, _left(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _left(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(
+        self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.NetworkStream:
+        wait = _left(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname, wait))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _GuardedBackend(httpcore.NetworkBackend):
     """Resolves once, checks every address, connects to a checked address only."""
 
-    def __init__(self, policy: AddressPolicy, inner: httpcore.AsyncNetworkBackend) -> None:
+    def __init__(self, policy: AddressPolicy, inner: httpcore.NetworkBackend) -> None:
         self._policy = policy
         self._inner = inner
 
-    async def connect_tcp(
+    def connect_tcp(
         self,
         host: str,
         port: int,
         timeout: float | None = None,
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
+    ) -> httpcore.NetworkStream:
+        timeout = _left(timeout, httpcore.ConnectTimeout)
         try:
-            addresses = await self._policy.resolve(host, port, timeout)
+            addresses = self._policy.resolve(host, port, timeout)
         except TimeoutError:
             raise httpcore.ConnectTimeout("resolving the host timed out") from None
         except (OSError, UnicodeError):
@@ -201,27 +270,28 @@ class _GuardedBackend(httpcore.AsyncNetworkBackend):
         failure: Exception | None = None
         for address in addresses:
             try:
-                return await self._inner.connect_tcp(
+                stream = self._inner.connect_tcp(
                     address,
                     port,
-                    timeout=timeout,
+                    timeout=_left(timeout, httpcore.ConnectTimeout),
                     local_address=local_address,
                     socket_options=socket_options,
                 )
+                return _DeadlineStream(stream)
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                 failure = exc
         raise failure or httpcore.ConnectError("no address to connect to")
 
-    async def connect_unix_socket(
+    def connect_unix_socket(
         self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
-    ) -> httpcore.AsyncNetworkStream:
+    ) -> httpcore.NetworkStream:
         raise ProviderError("the HTTP provider opens no local socket", code="internal-address")
 
-    async def sleep(self, seconds: float) -> None:
-        await self._inner.sleep(seconds)
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
 
 
-class GuardedTransport(httpx.AsyncHTTPTransport):
+class GuardedTransport(httpx.HTTPTransport):
     """httpx's transport whose every connection passes :class:`AddressPolicy` first.
 
     No environment proxy is used (a proxy would connect where the check cannot see).
@@ -233,10 +303,10 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
     def __init__(self, policy: AddressPolicy) -> None:
         super().__init__(trust_env=False)
         self.policy = policy
-        self._pool = httpcore.AsyncConnectionPool(
+        self._pool = httpcore.ConnectionPool(
             ssl_context=httpx.create_ssl_context(trust_env=False),
             max_connections=100,
             max_keepalive_connections=20,
             keepalive_expiry=5.0,
-            network_backend=_GuardedBackend(policy, httpcore.AnyIOBackend()),
+            network_backend=_GuardedBackend(policy, httpcore.SyncBackend()),
         )

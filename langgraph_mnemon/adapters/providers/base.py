@@ -7,10 +7,13 @@ support. The public methods reject an operation the descriptor does not declare 
 :class:`ProviderError` (code ``unsupported``) *before* touching the data plane, and validate
 their arguments with :class:`InvalidInputError`.
 
+Every method is synchronous. A subclass may still write its hooks as ``async def``: the public
+methods pass each hook's result through :func:`settle`, which runs an awaitable to completion.
+
 Example:
     >>> class Notes(BaseProvider):
     ...     descriptor = ProviderDescriptor(id="notes", label="Notes")
-    ...     async def _search(self, space, request):
+    ...     def _search(self, space, request):
     ...         return ProviderSearchResult(results=[])
 """
 
@@ -37,6 +40,7 @@ from langgraph_mnemon.memory_layers.spaces import (
     RememberItem,
     SpaceBinding,
     is_committed,
+    settle,
 )
 
 __all__ = [
@@ -119,45 +123,43 @@ class BaseProvider:
 
     # ------------------------------------------------------------------ public contract
 
-    async def status(self, space: SpaceBinding) -> ProviderStatus:
+    def status(self, space: SpaceBinding) -> ProviderStatus:
         """Health and statistics of one space."""
-        return await self._status(self._space(space))
+        return settle(self._status(self._space(space)))
 
-    async def search(
-        self, space: SpaceBinding, request: ProviderSearchRequest
-    ) -> ProviderSearchResult:
+    def search(self, space: SpaceBinding, request: ProviderSearchRequest) -> ProviderSearchResult:
         """Ranked rows for ``request`` (best first, at most ``request.limit``)."""
         self._require("search")
         if not isinstance(request, ProviderSearchRequest):
             raise InvalidInputError("request must be a ProviderSearchRequest")
-        result = await self._search(self._space(space), request)
+        result = settle(self._search(self._space(space), request))
         if len(result.results) > request.limit:
             result = ProviderSearchResult(results=result.results[: request.limit], hint=result.hint)
         return result
 
-    async def browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
+    def browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
         """Stored rows, newest first."""
         self._require("browse")
         if not isinstance(request, BrowseRequest):
             raise InvalidInputError("request must be a BrowseRequest")
-        return await self._browse(self._space(space), request)
+        return settle(self._browse(self._space(space), request))
 
-    async def graph(self, space: SpaceBinding, limit: int = 200) -> GraphProjection:
+    def graph(self, space: SpaceBinding, limit: int = 200) -> GraphProjection:
         """Nodes and typed edges of the space, at most ``limit`` nodes."""
         self._require("graph")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 5000:
             raise InvalidInputError("graph limit must be an integer between 1 and 5000")
-        return await self._graph(self._space(space), limit)
+        return settle(self._graph(self._space(space), limit))
 
-    async def remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
+    def remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
         """Store one row; returns the provider's raw receipt."""
         self._require("remember")
         if not isinstance(item, RememberItem):
             raise InvalidInputError("item must be a RememberItem")
         check_item(item)
-        return await self._remember(self._space(space), item)
+        return settle(self._remember(self._space(space), item))
 
-    async def remember_many(
+    def remember_many(
         self, space: SpaceBinding, items: Sequence[RememberItem]
     ) -> list[dict[str, Any]]:
         """Store several rows; one raw receipt per item, in order."""
@@ -171,45 +173,45 @@ class BaseProvider:
         if not items:
             return []
         if self.descriptor.capabilities.remember_many:
-            receipts = await self._remember_many(space, items)
+            receipts = settle(self._remember_many(space, items))
             if len(receipts) != len(items):
                 raise ProviderError(
                     f"provider {self.descriptor.id!r} returned {len(receipts)} receipts for "
                     f"{len(items)} items"
                 )
             return receipts
-        return [await self._remember(space, item) for item in items]
+        return [settle(self._remember(space, item)) for item in items]
 
-    async def related(self, space: SpaceBinding, request: RelatedRequest) -> list[MemoryRecord]:
+    def related(self, space: SpaceBinding, request: RelatedRequest) -> list[MemoryRecord]:
         """Rows reachable from ``request.id`` within ``request.depth`` edges."""
         self._require("related")
         if not isinstance(request, RelatedRequest):
             raise InvalidInputError("request must be a RelatedRequest")
-        return await self._related(self._space(space), request)
+        return settle(self._related(self._space(space), request))
 
-    async def link(self, space: SpaceBinding, request: LinkRequest) -> dict[str, Any]:
+    def link(self, space: SpaceBinding, request: LinkRequest) -> dict[str, Any]:
         """Add or update a typed edge; returns the raw receipt."""
         self._require("link")
         if not isinstance(request, LinkRequest):
             raise InvalidInputError("request must be a LinkRequest")
-        return await self._link(self._space(space), request)
+        return settle(self._link(self._space(space), request))
 
-    async def forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
+    def forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
         """Delete one row (soft or hard, per ``descriptor.deletion_mode``)."""
         self._require("forget")
         if not isinstance(insight_id, str) or not insight_id.strip():
             raise InvalidInputError("forget needs the exact id of a stored memory")
         insight_id = check_text(insight_id, "the memory id").strip()
-        return await self._forget(self._space(space), insight_id)
+        return settle(self._forget(self._space(space), insight_id))
 
-    async def discover(
+    def discover(
         self, config: Mapping[str, Any], secrets: Mapping[str, str]
     ) -> list[DiscoveredSpace]:
         """Namespaces the provider already holds."""
         self._require("discover")
-        return await self._discover(config, secrets)
+        return settle(self._discover(config, secrets))
 
-    async def aclose(self) -> None:
+    def close(self) -> None:
         """Release clients and connections (idempotent)."""
 
     def secrets_in_use(self) -> tuple[str, ...]:
@@ -218,38 +220,36 @@ class BaseProvider:
 
     # ------------------------------------------------------------------ hooks
 
-    async def _status(self, space: SpaceBinding) -> ProviderStatus:
+    def _status(self, space: SpaceBinding) -> ProviderStatus:
         return ProviderStatus(healthy=True)
 
-    async def _search(
-        self, space: SpaceBinding, request: ProviderSearchRequest
-    ) -> ProviderSearchResult:
+    def _search(self, space: SpaceBinding, request: ProviderSearchRequest) -> ProviderSearchResult:
         raise unsupported(self.descriptor.id, "search")
 
-    async def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
+    def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
         raise unsupported(self.descriptor.id, "browse")
 
-    async def _graph(self, space: SpaceBinding, limit: int) -> GraphProjection:
+    def _graph(self, space: SpaceBinding, limit: int) -> GraphProjection:
         raise unsupported(self.descriptor.id, "graph")
 
-    async def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
+    def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
         raise unsupported(self.descriptor.id, "remember")
 
-    async def _remember_many(
+    def _remember_many(
         self, space: SpaceBinding, items: list[RememberItem]
     ) -> list[dict[str, Any]]:
-        return [await self._remember(space, item) for item in items]
+        return [settle(self._remember(space, item)) for item in items]
 
-    async def _related(self, space: SpaceBinding, request: RelatedRequest) -> list[MemoryRecord]:
+    def _related(self, space: SpaceBinding, request: RelatedRequest) -> list[MemoryRecord]:
         raise unsupported(self.descriptor.id, "related")
 
-    async def _link(self, space: SpaceBinding, request: LinkRequest) -> dict[str, Any]:
+    def _link(self, space: SpaceBinding, request: LinkRequest) -> dict[str, Any]:
         raise unsupported(self.descriptor.id, "link")
 
-    async def _forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
+    def _forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
         raise unsupported(self.descriptor.id, "forget")
 
-    async def _discover(
+    def _discover(
         self, config: Mapping[str, Any], secrets: Mapping[str, str]
     ) -> list[DiscoveredSpace]:
         raise unsupported(self.descriptor.id, "discover")

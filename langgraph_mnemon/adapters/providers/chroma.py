@@ -8,8 +8,8 @@ embeddings switched off for the native provider (``embedding.enabled=false``) Ch
 embeds with the offline WordLlama embedder: a vector store needs vectors. A local folder is
 created by the first write; reads of a missing folder answer empty. Collections use
 cosine distance; a distance ``d`` is reported as the normalised relevance ``max(0, 1 - d)``.
-Forget is a hard delete. Chroma's client is synchronous, so every call runs in a worker thread
-(``asyncio.to_thread``) and never blocks the event loop. ``chromadb`` (about a second to import)
+Forget is a hard delete. Chroma's clients are synchronous, like the provider contract: every
+hook calls the client in the caller's thread. ``chromadb`` (about a second to import)
 loads when the first client opens, with :class:`MnemonEmbeddingFunction`: building the provider,
 and a status read of a local folder not made yet, cost no Chroma import.
 
@@ -19,7 +19,6 @@ contain a query word and ranks them by similarity.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import re
@@ -283,9 +282,14 @@ class ChromaProvider(BaseProvider):
                 return None
             raise ProviderError(f"chroma collection {name!r}: {exc}") from None
 
-    # ------------------------------------------------------------------ sync operations
+    # ------------------------------------------------------------------ contract hooks
 
-    def _remember_sync(self, space: SpaceBinding, items: list[RememberItem]) -> list[dict]:
+    def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
+        return self._remember_many(space, [item])[0]
+
+    def _remember_many(
+        self, space: SpaceBinding, items: list[RememberItem]
+    ) -> list[dict[str, Any]]:
         collection = self._collection(space, create=True)
         now = self._clock()
         # Ids are keyed by content and metadata, like the native provider's, so writing the
@@ -302,7 +306,7 @@ class ChromaProvider(BaseProvider):
                 )
         except Exception as exc:
             raise ProviderError(f"chroma rejected the write: {exc}") from None
-        out: list[dict] = []
+        out: list[dict[str, Any]] = []
         for i in ids:
             duplicate = i in stored or fresh.pop(i, None) is None  # later copies in the batch
             out.append({"status": "stored", "id": i, "created": 0 if duplicate else 1})
@@ -310,9 +314,7 @@ class ChromaProvider(BaseProvider):
                 out[-1]["duplicate"] = True
         return out
 
-    def _search_sync(
-        self, space: SpaceBinding, request: ProviderSearchRequest
-    ) -> ProviderSearchResult:
+    def _search(self, space: SpaceBinding, request: ProviderSearchRequest) -> ProviderSearchResult:
         collection = self._collection(space, create=False)
         if collection is None:
             return ProviderSearchResult(results=[])
@@ -358,7 +360,7 @@ class ChromaProvider(BaseProvider):
             )
         return ProviderSearchResult(results=results)
 
-    def _browse_sync(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
+    def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
         collection = self._collection(space, create=False)
         if collection is None:
             return []
@@ -379,7 +381,7 @@ class ChromaProvider(BaseProvider):
         }
         return [rows[rid] for rid in page if rid in rows]
 
-    def _forget_sync(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
+    def _forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
         collection = self._collection(space, create=False)
         if collection is None or not collection.get(ids=[insight_id], include=[])["ids"]:
             raise NotFoundError(
@@ -389,7 +391,7 @@ class ChromaProvider(BaseProvider):
         collection.delete(ids=[insight_id])
         return {"status": "deleted", "id": insight_id, "deleted": 1}
 
-    def _status_sync(self, space: SpaceBinding) -> ProviderStatus:
+    def _status(self, space: SpaceBinding) -> ProviderStatus:
         try:
             client = self._connect(create=False)
             if client is None:  # no local folder yet: nothing stored, nothing to check
@@ -403,7 +405,9 @@ class ChromaProvider(BaseProvider):
         total = collection.count() if collection is not None else 0
         return ProviderStatus(healthy=True, total_insights=total, deleted_insights=0)
 
-    def _discover_sync(self) -> list[DiscoveredSpace]:
+    def _discover(
+        self, config: Mapping[str, Any], secrets: Mapping[str, str]
+    ) -> list[DiscoveredSpace]:
         client = self._connect(create=False)
         if client is None:
             return []
@@ -420,40 +424,11 @@ class ChromaProvider(BaseProvider):
             )
         return out
 
-    # ------------------------------------------------------------------ async hooks
-
-    async def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
-        return (await asyncio.to_thread(self._remember_sync, space, [item]))[0]
-
-    async def _remember_many(
-        self, space: SpaceBinding, items: list[RememberItem]
-    ) -> list[dict[str, Any]]:
-        return await asyncio.to_thread(self._remember_sync, space, items)
-
-    async def _search(
-        self, space: SpaceBinding, request: ProviderSearchRequest
-    ) -> ProviderSearchResult:
-        return await asyncio.to_thread(self._search_sync, space, request)
-
-    async def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
-        return await asyncio.to_thread(self._browse_sync, space, request)
-
-    async def _forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
-        return await asyncio.to_thread(self._forget_sync, space, insight_id)
-
-    async def _status(self, space: SpaceBinding) -> ProviderStatus:
-        return await asyncio.to_thread(self._status_sync, space)
-
-    async def _discover(
-        self, config: Mapping[str, Any], secrets: Mapping[str, str]
-    ) -> list[DiscoveredSpace]:
-        return await asyncio.to_thread(self._discover_sync)
-
     def secrets_in_use(self) -> tuple[str, ...]:
         """The server token, so no status or health message can show it."""
         return (self._token,) if self._token else ()
 
-    async def aclose(self) -> None:
+    def close(self) -> None:
         """Drop the client (Chroma keeps no open sockets for the persistent client)."""
         with self._lock:
             self._client = None

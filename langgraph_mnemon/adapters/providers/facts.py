@@ -42,13 +42,12 @@ its links). Limits: content up to 16 KiB of UTF-8, at most 100,000 facts per fil
 Example:
     >>> provider = FactFileProvider("./.mnemon")
     >>> space = SpaceBinding(id="notes", name="Notes", config=provider.place("notes", {}))
-    >>> await provider.remember(space, RememberItem(content="Ada prefers tea"))
+    >>> provider.remember(space, RememberItem(content="Ada prefers tea"))
     {'status': 'stored', 'id': '…', 'created': 1, 'revision': 1}
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import math
 import os
@@ -465,37 +464,20 @@ class FactFileProvider(BaseProvider):
         minimum = space.config.get("min_trust", self.min_trust)
         return _trust_value(default, "default_trust"), _trust_value(minimum, "min_trust")
 
-    # ------------------------------------------------------------------ async hooks
+    # ------------------------------------------------------------------ contract hooks
 
-    async def _status(self, space: SpaceBinding) -> ProviderStatus:
-        return await asyncio.to_thread(self._status_sync, space)
+    def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
+        return self._remember_many(space, [item])[0]
 
-    async def _search(
-        self, space: SpaceBinding, request: ProviderSearchRequest
-    ) -> ProviderSearchResult:
-        return await asyncio.to_thread(self._search_sync, space, request)
-
-    async def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
-        return await asyncio.to_thread(self._browse_sync, space, request)
-
-    async def _graph(self, space: SpaceBinding, limit: int) -> GraphProjection:
-        return await asyncio.to_thread(self._graph_sync, space, limit)
-
-    async def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
-        return (await self._remember_many(space, [item]))[0]
-
-    async def _remember_many(
+    def _remember_many(
         self, space: SpaceBinding, items: list[RememberItem]
     ) -> list[dict[str, Any]]:
         if len(items) > MAX_BATCH:
             raise InvalidInputError(f"remember at most {MAX_BATCH} facts per call")
         prepared = [_Prepared(item) for item in items]  # every item checked before any I/O
-        return await asyncio.to_thread(self._remember_sync, space, prepared)
+        return self._store_facts(space, prepared)
 
-    async def _related(self, space: SpaceBinding, request: RelatedRequest) -> list[MemoryRecord]:
-        return await asyncio.to_thread(self._related_sync, space, request)
-
-    async def _link(self, space: SpaceBinding, request: LinkRequest) -> dict[str, Any]:
+    def _link(self, space: SpaceBinding, request: LinkRequest) -> dict[str, Any]:
         if request.source_id == request.target_id:
             raise InvalidInputError("a fact cannot be linked to itself; give two different ids")
         check_text(request.source_id, "the source id")
@@ -505,19 +487,11 @@ class FactFileProvider(BaseProvider):
             reason = check_text(reason, "the link reason").strip() or None
             if reason is not None and len(reason) > _MAX_REASON_CHARS:
                 raise InvalidInputError(f"a link reason holds at most {_MAX_REASON_CHARS} chars")
-        return await asyncio.to_thread(self._link_sync, space, request, reason)
-
-    async def _forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
-        return await asyncio.to_thread(self._forget_sync, space, insight_id)
-
-    async def _discover(
-        self, config: Mapping[str, Any], secrets: Mapping[str, str]
-    ) -> list[DiscoveredSpace]:
-        return await asyncio.to_thread(self._discover_sync)
+        return self._add_link(space, request, reason)
 
     # ------------------------------------------------------------------ writes
 
-    def _remember_sync(self, space: SpaceBinding, items: list[_Prepared]) -> list[dict[str, Any]]:
+    def _store_facts(self, space: SpaceBinding, items: list[_Prepared]) -> list[dict[str, Any]]:
         default_trust, _ = self._trusts(space)
 
         def change(state: FactState) -> tuple[FactState, list[dict[str, Any]]]:
@@ -551,7 +525,7 @@ class FactFileProvider(BaseProvider):
             raise InvalidInputError(f"the clock returned {shown(now)}, not UNIX seconds")
         return float(now)
 
-    def _link_sync(
+    def _add_link(
         self, space: SpaceBinding, request: LinkRequest, reason: str | None
     ) -> dict[str, Any]:
         file = self._file(space)
@@ -578,7 +552,7 @@ class FactFileProvider(BaseProvider):
 
         return file.mutate(change)
 
-    def _forget_sync(self, space: SpaceBinding, fact_id: str) -> dict[str, Any]:
+    def _forget(self, space: SpaceBinding, fact_id: str) -> dict[str, Any]:
         file = self._file(space)
         advice = "search or browse the space for the exact id"
         if fact_id not in file.read().by_id:  # fails before the lock (and before any write)
@@ -618,9 +592,7 @@ class FactFileProvider(BaseProvider):
             **extra,
         )
 
-    def _search_sync(
-        self, space: SpaceBinding, request: ProviderSearchRequest
-    ) -> ProviderSearchResult:
+    def _search(self, space: SpaceBinding, request: ProviderSearchRequest) -> ProviderSearchResult:
         query = check_text(request.query, "the query").strip()
         if len(query) > _MAX_QUERY_CHARS:
             raise InvalidInputError(f"a query holds at most {_MAX_QUERY_CHARS} characters")
@@ -660,7 +632,7 @@ class FactFileProvider(BaseProvider):
         order.sort(key=lambda p: -state.facts[p].created_at)
         return order
 
-    def _browse_sync(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
+    def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
         state = self._file(space).read()
         rows = [state.facts[p] for p in self._newest(state)]
         if request.category:
@@ -668,7 +640,7 @@ class FactFileProvider(BaseProvider):
         chosen = rows[request.offset : request.offset + request.limit]
         return [self._record(space, f) for f in chosen]
 
-    def _graph_sync(self, space: SpaceBinding, limit: int) -> GraphProjection:
+    def _graph(self, space: SpaceBinding, limit: int) -> GraphProjection:
         state = self._file(space).read()
         positions = self._newest(state)[:limit]
         if not positions:
@@ -681,7 +653,7 @@ class FactFileProvider(BaseProvider):
         edges = graph_edges(index, positions, self.embedder, cap=limit * 4)
         return GraphProjection(nodes=nodes, edges=[_graph_edge(e) for e in edges])
 
-    def _related_sync(self, space: SpaceBinding, request: RelatedRequest) -> list[MemoryRecord]:
+    def _related(self, space: SpaceBinding, request: RelatedRequest) -> list[MemoryRecord]:
         state = self._file(space).read()
         start = check_text(request.id, "the fact id").strip()
         if start not in state.by_id:
@@ -703,7 +675,7 @@ class FactFileProvider(BaseProvider):
         found = [(i, d, t) for i, (d, t) in seen.items() if i != start][: request.limit]
         return [self._record(space, state.by_id[i], depth=d, edge_type=t) for i, d, t in found]
 
-    def _status_sync(self, space: SpaceBinding) -> ProviderStatus:
+    def _status(self, space: SpaceBinding) -> ProviderStatus:
         file = self._file(space)
         try:
             state = file.read()
@@ -731,7 +703,9 @@ class FactFileProvider(BaseProvider):
             top_entities=top,
         )
 
-    def _discover_sync(self) -> list[DiscoveredSpace]:
+    def _discover(
+        self, config: Mapping[str, Any], secrets: Mapping[str, str]
+    ) -> list[DiscoveredSpace]:
         folder = self.root / "facts"
         refuse_symlink(folder, "fact file folder")
         try:

@@ -30,11 +30,9 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 import math
 import threading
 import uuid
-import weakref
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
@@ -105,7 +103,7 @@ class HttpProvider(BaseProvider):
         timeout_s: Seconds one attempt of one call may take, end to end (0 < t <= 300).
         retries: Extra attempts after a connect failure or a 502 / 503 / 504 (0-10).
         max_response_bytes: Largest answer body accepted (1 KiB - 256 MiB).
-        transport: An ``httpx.AsyncBaseTransport`` to send through (default: the network).
+        transport: An ``httpx.BaseTransport`` to send through (default: the network).
         allowed_hosts: Internal hosts it may reach (names, addresses, CIDR networks); with
             a list (even an empty one) every other internal address is refused; ``None``: no
             address check (``transport`` given: the transport decides).
@@ -143,15 +141,17 @@ class HttpProvider(BaseProvider):
         timeout_s: float = 10.0,
         retries: int = 2,
         max_response_bytes: int = 2 * 1024 * 1024,
-        transport: httpx.AsyncBaseTransport | None = None,
+        transport: httpx.BaseTransport | None = None,
         allowed_hosts: Iterable[str] | None = None,
     ) -> None:
         _check_bounds(timeout_s, retries, max_response_bytes)
         if transport is not None:
             import httpx
 
-            if not isinstance(transport, httpx.AsyncBaseTransport):
-                raise InvalidInputError("transport must be an httpx.AsyncBaseTransport")
+            if not isinstance(transport, httpx.BaseTransport):
+                raise InvalidInputError(
+                    "transport must be an httpx.BaseTransport (the provider is synchronous)"
+                )
         caps = type(self).descriptor.capabilities.model_copy(
             update={"related": bool(related), "link": bool(link)}
         )
@@ -176,11 +176,7 @@ class HttpProvider(BaseProvider):
         self.allowed_hosts = None if allowed_hosts is None else _hosts(allowed_hosts)
         self._policy: Any = None  # the AddressPolicy, built with the first client
         self._lock = threading.Lock()
-        # One client per event loop: httpx connections belong to the loop that opened them,
-        # and the host calls from its private loop (sync twins) and from the caller's loop.
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._http: Any = None  # the httpx.Client (thread-safe), opened by the first call
         self._keys: dict[str, None] = {}
 
     def __repr__(self) -> str:
@@ -237,7 +233,7 @@ class HttpProvider(BaseProvider):
         """The config pinned with its namespace (the space id unless one was given)."""
         return {**config, "namespace": config.get("namespace") or space_id}
 
-    async def check_destination(self, config: Mapping[str, Any]) -> None:
+    def check_destination(self, config: Mapping[str, Any]) -> None:
         """Refuse an endpoint whose host is, or resolves to, an internal address that
         ``allowed_hosts`` does not name (resolves the name; connects to nothing).
 
@@ -249,7 +245,7 @@ class HttpProvider(BaseProvider):
                 ``http.allowed_hosts``.
 
         Example:
-            >>> await HttpProvider(allowed_hosts=[]).check_destination(
+            >>> HttpProvider(allowed_hosts=[]).check_destination(
             ...     {"endpoint": "http://127.1:8080"})
             Traceback (most recent call last):
             AuthorityError: the endpoint host '127.1' is, or resolves to, an internal address ...
@@ -261,7 +257,7 @@ class HttpProvider(BaseProvider):
         except InvalidInputError:
             return
         port = parts.port or (443 if parts.scheme == "https" else 80)
-        await self._address_policy().check(parts.hostname or "", port)
+        self._address_policy().check(parts.hostname or "", port)
 
     def _address_policy(self) -> Any:
         from langgraph_mnemon.adapters.providers._http_guard import AddressPolicy
@@ -303,16 +299,13 @@ class HttpProvider(BaseProvider):
     def _client(self) -> Any:
         from langgraph_mnemon.adapters.providers._http_client import make_client
 
-        loop = asyncio.get_running_loop()
         policy = None if self.allowed_hosts is None else self._address_policy()
         with self._lock:
-            client = self._clients.get(loop)
-            if client is None or client.is_closed:
-                client = make_client(self._transport, self.timeout_s, policy)
-                self._clients[loop] = client
-        return client
+            if self._http is None or self._http.is_closed:
+                self._http = make_client(self._transport, self.timeout_s, policy)
+            return self._http
 
-    async def _call(
+    def _call(
         self,
         space: SpaceBinding,
         method: str,
@@ -345,24 +338,22 @@ class HttpProvider(BaseProvider):
             secrets=secrets,
             missing=missing,
         )
-        return await send(self._client(), call)
+        return send(self._client(), call)
 
     # ------------------------------------------------------------------ hooks
 
-    async def _status(self, space: SpaceBinding) -> ProviderStatus:
+    def _status(self, space: SpaceBinding) -> ProviderStatus:
         if not space.config.get("endpoint"):
             # The health probe of a provider with no space yet: no service to ask.
             return ProviderStatus(healthy=True)
         secrets = tuple(v for v in space.secrets.values() if isinstance(v, str))
         try:
-            body = await self._call(space, "GET", "/status", "status")
+            body = self._call(space, "GET", "/status", "status")
             return wire.parse_status(body)
         except Exception as exc:  # status reports, never raises
             return ProviderStatus(healthy=False, error=wire.mask(str(exc), secrets) or "error")
 
-    async def _search(
-        self, space: SpaceBinding, request: ProviderSearchRequest
-    ) -> ProviderSearchResult:
+    def _search(self, space: SpaceBinding, request: ProviderSearchRequest) -> ProviderSearchResult:
         query = check_text(request.query, "the search query")
         body = {
             "query": query,
@@ -371,35 +362,35 @@ class HttpProvider(BaseProvider):
             "category": _opt_text(request.category, "category"),
             "source": _opt_text(request.source, "source"),
         }
-        answer = await self._call(space, "POST", "/search", "search", body=body)
+        answer = self._call(space, "POST", "/search", "search", body=body)
         rows, hint = wire.parse_records(answer, space, request.limit)
         return ProviderSearchResult(results=rows, hint=hint)
 
-    async def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
+    def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
         params: dict[str, Any] = {"limit": request.limit, "offset": request.offset}
         if request.category:
             params["category"] = check_text(request.category, "category")
-        answer = await self._call(space, "GET", "/memories", "browse", params=params)
+        answer = self._call(space, "GET", "/memories", "browse", params=params)
         return wire.parse_records(answer, space, request.limit)[0]
 
-    async def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
-        return (await self._remember_many(space, [item]))[0]
+    def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
+        return (self._remember_many(space, [item]))[0]
 
-    async def _remember_many(
+    def _remember_many(
         self, space: SpaceBinding, items: list[RememberItem]
     ) -> list[dict[str, Any]]:
         payload = [_item(item) for item in items]  # every item checked before any request
         receipts: list[dict[str, Any]] = []
         for start in range(0, len(payload), _BATCH):
             batch = payload[start : start + _BATCH]
-            answer = await self._call(
+            answer = self._call(
                 space, "POST", "/memories", "remember", body={"items": batch}, write=True
             )
             receipts.extend(wire.parse_receipts(answer, len(batch)))
         return receipts
 
-    async def _forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
-        answer = await self._call(
+    def _forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
+        answer = self._call(
             space,
             "DELETE",
             f"/memories/{_segment(insight_id)}",
@@ -409,19 +400,19 @@ class HttpProvider(BaseProvider):
         )
         return wire.parse_deleted(answer, insight_id)
 
-    async def _related(self, space: SpaceBinding, request: RelatedRequest) -> list[MemoryRecord]:
+    def _related(self, space: SpaceBinding, request: RelatedRequest) -> list[MemoryRecord]:
         body = {
             "id": check_text(request.id, "the memory id"),
             "depth": request.depth,
             "edge": request.edge,
             "limit": request.limit,
         }
-        answer = await self._call(
+        answer = self._call(
             space, "POST", "/related", "related", body=body, missing=_missing(space, request.id)
         )
         return wire.parse_records(answer, space, request.limit)[0]
 
-    async def _link(self, space: SpaceBinding, request: LinkRequest) -> dict[str, Any]:
+    def _link(self, space: SpaceBinding, request: LinkRequest) -> dict[str, Any]:
         body = {
             "source_id": check_text(request.source_id, "source_id"),
             "target_id": check_text(request.target_id, "target_id"),
@@ -433,26 +424,15 @@ class HttpProvider(BaseProvider):
             f"no memory {shown(request.source_id)} or {shown(request.target_id)} in Memory Space "
             f"{space.id!r}; search or browse the space for the exact ids"
         )
-        answer = await self._call(
-            space, "POST", "/links", "link", body=body, write=True, missing=missing
-        )
+        answer = self._call(space, "POST", "/links", "link", body=body, write=True, missing=missing)
         return wire.parse_linked(answer, request.source_id, request.target_id)
 
-    async def aclose(self) -> None:
-        """Close the HTTP clients (idempotent); the next call opens a new one."""
-        try:
-            current: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            current = None
+    def close(self) -> None:
+        """Close the HTTP client (idempotent); the next call opens a new one."""
         with self._lock:
-            clients = list(self._clients.items())
-            self._clients.clear()
-        for owner, client in clients:
-            if owner is current:
-                await client.aclose()
-            elif owner.is_running() and not owner.is_closed():
-                asyncio.run_coroutine_threadsafe(client.aclose(), owner)
-            # else: that loop is gone, and its connections went with it
+            client, self._http = self._http, None
+        if client is not None:
+            client.close()
 
 
 def _check_bounds(timeout_s: Any, retries: Any, max_response_bytes: Any) -> None:

@@ -45,20 +45,20 @@ Semantics, as mem0 2.2 has them:
 * Browse sorts the newest 10,000 rows of a space (mem0 lists in id order) and pages them.
 
 Local Qdrant allows one client per folder (a lock file): a second provider on the same path
-gets :class:`ProviderError` (code ``folder-locked``) until the first one is ``aclose()``-d.
-Local Qdrant is not thread-safe, so every mem0 call runs in a worker thread under one lock.
+gets :class:`ProviderError` (code ``folder-locked``) until the first one is ``close()``-d.
+Local Qdrant is not thread-safe, so every mem0 call runs under one lock (mem0's synchronous
+``Memory``, in the caller's thread, like every provider call).
 A read of a folder that does not exist yet answers empty and creates nothing. The folder,
 ``qdrant`` and ``history.db`` are never followed through a symbolic link.
 
 Example:
     >>> provider = Mem0Provider("./.mnemon/mem0", embedder=HashingEmbedder(256))
-    >>> await provider.remember(space, RememberItem(content="Deploys freeze on Fridays."))
+    >>> provider.remember(space, RememberItem(content="Deploys freeze on Fridays."))
     {'status': 'stored', 'id': '4f0c...', 'created': 1, ...}
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import logging
@@ -535,7 +535,7 @@ class Mem0Provider(BaseProvider):
                 raise ProviderError(f"mem0 could not {action}: {safe_text(exc)[:240]}") from None
             raise ProviderError(
                 f"the mem0 folder {self.qdrant_path} is open in another provider or process "
-                "(local Qdrant allows one client per folder); aclose() the other provider, "
+                "(local Qdrant allows one client per folder); close() the other provider, "
                 "share one provider, or use another folder",
                 code="folder-locked",
             ) from None
@@ -544,10 +544,11 @@ class Mem0Provider(BaseProvider):
                 f"mem0 could not {action}: {type(exc).__name__}: {safe_text(exc)[:240]}"
             ) from None
 
-    def _run_sync(
+    def _run(
         self, action: str, collection: str | None, fn: Callable[[Any], T], *, create: bool, empty: T
     ) -> T:
-        """``fn`` on the ``Memory`` of ``collection`` (on the client when ``None``)."""
+        """``fn`` on the ``Memory`` of ``collection`` (on the client when ``None``), under the
+        provider's lock: local Qdrant is not thread-safe."""
         with self._lock, self._errors(action):
             if collection is None:
                 target = self._client_for(create=create)
@@ -555,17 +556,9 @@ class Mem0Provider(BaseProvider):
                 target = self._memory_for(collection, create=create)
             return empty if target is None else fn(target)
 
-    async def _run(
-        self, action: str, collection: str | None, fn: Callable[[Any], T], *, create: bool, empty: T
-    ) -> T:
-        # mem0 and local Qdrant are synchronous: a worker thread keeps the event loop free.
-        return await asyncio.to_thread(
-            self._run_sync, action, collection, fn, create=create, empty=empty
-        )
-
     # ------------------------------------------------------------------ hooks
 
-    async def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
+    def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
         metadata = payload_metadata(item)  # validated before any I/O
         scope = scope_filters(space)
         collection = self.collection_of(space)
@@ -575,11 +568,9 @@ class Mem0Provider(BaseProvider):
             rows = result.get("results") if isinstance(result, Mapping) else None
             return add_receipt(list(rows or []), infer=self.infer)
 
-        return await self._run("store the memory", collection, add, create=True, empty={})
+        return self._run("store the memory", collection, add, create=True, empty={})
 
-    async def _search(
-        self, space: SpaceBinding, request: ProviderSearchRequest
-    ) -> ProviderSearchResult:
+    def _search(self, space: SpaceBinding, request: ProviderSearchRequest) -> ProviderSearchResult:
         query = safe_text(request.query).strip()
         if not query:
             raise InvalidInputError("the search query is empty; give words to search for")
@@ -602,10 +593,10 @@ class Mem0Provider(BaseProvider):
             )
             return _ranked(found, space, query, request, keyword=keyword)
 
-        rows = await self._run("search", collection, search, create=False, empty=[])
+        rows = self._run("search", collection, search, create=False, empty=[])
         return ProviderSearchResult(results=rows)
 
-    async def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
+    def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
         filters: dict[str, Any] = dict(scope_filters(space))
         if request.category:
             filters["category"] = request.category
@@ -617,9 +608,9 @@ class Mem0Provider(BaseProvider):
             rows.sort(key=lambda r: (r.created_at or 0.0, r.id), reverse=True)
             return rows[request.offset : request.offset + request.limit]
 
-        return await self._run("browse", collection, browse, create=False, empty=[])
+        return self._run("browse", collection, browse, create=False, empty=[])
 
-    async def _forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
+    def _forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
         memory_id = _memory_id(insight_id, space)
         scope = scope_filters(space)
         collection = self.collection_of(space)
@@ -637,17 +628,17 @@ class Mem0Provider(BaseProvider):
             purge_history(memory, memory_id)
             return {"status": "deleted", "id": memory_id, "deleted": 1}
 
-        receipt = await self._run("forget the memory", collection, forget, create=False, empty=None)
+        receipt = self._run("forget the memory", collection, forget, create=False, empty=None)
         if receipt is None:
             raise missing
         return receipt
 
-    async def _status(self, space: SpaceBinding) -> ProviderStatus:
+    def _status(self, space: SpaceBinding) -> ProviderStatus:
         scope = scope_filters(space)
         try:
             collection = self.collection_of(space)
             # Through the space's Memory: a damaged history database shows up here too.
-            total = await self._run(
+            total = self._run(
                 "count",
                 collection,
                 lambda _: _count(self._client, collection, scope),
@@ -658,23 +649,20 @@ class Mem0Provider(BaseProvider):
             return ProviderStatus(healthy=False, error=safe_text(exc)[:300])
         return ProviderStatus(healthy=True, total_insights=total, deleted_insights=0)
 
-    async def _discover(
+    def _discover(
         self, config: Mapping[str, Any], secrets: Mapping[str, str]
     ) -> list[DiscoveredSpace]:
-        return await self._run("list mem0 users", None, self._scan, create=False, empty=[])
+        return self._run("list mem0 users", None, self._scan, create=False, empty=[])
 
-    async def aclose(self) -> None:
+    def close(self) -> None:
         """Close every collection's mem0 history connection, then the one Qdrant client
         (releases the folder lock).
 
         Idempotent; a later operation opens the folder again.
 
         Example:
-            >>> await provider.aclose()
+            >>> provider.close()
         """
-        await asyncio.to_thread(self._close_sync)
-
-    def _close_sync(self) -> None:
         with self._lock:
             memories, client = list(self._memories.values()), self._client
             self._memories, self._client = {}, None

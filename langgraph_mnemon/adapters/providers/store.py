@@ -6,9 +6,11 @@ federated recall. Items are JSON values ``{"content", "category", "importance", 
 "entities", "source", "metadata", "created_at"}``; items written by other code are read too
 (their text is taken from ``content``, ``text``, ``memory`` or ``data``).
 
-Search uses the store's own ``asearch``. With a semantic index the store ranks by similarity;
-without one (the store returns no scores) and in ``keyword`` mode the provider ranks the
-namespace's items by how many query words they contain and drops items that contain none.
+Every call is one of the store's synchronous methods (``batch``, ``search``, ``get``,
+``delete``, ``list_namespaces``). Search uses the store's own ``search``. With a semantic index
+the store ranks by similarity; without one (the store returns no scores) and in ``keyword``
+mode the provider ranks the namespace's items by how many query words they contain and drops
+items that contain none.
 BaseStore scores have no fixed scale across implementations, so the provider declares
 ``unknown`` score semantics unless constructed with ``normalized_scores=True`` (for a store
 whose scores are cosine similarities in 0..1). Forget deletes the item (hard delete).
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from langgraph.store.base import BaseStore, PutOp
@@ -126,10 +128,10 @@ class StoreProvider(BaseProvider):
 
     # ------------------------------------------------------------------ hooks
 
-    async def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
-        return (await self._remember_many(space, [item]))[0]
+    def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
+        return (self._remember_many(space, [item]))[0]
 
-    async def _remember_many(
+    def _remember_many(
         self, space: SpaceBinding, items: list[RememberItem]
     ) -> list[dict[str, Any]]:
         namespace = self._ns(space)
@@ -152,12 +154,10 @@ class StoreProvider(BaseProvider):
             )
             for key, item in zip(keys, items, strict=True)
         ]
-        await _backend("store the memories", self.store.abatch(ops))
+        _backend("store the memories", lambda: self.store.batch(ops))
         return [{"status": "stored", "id": key, "created": 1} for key in keys]
 
-    async def _search(
-        self, space: SpaceBinding, request: ProviderSearchRequest
-    ) -> ProviderSearchResult:
+    def _search(self, space: SpaceBinding, request: ProviderSearchRequest) -> ProviderSearchResult:
         namespace = self._ns(space)
         filters: dict[str, Any] = {}
         if request.category:
@@ -165,9 +165,9 @@ class StoreProvider(BaseProvider):
         if request.source:
             filters["source"] = request.source
         if request.mode != "keyword":
-            items = await _backend(
+            items = _backend(
                 "search",
-                self.store.asearch(
+                lambda: self.store.search(
                     namespace, query=request.query, filter=filters or None, limit=request.limit
                 ),
             )
@@ -175,8 +175,9 @@ class StoreProvider(BaseProvider):
                 return ProviderSearchResult(
                     results=[self._insight(i, space, via="semantic") for i in items]
                 )
-        items = await _backend(
-            "search", self.store.asearch(namespace, filter=filters or None, limit=_SCAN_LIMIT)
+        items = _backend(
+            "search",
+            lambda: self.store.search(namespace, filter=filters or None, limit=_SCAN_LIMIT),
         )
         words = tokenize(request.query, 32)
         if not words:
@@ -196,49 +197,51 @@ class StoreProvider(BaseProvider):
             ]
         )
 
-    async def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
+    def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
         filters = {"category": request.category} if request.category else None
         # A store lists items in its own order: sort the namespace newest first, then page.
-        items = await self._scan(self._ns(space), filters)
+        items = self._scan(self._ns(space), filters)
         rows = [self._insight(i, space) for i in items]
         rows.sort(key=lambda r: -(r.created_at or 0.0))
         return rows[request.offset : request.offset + request.limit]
 
-    async def _scan(self, namespace: tuple[str, ...], filters: dict[str, Any] | None) -> list:
+    def _scan(self, namespace: tuple[str, ...], filters: dict[str, Any] | None) -> list:
         """The namespace's items, page by page, at most ``_BROWSE_SCAN_LIMIT``."""
         items: list[Any] = []
         while len(items) < _BROWSE_SCAN_LIMIT:
-            page = await _backend(
+            page = _backend(
                 "list the memories",
-                self.store.asearch(namespace, filter=filters, limit=_SCAN_LIMIT, offset=len(items)),
+                lambda: self.store.search(
+                    namespace, filter=filters, limit=_SCAN_LIMIT, offset=len(items)
+                ),
             )
             items.extend(page)
             if len(page) < _SCAN_LIMIT:
                 break
         return items[:_BROWSE_SCAN_LIMIT]
 
-    async def _forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
+    def _forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
         namespace = self._ns(space)
-        if await _backend("read the memory", self.store.aget(namespace, insight_id)) is None:
+        if _backend("read the memory", lambda: self.store.get(namespace, insight_id)) is None:
             raise NotFoundError(
                 f"no memory {insight_id!r} in Memory Space {space.id!r}; search or browse the "
                 "space for the exact id"
             )
-        await _backend("delete the memory", self.store.adelete(namespace, insight_id))
+        _backend("delete the memory", lambda: self.store.delete(namespace, insight_id))
         return {"status": "deleted", "id": insight_id, "deleted": 1}
 
-    async def _status(self, space: SpaceBinding) -> ProviderStatus:
+    def _status(self, space: SpaceBinding) -> ProviderStatus:
         try:
-            items = await _backend("count", self.store.asearch(self._ns(space), limit=_SCAN_LIMIT))
+            items = _backend("count", lambda: self.store.search(self._ns(space), limit=_SCAN_LIMIT))
         except ProviderError as exc:  # a status reports a down backend, it does not raise
             return ProviderStatus(healthy=False, error=str(exc)[:300])
         return ProviderStatus(healthy=True, total_insights=len(items), deleted_insights=0)
 
-    async def _discover(
+    def _discover(
         self, config: Mapping[str, Any], secrets: Mapping[str, str]
     ) -> list[DiscoveredSpace]:
-        found = await _backend(
-            "list namespaces", self.store.alist_namespaces(prefix=self.prefix, limit=1000)
+        found = _backend(
+            "list namespaces", lambda: self.store.list_namespaces(prefix=self.prefix, limit=1000)
         )
         return [
             DiscoveredSpace(
@@ -283,10 +286,10 @@ class StoreProvider(BaseProvider):
         )
 
 
-async def _backend(what: str, call: Awaitable[_T]) -> _T:
-    """Await one store call; a failure of the store's backend becomes a ProviderError."""
+def _backend(what: str, call: Callable[[], _T]) -> _T:
+    """Run one store call; a failure of the store's backend becomes a ProviderError."""
     try:
-        return await call
+        return call()
     except MnemonError:
         raise
     except Exception as exc:

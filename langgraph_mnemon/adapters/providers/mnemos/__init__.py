@@ -23,7 +23,7 @@ row keeps its data with ``deleted_at`` set and leaves the index, statistics and 
 
 Modules (private): ``_sql`` (statements, keyword-index tokens, read queries), ``_ranking``
 (BM25, dense and hybrid scoring, vector caches), ``_search`` (one search, step by step),
-``_write`` (remember, forget, link transactions) and ``_provider`` (the class, sync and async).
+``_write`` (remember, forget, link transactions) and ``_provider`` (the class: synchronous hooks).
 
 Example:
     >>> from langgraph_mnemon.adapters.providers.mnemos import MnemosProvider

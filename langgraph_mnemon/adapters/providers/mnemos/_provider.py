@@ -1,13 +1,12 @@
-"""``MnemosProvider``: the native provider's transactions, with thin sync and async twins.
+"""``MnemosProvider``: the native provider's transactions.
 
-Every operation is written once as a ``*_sync`` method that opens one transaction on the
-:class:`Database` and runs a step function of :mod:`._write`, :mod:`._search` or :mod:`._sql`;
-the async contract hooks run those methods in a worker thread (``asyncio.to_thread``).
+Every operation is one synchronous contract hook (``_search``, ``_remember_many``, ...) that
+opens one transaction on the :class:`Database` and runs a step function of :mod:`._write`,
+:mod:`._search` or :mod:`._sql`; :class:`BaseProvider`'s public methods check the input first.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
@@ -94,9 +93,9 @@ class MnemosProvider(BaseProvider):
     Example:
         >>> provider = MnemosProvider(Database(create_engine("sqlite:///./mnemon.db")))
         >>> space = SpaceBinding(id="notes", name="Notes")
-        >>> provider.remember_many_sync(space, [RememberItem(content="Ada likes tea")])
+        >>> provider.remember_many(space, [RememberItem(content="Ada likes tea")])
         [{'status': 'stored', 'id': '...', 'seq': 1, 'created': 1}]
-        >>> provider.search_sync(space, ProviderSearchRequest(query="tea")).results[0].content
+        >>> provider.search(space, ProviderSearchRequest(query="tea")).results[0].content
         'Ada likes tea'
     """
 
@@ -179,90 +178,17 @@ class MnemosProvider(BaseProvider):
                 "point the database URL at a file in a folder"
             )
 
-    # ------------------------------------------------------------------ async contract hooks
+    # ------------------------------------------------------------------ contract hooks
 
-    async def _status(self, space: SpaceBinding) -> ProviderStatus:
-        return await asyncio.to_thread(self.status_sync, space)
-
-    async def _search(
-        self, space: SpaceBinding, request: ProviderSearchRequest
-    ) -> ProviderSearchResult:
+    def _search(self, space: SpaceBinding, request: ProviderSearchRequest) -> ProviderSearchResult:
         query_vector = None
         embedder = self.embedder_for(space.id)
         if request.mode == "smart" and embedder is not None and self.weights.dense > 0:
-            query_vector = await asyncio.to_thread(self._embed_query, request.query, embedder)
-        return await asyncio.to_thread(self.search_sync, space, request, query_vector)
+            query_vector = self._embed_query(request.query, embedder)
+        return self._search_rows(space, request, query_vector)
 
-    async def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
-        return await asyncio.to_thread(self.browse_sync, space, request)
-
-    async def _graph(self, space: SpaceBinding, limit: int) -> GraphProjection:
-        return await asyncio.to_thread(self.graph_sync, space, limit)
-
-    async def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
-        return (await asyncio.to_thread(self.remember_many_sync, space, [item]))[0]
-
-    async def _remember_many(
-        self, space: SpaceBinding, items: list[RememberItem]
-    ) -> list[dict[str, Any]]:
-        return await asyncio.to_thread(self.remember_many_sync, space, items)
-
-    async def _related(self, space: SpaceBinding, request: RelatedRequest) -> list[MemoryRecord]:
-        return await asyncio.to_thread(self.related_sync, space, request)
-
-    async def _link(self, space: SpaceBinding, request: LinkRequest) -> dict[str, Any]:
-        return await asyncio.to_thread(self.link_sync, space, request)
-
-    async def _forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
-        return await asyncio.to_thread(self.forget_sync, space, insight_id)
-
-    async def _discover(
-        self, config: Mapping[str, Any], secrets: Mapping[str, str]
-    ) -> list[DiscoveredSpace]:
-        return await asyncio.to_thread(self.discover_sync)
-
-    async def merge(self, target: SpaceBinding, sources: Sequence[SpaceBinding]) -> dict[str, Any]:
-        """Copy the live rows of ``sources`` into ``target`` (sources stay untouched).
-
-        Args:
-            target: the space that receives the rows.
-            sources: the spaces read (never changed).
-
-        Returns:
-            ``{"status": "merged", "id", "imported", "skipped_duplicates"}``.
-
-        Example:
-            >>> await provider.merge(notes, [old_notes])
-            {'status': 'merged', 'id': 'notes', 'imported': 12, 'skipped_duplicates': 3}
-        """
-        return await asyncio.to_thread(self.merge_sync, target, sources)
-
-    async def find_by_metadata(
-        self, space: SpaceBinding, key: str, value: str, *, limit: int = 20
-    ) -> list[MemoryRecord]:
-        """Live rows whose ``metadata[key]`` is the string ``value``, newest first.
-
-        A keyed lookup for callers that address rows by a metadata field (the ``BaseStore``
-        facade finds an item by its ``store_key``) without browsing the whole space.
-
-        Args:
-            space: the space searched.
-            key: 1-64 letters, digits or ``_``.
-            value: the exact string compared.
-            limit: at most this many rows (1-500).
-
-        Returns:
-            The matching rows as :class:`MemoryRecord` (no score).
-
-        Raises:
-            InvalidInputError: a bad key, a non-string value or a limit out of range.
-
-        Example:
-            >>> rows = await provider.find_by_metadata(space, "store_key", "editor")
-        """
-        return await asyncio.to_thread(
-            self.find_by_metadata_sync, self._space(space), key, value, limit
-        )
+    def _remember(self, space: SpaceBinding, item: RememberItem) -> dict[str, Any]:
+        return self._remember_many(space, [item])[0]
 
     # ------------------------------------------------------------------ embeddings
 
@@ -385,7 +311,7 @@ class MnemosProvider(BaseProvider):
 
     # ------------------------------------------------------------------ writes
 
-    def remember_many_sync(
+    def _remember_many(
         self, space: SpaceBinding, items: Sequence[RememberItem]
     ) -> list[dict[str, Any]]:
         """Store ``items`` in one transaction; one receipt per item."""
@@ -403,29 +329,30 @@ class MnemosProvider(BaseProvider):
         with self.db.write() as conn:
             return _write.insert(conn, space, items, analyses, hashes, vectors, embedder, now)
 
-    def forget_sync(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
+    def _forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
         """Soft-delete one row: it leaves search, statistics and vectors; its data stays."""
         self._ready()
         with self.db.write() as conn:
             return _write.forget(conn, space, insight_id, self._clock)
 
-    async def aremove_space(self, space: SpaceBinding) -> dict[str, Any]:
-        """Delete every row of one space for good (Memory Space removal, see :mod:`._remove`).
+    def remove_space(self, space: SpaceBinding) -> dict[str, Any]:
+        """Delete every row of one space for good (Memory Space removal, see :mod:`._remove`;
+        no tables yet: nothing to delete).
+
+        Raises:
+            InvalidInputError: ``space`` is not a :class:`SpaceBinding`.
 
         Example:
-            >>> await provider.aremove_space(space)
+            >>> provider.remove_space(space)
             {'status': 'removed', 'id': 'notes', 'removed': 3, 'live': 2}
         """
-        return await asyncio.to_thread(self.remove_space_sync, self._space(space))
-
-    def remove_space_sync(self, space: SpaceBinding) -> dict[str, Any]:
-        """Sync twin of :meth:`aremove_space` (no tables yet: nothing to delete)."""
+        space = self._space(space)
         if not self._readable():
             return {"status": "removed", "id": space.id, "removed": 0, "live": 0}
         with self.db.write() as conn:
             return _remove.remove_space_rows(conn, space.id)
 
-    def link_sync(self, space: SpaceBinding, request: LinkRequest) -> dict[str, Any]:
+    def _link(self, space: SpaceBinding, request: LinkRequest) -> dict[str, Any]:
         """Add (or re-weight) a typed edge between two live rows of the space."""
         self._ready()
         if request.source_id == request.target_id:
@@ -433,14 +360,27 @@ class MnemosProvider(BaseProvider):
         with self.db.write() as conn:
             return _write.link(conn, space, request, self._clock)
 
-    def merge_sync(self, target: SpaceBinding, sources: Sequence[SpaceBinding]) -> dict[str, Any]:
-        """Import the live rows of ``sources`` into ``target`` (non-destructive, deduplicated)."""
+    def merge(self, target: SpaceBinding, sources: Sequence[SpaceBinding]) -> dict[str, Any]:
+        """Copy the live rows of ``sources`` into ``target`` (sources stay untouched;
+        duplicates are skipped).
+
+        Args:
+            target: the space that receives the rows.
+            sources: the spaces read (never changed).
+
+        Returns:
+            ``{"status": "merged", "id", "imported", "skipped_duplicates"}``.
+
+        Example:
+            >>> provider.merge(notes, [old_notes])
+            {'status': 'merged', 'id': 'notes', 'imported': 12, 'skipped_duplicates': 3}
+        """
         items: list[RememberItem] = []
         readable = self._readable()
         with self.db.read() if readable else nullcontext() as conn:
             for source in sources if readable else ():
                 items.extend(_sql.live_items(conn, source.id))
-        receipts = self.remember_many_sync(target, items) if items else []
+        receipts = self._remember_many(target, items) if items else []
         imported = sum(int(r.get("created", 0)) for r in receipts)
         return {
             "status": "merged",
@@ -451,7 +391,7 @@ class MnemosProvider(BaseProvider):
 
     # ------------------------------------------------------------------ reads
 
-    def search_sync(
+    def _search_rows(
         self,
         space: SpaceBinding,
         request: ProviderSearchRequest,
@@ -485,7 +425,7 @@ class MnemosProvider(BaseProvider):
         with self.db.read() as conn:
             return search(conn, space, request, terms, query_vector, context)
 
-    def browse_sync(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
+    def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
         """Live rows of the space, newest first."""
         if not self._readable():
             return []
@@ -493,10 +433,30 @@ class MnemosProvider(BaseProvider):
             rows = _sql.browse_rows(conn, space.id, request, self._clock())
         return [_sql.insight(r, space) for r in rows]
 
-    def find_by_metadata_sync(
-        self, space: SpaceBinding, key: str, value: str, limit: int = 20
+    def find_by_metadata(
+        self, space: SpaceBinding, key: str, value: str, *, limit: int = 20
     ) -> list[MemoryRecord]:
-        """Sync twin of :meth:`find_by_metadata`."""
+        """Live rows whose ``metadata[key]`` is the string ``value``, newest first.
+
+        A keyed lookup for callers that address rows by a metadata field (the ``BaseStore``
+        facade finds an item by its ``store_key``) without browsing the whole space.
+
+        Args:
+            space: the space searched.
+            key: 1-64 letters, digits or ``_``.
+            value: the exact string compared.
+            limit: at most this many rows (1-500).
+
+        Returns:
+            The matching rows as :class:`MemoryRecord` (no score).
+
+        Raises:
+            InvalidInputError: a bad space, key, a non-string value or a limit out of range.
+
+        Example:
+            >>> rows = provider.find_by_metadata(space, "store_key", "editor")
+        """
+        space = self._space(space)
         if not isinstance(key, str) or not key.replace("_", "").isalnum() or len(key) > 64:
             raise InvalidInputError("metadata key must be 1-64 letters, digits or '_'")
         if not isinstance(value, str):
@@ -510,7 +470,7 @@ class MnemosProvider(BaseProvider):
             rows = _sql.rows_by_metadata(conn, space.id, key, value, limit)
         return [_sql.insight(r, space) for r in rows]
 
-    def related_sync(self, space: SpaceBinding, request: RelatedRequest) -> list[MemoryRecord]:
+    def _related(self, space: SpaceBinding, request: RelatedRequest) -> list[MemoryRecord]:
         """Breadth-first traversal (both directions) from one live row."""
         missing = NotFoundError(
             f"no memory {request.id!r} in Memory Space {space.id!r}; related needs the "
@@ -537,14 +497,14 @@ class MnemosProvider(BaseProvider):
                 break
         return out
 
-    def graph_sync(self, space: SpaceBinding, limit: int) -> GraphProjection:
+    def _graph(self, space: SpaceBinding, limit: int) -> GraphProjection:
         """The newest ``limit`` live rows and the edges between them."""
         if not self._readable():
             return GraphProjection()
         with self.db.read() as conn:
             return _sql.graph_projection(conn, space.id, limit)
 
-    def status_sync(self, space: SpaceBinding) -> ProviderStatus:
+    def _status(self, space: SpaceBinding) -> ProviderStatus:
         """Counts for one space (and the database size); an unusable database is unhealthy."""
         try:
             if not self._readable():
@@ -562,7 +522,9 @@ class MnemosProvider(BaseProvider):
         except StorageError as exc:  # a status reports the failure, it does not raise
             return ProviderStatus(healthy=False, error=" ".join(str(exc).split())[:300])
 
-    def discover_sync(self) -> list[DiscoveredSpace]:
+    def _discover(
+        self, config: Mapping[str, Any], secrets: Mapping[str, str]
+    ) -> list[DiscoveredSpace]:
         """Native spaces that hold rows but have no catalog entry (e.g. after a restore)."""
         if not self._readable():
             return []

@@ -402,11 +402,9 @@ def test_disconnect_drops_the_entry_and_secrets_and_keeps_the_provider_data(
     # The data is still where the providers keep it: fresh provider objects find it.
     assert path.exists()
     fresh_facts = FactFileProvider(root)
-    rows = asyncio.run(
-        fresh_facts.browse(
-            SpaceBinding(id="facts-1", name="Facts", config={"path": str(path)}),
-            BrowseRequest(limit=10),
-        )
+    rows = fresh_facts.browse(
+        SpaceBinding(id="facts-1", name="Facts", config={"path": str(path)}),
+        BrowseRequest(limit=10),
     )
     assert sorted(r.content for r in rows) == ["Ada prefers tea.", "Deploys need two approvals."]
     fresh_http = HttpProvider(retries=0)
@@ -551,9 +549,7 @@ def _remove_native_rows(url: str, root: Path) -> None:
             rows = svc.search("staging port 5433", space_ids=["scratch"], mode=mode).results
             assert all("5433" not in r.content for r in rows), (mode, rows)
         fresh = MnemosProvider(db)
-        left = asyncio.run(
-            fresh.browse(SpaceBinding(id="scratch", name="s"), BrowseRequest(limit=10))
-        )
+        left = fresh.browse(SpaceBinding(id="scratch", name="s"), BrowseRequest(limit=10))
         assert [r.content for r in left] == ["Completely different content."]
     finally:
         svc.close()

@@ -33,9 +33,11 @@ from langgraph_mnemon.memory_layers.turns import TurnRetrieval
 
 class Recording:
     """A synchronous provider (the ``MemoryProvider`` contract, nothing more) that answers
-    every search with one row and records the thread of each call."""
+    every search with one row and records the thread of each call. ``runs_inline`` says its
+    calls bound themselves (as the native provider's in-process SQL does)."""
 
-    def __init__(self, provider_id: str = "recording") -> None:
+    def __init__(self, provider_id: str = "recording", *, runs_inline: bool = True) -> None:
+        self.runs_inline = runs_inline
         self.descriptor = ProviderDescriptor(
             id=provider_id,
             label="Recording",
@@ -88,8 +90,10 @@ def _handoffs(threads: list[int], caller: int) -> int:
     return sum(1 for ident in threads if ident != caller)
 
 
-def _spaces_with(root: Path, count: int) -> tuple[MemorySpaces, Recording]:
-    recording = Recording()
+def _spaces_with(
+    root: Path, count: int, *, runs_inline: bool = True
+) -> tuple[MemorySpaces, Recording]:
+    recording = Recording(runs_inline=runs_inline)
     spaces = make_spaces(root, [recording])
     for n in range(count):
         spaces.create_space(f"S{n}", provider_id="recording", space_id=f"s{n}", active=True)
@@ -115,6 +119,19 @@ def test_a_sync_search_over_one_space_makes_no_handoff(
     assert [r.space_id for r in found.results] == ["s0"]
     assert len(recording.threads) == 1
     assert _handoffs(recording.threads, threading.get_ident()) == 0
+
+
+def test_one_space_of_a_provider_that_does_not_bound_itself_goes_to_the_pool(
+    tmp_path: Path,
+) -> None:
+    """Without ``runs_inline`` the provider timeout must hold, so the call runs on the pool."""
+    spaces, recording = _spaces_with(tmp_path, 1, runs_inline=False)
+    try:
+        found = spaces.search("deploy notes", mode="basic")
+        assert [r.space_id for r in found.results] == ["s0"]
+        assert _handoffs(recording.threads, threading.get_ident()) == 1
+    finally:
+        spaces.close()
 
 
 def test_an_async_search_over_one_space_makes_exactly_one_handoff(

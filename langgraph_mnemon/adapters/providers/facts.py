@@ -285,6 +285,7 @@ class FactFileProvider(BaseProvider):
         'facts'
     """
 
+    runs_inline = True  # a local file under the provider's own lock
     descriptor = ProviderDescriptor(
         id="facts",
         label="Fact file",

@@ -397,7 +397,10 @@ class MemoryProvider(Protocol):
     host passes every result through :func:`settle`, so a provider whose methods are still
     ``async def`` keeps working. Optional extras the host looks up when present: ``close()``
     (release clients; an older provider's ``aclose()`` too), ``remove_space(space)``,
-    ``merge(target, sources)``, ``find_by_metadata`` and ``check_destination(config)``.
+    ``merge(target, sources)``, ``find_by_metadata`` and ``check_destination(config)``; and
+    ``runs_inline = True`` for a provider whose calls bound themselves (in-process storage):
+    a search of one of its spaces then runs in the caller's thread instead of on the pool
+    under the provider timeout.
     """
 
     descriptor: ProviderDescriptor

@@ -141,8 +141,9 @@ class FederatedSearch:
     def _ask_all(
         self, spaces: Sequence[tuple[int, SpaceRecord]], request: ProviderSearchRequest
     ) -> list[SpaceAnswer]:
-        """Ask each ``(order, space)``: one inline, several on the pool, each within the
-        timeout; a failure or timeout is an ``unavailable`` answer, never an error."""
+        """Ask each ``(order, space)``: one space of a ``runs_inline`` provider in this
+        thread, anything else on the pool, each within the timeout; a failure or timeout is an
+        ``unavailable`` answer, never an error."""
         asked: list[tuple[int, SpaceRecord, MemoryProvider]] = []
         answers: dict[int, SpaceAnswer] = {}
         for order, record in spaces:
@@ -156,8 +157,11 @@ class FederatedSearch:
             else:
                 asked.append((order, record, provider))
         calls = [self._search_call(provider, record, request) for _, record, provider in asked]
+        # One space runs in the caller's thread only when its provider bounds its own calls
+        # (in-process SQL); any other provider's call is cut off at the timeout on the pool.
+        inline = len(asked) == 1 and getattr(asked[0][2], "runs_inline", False) is True
         for (order, record, provider), got in zip(
-            asked, self.calls.run(calls, self.timeout), strict=True
+            asked, self.calls.run(calls, self.timeout, inline=inline), strict=True
         ):
             answers[order] = self._answer(got, order, record, provider, request.limit)
         return [answers[order] for order, _ in spaces]

@@ -99,6 +99,7 @@ class MnemosProvider(BaseProvider):
         'Ada likes tea'
     """
 
+    runs_inline = True  # in-process SQL: its own statement and lock timeouts bound every call
     descriptor = ProviderDescriptor(
         id="mnemos",
         label="Mnemos (native)",

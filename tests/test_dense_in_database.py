@@ -106,7 +106,7 @@ def _filler(n: int, seed: int = 7) -> list[RememberItem]:
 def _search(provider: MnemosProvider, space: SpaceBinding, query: str) -> list[str]:
     request = ProviderSearchRequest(query=query, mode="smart", limit=10)
     vector = provider._embed_query(query, provider.embedder_for(space.id))
-    return [r.content for r in provider.search_sync(space, request, vector).results]
+    return [r.content for r in provider._search_rows(space, request, vector).results]
 
 
 def _indexes(db: Database) -> set[str]:
@@ -186,18 +186,18 @@ def test_a_paraphrase_is_found_through_the_hnsw_index(
         provider = MnemosProvider(db, embedder=embedder)
         filler = _filler(2000)
         for start in range(0, len(filler), 1000):
-            provider.remember_many_sync(space, filler[start : start + 1000])
-        provider.remember_many_sync(space, [RememberItem(content=ANSWER)])
+            provider.remember_many(space, filler[start : start + 1000])
+        provider.remember_many(space, [RememberItem(content=ANSWER)])
         # Another space holds a closer answer: it must never leak into this space's results.
         leak = "A knee physician treats injury patients"
-        provider.remember_many_sync(other, [RememberItem(content=leak), *_filler(50, 3)])
+        provider.remember_many(other, [RememberItem(content=leak), *_filler(50, 3)])
 
         found = _search(provider, space, QUESTION)
         assert ANSWER in found
         assert leak not in found
         assert provider._vectors.rows_read == 0  # nothing held in memory on this path
         assert vector_index_name(embedder.model_id, 256) in _indexes(db)
-        assert provider.status_sync(space).dense == "pgvector-hnsw"
+        assert provider.status(space).dense == "pgvector-hnsw"
         # The query plan reads the HNSW index.
         with db.read() as conn:
             plan = "\n".join(
@@ -233,9 +233,9 @@ def test_forget_and_keyed_rank_use_the_database_vectors(
     space = SpaceBinding(id="notes", name="Notes")
     try:
         provider = MnemosProvider(db, embedder=embedder)
-        receipts = provider.remember_many_sync(space, [RememberItem(content=ANSWER), *_filler(30)])
+        receipts = provider.remember_many(space, [RememberItem(content=ANSWER), *_filler(30)])
         assert ANSWER in _search(provider, space, QUESTION)
-        provider.forget_sync(space, receipts[0]["id"])
+        provider.forget(space, receipts[0]["id"])
         assert ANSWER not in _search(provider, space, QUESTION)
         ranked = provider.keyed_rank_sync([space], "surgeon patient")
         assert len(ranked) == 30
@@ -257,9 +257,9 @@ def test_postgres_without_pgvector_says_in_process(
         if has:
             pytest.skip("this PostgreSQL offers pgvector")
         provider = MnemosProvider(db, embedder=embedder)
-        provider.remember_many_sync(space, [RememberItem(content=ANSWER), *_filler(20)])
+        provider.remember_many(space, [RememberItem(content=ANSWER), *_filler(20)])
         assert ANSWER in _search(provider, space, QUESTION)
-        assert provider.status_sync(space).dense.startswith("in-process: ")
+        assert provider.status(space).dense.startswith("in-process: ")
     finally:
         db.dispose()
 
@@ -276,15 +276,15 @@ def test_the_in_memory_vectors_are_updated_by_what_changed(
     space = SpaceBinding(id="notes", name="Notes")
     try:
         provider = MnemosProvider(db, embedder=embedder)
-        provider.remember_many_sync(space, _filler(50))
+        provider.remember_many(space, _filler(50))
         assert ANSWER not in _search(provider, space, QUESTION)
         assert provider._vectors.rows_read == 50  # the first search loads the space
 
-        stored = provider.remember_many_sync(space, [RememberItem(content=ANSWER)])
+        stored = provider.remember_many(space, [RememberItem(content=ANSWER)])
         assert ANSWER in _search(provider, space, QUESTION)
         assert provider._vectors.rows_read == 51  # the new row only
 
-        provider.forget_sync(space, stored[0]["id"])
+        provider.forget(space, stored[0]["id"])
         assert ANSWER not in _search(provider, space, QUESTION)
         assert provider._vectors.rows_read == 51  # a forgotten row is dropped, nothing read
         cache = provider._vectors.peek(space.id, embedder.model_id, 256)
@@ -293,17 +293,17 @@ def test_the_in_memory_vectors_are_updated_by_what_changed(
 
         # Another process (its own engine and provider) writes: this one sees the row.
         writer = MnemosProvider(other_db, embedder=embedder)
-        writer.remember_many_sync(space, [RememberItem(content=ANSWER + " again")])
+        writer.remember_many(space, [RememberItem(content=ANSWER + " again")])
         assert ANSWER + " again" in _search(provider, space, QUESTION)
         assert provider._vectors.rows_read == 52
         # ... and forgets one: gone here too.
-        gone = writer.remember_many_sync(space, [RememberItem(content="Bicycle ride")])
+        gone = writer.remember_many(space, [RememberItem(content="Bicycle ride")])
         _search(provider, space, QUESTION)
-        writer.forget_sync(space, gone[0]["id"])
+        writer.forget(space, gone[0]["id"])
         _search(provider, space, QUESTION)
         assert cache.size == 51
         assert provider._vectors.rows_read == 53
-        assert provider.status_sync(space).dense == "in-process"
+        assert provider.status(space).dense == "in-process"
     finally:
         db.dispose()
         other_db.dispose()
@@ -314,7 +314,7 @@ def test_dense_search_has_no_size_limit(tmp_path: Path, embedder: WordLlamaEmbed
     space = SpaceBinding(id="big", name="Big")
     try:
         provider = MnemosProvider(db, embedder=embedder)
-        provider.remember_many_sync(space, [RememberItem(content=ANSWER), *_filler(20)])
+        provider.remember_many(space, [RememberItem(content=ANSWER), *_filler(20)])
         count = 60_000
         vectors = np.random.default_rng(3).normal(size=(count, 256)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -351,8 +351,8 @@ def test_status_says_why_dense_search_is_off(tmp_path: Path) -> None:
     space = SpaceBinding(id="notes", name="Notes")
     try:
         provider = MnemosProvider(db)
-        provider.remember_many_sync(space, [RememberItem(content="Ada likes tea")])
-        assert provider.status_sync(space).dense.startswith("off: no embedder")
+        provider.remember_many(space, [RememberItem(content="Ada likes tea")])
+        assert provider.status(space).dense.startswith("off: no embedder")
         assert provider.dense_mode().startswith("off: ")
     finally:
         db.dispose()

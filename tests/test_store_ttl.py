@@ -413,7 +413,7 @@ def test_a_database_of_the_previous_schema_gains_expiry_in_place(
             versions = conn.execute(
                 sa.text("SELECT version FROM mnemon_schema_version WHERE component = 'spaces'")
             ).scalars()
-            assert sorted(versions) == [1, 2, 3]
+            assert sorted(versions) == [1, 2, 3, 4]
             indexes = {i["name"] for i in sa.inspect(conn).get_indexes("mnemon_insights")}
             assert "ix_mnemon_insights_expires" in indexes
 

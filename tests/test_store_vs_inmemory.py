@@ -358,7 +358,7 @@ def test_migration_upgrades_a_database_of_the_previous_schema(tmp_path: Path) ->
         versions = conn.execute(
             sa.text("SELECT version FROM mnemon_schema_version WHERE component = 'spaces'")
         ).scalars()
-        assert sorted(versions) == [1, 2, 3]
+        assert sorted(versions) == [1, 2, 3, 4]
         live = conn.execute(
             sa.text("SELECT store_key FROM mnemon_insights WHERE deleted_at IS NULL")
         ).scalars()

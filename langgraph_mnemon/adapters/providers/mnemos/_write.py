@@ -29,6 +29,7 @@ from langgraph_mnemon.adapters.providers.mnemos._sql import (
 )
 from langgraph_mnemon.adapters.providers.text import analyze
 from langgraph_mnemon.errors import NotFoundError
+from langgraph_mnemon.memory_layers.mnemos.schema import JsonText
 from langgraph_mnemon.memory_layers.mnemos.spaces_schema import (
     EDGES,
     ENTITIES,
@@ -120,10 +121,7 @@ def insert(
         ]
     if retired:  # first: the key's unique index holds one live row
         _retire(conn, space.id, retired, now)
-    inserted = conn.execute(
-        INSIGHTS.insert().returning(INSIGHTS.c.seq, sort_by_parameter_order=True), rows
-    ).all()
-    seqs = [int(r[0]) for r in inserted]
+    seqs = _insert_rows(conn, rows)
     _index_keywords(conn, space.id, seqs, rows)
     _add_new_terms(conn, space.id, [analyses[index] for index in fresh], retired)
     _store_links(conn, space.id, previous, seqs, rows, now)
@@ -194,6 +192,54 @@ def _row(
     }
 
 
+_JSON_NAMES = frozenset(("tags", "entities", "metadata"))
+_JSON = JsonText()
+_SQLITE_INSERTS: dict[tuple[str, ...], str] = {}
+
+
+def _sqlite_insert(names: tuple[str, ...]) -> str:
+    """The driver INSERT of rows with these columns (built once per column set: keyed rows
+    carry the key and expiry columns, other rows do not)."""
+    found = _SQLITE_INSERTS.get(names)
+    if found is None:
+        found = _SQLITE_INSERTS[names] = (
+            f"INSERT INTO {INSIGHTS.name} ({', '.join(names)}) "
+            f"VALUES ({', '.join('?' * len(names))})"
+        )
+    return found
+
+
+def _insert_rows(conn: Connection, rows: list[dict[str, Any]]) -> list[int]:
+    """Insert ``rows``; their seqs, in order.
+
+    SQLite: driver SQL on the transaction's connection (SQLAlchemy's compile and
+    insert-many-values machinery cost more than the insert). Inside the write transaction
+    (``BEGIN IMMEDIATE``) nobody else inserts, and ``AUTOINCREMENT`` hands out consecutive
+    seqs, so the rows' seqs end at ``last_insert_rowid()``."""
+    if conn.dialect.name != "sqlite":
+        inserted = conn.execute(
+            INSIGHTS.insert().returning(INSIGHTS.c.seq, sort_by_parameter_order=True), rows
+        ).all()
+        return [int(r[0]) for r in inserted]
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    names = tuple(rows[0])
+    params = [
+        tuple(
+            _JSON.process_bind_param(row[name], conn.dialect) if name in _JSON_NAMES else row[name]
+            for name in names
+        )
+        for row in rows
+    ]
+    if len(params) == 1:
+        last = driver.execute(_sqlite_insert(names), params[0]).lastrowid
+    else:
+        driver.executemany(_sqlite_insert(names), params)
+        last = driver.execute("SELECT last_insert_rowid()").fetchone()[0]
+    assert last is not None
+    return list(range(int(last) - len(rows) + 1, int(last) + 1))
+
+
 def _newest_live_id(conn: Connection, space_id: str) -> str | None:
     return conn.execute(
         sa.select(INSIGHTS.c.id)
@@ -210,7 +256,9 @@ def _index_keywords(
     if conn.dialect.name != "sqlite":
         return
     token = space_token(space_id)
-    conn.exec_driver_sql(
+    driver = conn.connection.driver_connection  # the transaction's own connection
+    assert driver is not None
+    driver.executemany(
         f"INSERT INTO {FTS_TABLE}(rowid, terms) VALUES (?, ?)",
         [(seq, fts_text(token, row["terms"])) for seq, row in zip(seqs, rows, strict=True)],
     )
@@ -226,7 +274,11 @@ def _add_new_terms(
     for analysis in analyses:
         df.update(analysis.unique)
         total_terms += analysis.length
-    _add_term_stats(conn, space_id, *_minus(df, len(analyses), total_terms, retired))
+    if retired:
+        df, docs, total_terms = _minus(df, len(analyses), total_terms, retired)
+    else:
+        docs = len(analyses)
+    _add_term_stats(conn, space_id, df, docs, total_terms)
 
 
 def _add_term_stats(
@@ -242,8 +294,8 @@ def _add_term_stats(
     if dialect == "sqlite":  # driver SQL on the transaction's connection: no compile step
         driver = conn.connection.driver_connection
         assert driver is not None
-        if df:
-            driver.executemany(_SQLITE_TERMS, [(space_id, t, n) for t, n in df.items()])
+        if df:  # every term in one statement: the changes as one JSON object
+            driver.execute(_SQLITE_TERMS, (space_id, json.dumps(df)))
         driver.execute(_SQLITE_STATS, (space_id, docs, terms))
         return
     terms_stmt, stats_stmt = _term_statements(dialect)
@@ -254,8 +306,10 @@ def _add_term_stats(
     conn.execute(stats_stmt, {"space_id": space_id, "docs": docs, "terms": terms, "version": 1})
 
 
+# ``WHERE true``: SQLite's parser needs it between a SELECT and an upsert clause.
 _SQLITE_TERMS = (
-    f"INSERT INTO {SPACE_TERMS.name} (space_id, term, df) VALUES (?, ?, ?) "
+    f"INSERT INTO {SPACE_TERMS.name} (space_id, term, df) "
+    "SELECT ?, j.key, j.value FROM json_each(?) AS j WHERE true "
     "ON CONFLICT (space_id, term) DO UPDATE SET df = df + excluded.df"
 )
 _SQLITE_STATS = (
@@ -317,18 +371,14 @@ def _store_links(
     recent rows (at most ``_ENTITY_EDGE_FANOUT`` per entity) that share an entity."""
     edges: list[dict[str, Any]] = []
     entity_rows: list[dict[str, Any]] = []
-    recent_by_entity: dict[str, deque[tuple[int, str]]] = {}
-    for seq, row in zip(seqs, rows, strict=True):
+    named = [[e for e in dict.fromkeys(_entity_key(e) for e in r["entities"]) if e] for r in rows]
+    recent_by_entity = _recent_with_entities(conn, space_id, {e for es in named for e in es})
+    for seq, row, entities in zip(seqs, rows, named, strict=True):
         if previous is not None:
             edges.append(edge_row(space_id, previous, row["id"], "temporal", 1.0, now))
         previous = row["id"]
-        for entity in dict.fromkeys(_entity_key(e) for e in row["entities"]):
-            if not entity:
-                continue
-            recent = recent_by_entity.get(entity)
-            if recent is None:
-                recent = _recent_with_entity(conn, space_id, entity)
-                recent_by_entity[entity] = recent
+        for entity in entities:
+            recent = recent_by_entity[entity]
             for _, other in recent:
                 edges.append(edge_row(space_id, other, row["id"], "entity", 0.5, now))
             recent.append((seq, row["id"]))
@@ -346,26 +396,52 @@ def _entity_key(entity: str) -> str:
     return " ".join(entity.split()).lower()[:200]
 
 
-def _recent_with_entity(conn: Connection, space_id: str, entity: str) -> deque[tuple[int, str]]:
-    """The newest live rows naming ``entity``, oldest first, as ``(seq, id)``."""
-    found = conn.execute(
-        sa.select(INSIGHTS.c.seq, INSIGHTS.c.id)
-        .join(ENTITIES, ENTITIES.c.insight_seq == INSIGHTS.c.seq)
-        .where(
-            ENTITIES.c.space_id == space_id,
-            ENTITIES.c.entity == entity,
-            INSIGHTS.c.deleted_at.is_(None),
-        )
-        .order_by(INSIGHTS.c.seq.desc())
-        .limit(_ENTITY_EDGE_FANOUT)
-    ).all()
-    return deque(((int(s), i) for s, i in reversed(found)), maxlen=_ENTITY_EDGE_FANOUT)
+_RANKED_BY_ENTITY = (
+    sa.select(
+        ENTITIES.c.entity,
+        INSIGHTS.c.seq,
+        INSIGHTS.c.id,
+        sa.func.row_number()
+        .over(partition_by=ENTITIES.c.entity, order_by=INSIGHTS.c.seq.desc())
+        .label("rank"),
+    )
+    .join(INSIGHTS, ENTITIES.c.insight_seq == INSIGHTS.c.seq)
+    .where(
+        ENTITIES.c.space_id == sa.bindparam("space"),
+        ENTITIES.c.entity.in_(sa.bindparam("entities", expanding=True)),
+        INSIGHTS.c.deleted_at.is_(None),
+    )
+    .subquery()
+)
+_RECENT_WITH_ENTITIES = sa.select(
+    _RANKED_BY_ENTITY.c.entity, _RANKED_BY_ENTITY.c.seq, _RANKED_BY_ENTITY.c.id
+).where(_RANKED_BY_ENTITY.c.rank <= _ENTITY_EDGE_FANOUT)
+_ENTITY_CHUNK = 500
+
+
+def _recent_with_entities(
+    conn: Connection, space_id: str, entities: set[str]
+) -> dict[str, deque[tuple[int, str]]]:
+    """Per entity, the newest live rows naming it, oldest first, as ``(seq, id)``: one
+    statement per 500 entities (a window over the entity index), not one per entity."""
+    found: dict[str, list[tuple[int, str]]] = {e: [] for e in entities}
+    wanted = sorted(entities)
+    for start in range(0, len(wanted), _ENTITY_CHUNK):
+        params = {"space": space_id, "entities": wanted[start : start + _ENTITY_CHUNK]}
+        for entity, seq, insight_id in conn.execute(_RECENT_WITH_ENTITIES, params).all():
+            found[entity].append((int(seq), insight_id))
+    return {
+        entity: deque(sorted(rows), maxlen=_ENTITY_EDGE_FANOUT) for entity, rows in found.items()
+    }
 
 
 def _store_vectors(
     conn: Connection, space_id: str, model: str, seqs: list[int], vectors: list[np.ndarray]
 ) -> None:
     """One vector row per row; an empty vector (a row with no text to index) stores none."""
+    if conn.dialect.name == "sqlite":  # driver SQL: no compile step (kept apart: see below)
+        _store_vectors_sqlite(conn, space_id, model, seqs, vectors)
+        return
     rows = [
         {
             "insight_seq": seq,
@@ -379,6 +455,27 @@ def _store_vectors(
     ]
     if rows:
         conn.execute(VECTORS.insert(), rows)
+
+
+_SQLITE_VECTORS = (
+    f"INSERT INTO {VECTORS.name} (insight_seq, space_id, model, dim, vector) VALUES (?, ?, ?, ?, ?)"
+)
+
+
+def _store_vectors_sqlite(
+    conn: Connection, space_id: str, model: str, seqs: list[int], vectors: list[np.ndarray]
+) -> None:
+    """:func:`_store_vectors` on SQLite: one ``executemany`` on the transaction's connection."""
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    driver.executemany(
+        _SQLITE_VECTORS,
+        [
+            (seq, space_id, model, int(v.shape[0]), v.astype(np.float32).tobytes())
+            for seq, v in zip(seqs, vectors, strict=True)
+            if v.shape[0]
+        ],
+    )
 
 
 # ------------------------------------------------------------------ forget and link

@@ -384,12 +384,42 @@ def _store_links(
             recent.append((seq, row["id"]))
             entity_rows.append({"space_id": space_id, "entity": entity, "insight_seq": seq})
     if entity_rows:
-        conn.execute(ENTITIES.insert(), entity_rows)
+        _insert_many(conn, ENTITIES.insert(), _SQLITE_ENTITIES, entity_rows)
     if edges:
-        conn.execute(
-            upsert(conn.dialect.name, EDGES, ["source_id", "target_id", "edge_type"], ["weight"]),
-            dedupe_edges(edges),
+        edge_upsert = upsert(
+            conn.dialect.name, EDGES, ["source_id", "target_id", "edge_type"], ["weight"]
         )
+        _insert_many(conn, edge_upsert, _SQLITE_EDGES, dedupe_edges(edges))
+
+
+_ENTITY_NAMES = ("space_id", "entity", "insight_seq")
+_SQLITE_ENTITIES = (
+    f"INSERT INTO {ENTITIES.name} ({', '.join(_ENTITY_NAMES)}) VALUES (?, ?, ?)",
+    _ENTITY_NAMES,
+)
+_EDGE_NAMES = ("space_id", "source_id", "target_id", "edge_type", "weight", "reason", "created_at")
+_SQLITE_EDGES = (
+    (
+        f"INSERT INTO {EDGES.name} ({', '.join(_EDGE_NAMES)}) VALUES (?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (source_id, target_id, edge_type) DO UPDATE SET weight = excluded.weight"
+    ),
+    _EDGE_NAMES,
+)
+
+
+def _insert_many(
+    conn: Connection, statement: Any, sqlite: tuple[str, tuple[str, ...]], rows: list[dict]
+) -> None:
+    """``statement`` once per row; on SQLite one driver ``executemany`` of the same SQL (a
+    bulk write's entity and edge rows number ten or more per row: SQLAlchemy's per-row
+    parameter processing cost more than the inserts)."""
+    if conn.dialect.name != "sqlite":
+        conn.execute(statement, rows)
+        return
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    sql, names = sqlite
+    driver.executemany(sql, [tuple(row[name] for name in names) for row in rows])
 
 
 def _entity_key(entity: str) -> str:

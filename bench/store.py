@@ -81,6 +81,9 @@ def _stores(args: argparse.Namespace, embedder: WordLlamaEmbedder) -> Iterator[d
         from langgraph.store.sqlite import SqliteStore
 
         conn = pysqlite3.connect(str(tmp / "ss.db"), check_same_thread=False, isolation_level=None)
+        # Equal durability: ours runs WAL + synchronous=NORMAL (the default sqlite_synchronous).
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
         sqlite_store = SqliteStore(conn, index={**index, "fields": ["$"]})
         sqlite_store.setup()
         out["SqliteStore"] = sqlite_store
@@ -226,7 +229,8 @@ def _print(
             print(f"| {' | '.join(cells)} |")
     print(
         f"\np50 ms (bulk ingest: items/s), median of {args.rounds} rotated rounds, one process; "
-        f"same WordLlama embedder everywhere; SqliteStore on pysqlite3 + sqlite-vec; "
+        f"same WordLlama embedder everywhere; SqliteStore on pysqlite3 + sqlite-vec; both SQLite "
+        "stores at WAL + synchronous=NORMAL; "
         f"PostgresStore without pgvector (not installable here): no query-search row for it. "
         '"ours PostgreSQL, no embedder" = embedding.enabled=false (PostgresStore embeds '
         "nothing). "

@@ -218,6 +218,11 @@ def test_a_bulk_put_is_one_embedder_call_and_one_transaction(mem: Mnemon) -> Non
     assert (embedder.calls, embedder.texts) == (1, 120)
     assert seen["begins"] == ["write"]
     assert len(store.search(NS, limit=500)) == 121
+    with _provider(mem).db.engine.connect() as conn:  # keyed rows are not a conversation
+        temporal = conn.execute(
+            sa.text("SELECT count(*) FROM mnemon_insight_edges WHERE edge_type = 'temporal'")
+        ).scalar()
+    assert temporal == 0
 
 
 def test_remember_many_is_one_embedder_call_and_one_transaction(mem: Mnemon) -> None:

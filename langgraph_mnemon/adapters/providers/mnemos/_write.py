@@ -124,7 +124,7 @@ def insert(
     seqs = _insert_rows(conn, rows)
     _index_keywords(conn, space.id, seqs, rows)
     _add_new_terms(conn, space.id, [analyses[index] for index in fresh], retired)
-    _store_links(conn, space.id, previous, seqs, rows, now)
+    _store_links(conn, space.id, previous, seqs, rows, now, temporal=keys is None)
     if vectors is not None:
         assert embedder is not None
         _store_vectors(conn, space.id, embedder.model_id, seqs, [vectors[i] for i in fresh])
@@ -366,15 +366,18 @@ def _store_links(
     seqs: list[int],
     rows: list[dict[str, Any]],
     now: float,
+    *,
+    temporal: bool = True,
 ) -> None:
-    """Entity rows, a temporal edge from each row's predecessor and entity edges to the
-    recent rows (at most ``_ENTITY_EDGE_FANOUT`` per entity) that share an entity."""
+    """Entity rows, a temporal edge from each row's predecessor (unless not ``temporal``:
+    keyed rows, also those of one batch) and entity edges to the recent rows (at most
+    ``_ENTITY_EDGE_FANOUT`` per entity) that share an entity."""
     edges: list[dict[str, Any]] = []
     entity_rows: list[dict[str, Any]] = []
     named = [[e for e in dict.fromkeys(_entity_key(e) for e in r["entities"]) if e] for r in rows]
     recent_by_entity = _recent_with_entities(conn, space_id, {e for es in named for e in es})
     for seq, row, entities in zip(seqs, rows, named, strict=True):
-        if previous is not None:
+        if previous is not None and temporal:
             edges.append(edge_row(space_id, previous, row["id"], "temporal", 1.0, now))
         previous = row["id"]
         for entity in entities:

@@ -429,40 +429,42 @@ def _entity_key(entity: str) -> str:
     return " ".join(entity.split()).lower()[:200]
 
 
-_RANKED_BY_ENTITY = (
-    sa.select(
-        ENTITIES.c.entity,
-        INSIGHTS.c.seq,
-        INSIGHTS.c.id,
-        sa.func.row_number()
-        .over(partition_by=ENTITIES.c.entity, order_by=INSIGHTS.c.seq.desc())
-        .label("rank"),
-    )
-    .join(INSIGHTS, ENTITIES.c.insight_seq == INSIGHTS.c.seq)
-    .where(
-        ENTITIES.c.space_id == sa.bindparam("space"),
-        ENTITIES.c.entity.in_(sa.bindparam("entities", expanding=True)),
-        INSIGHTS.c.deleted_at.is_(None),
-    )
-    .subquery()
+# The newest live rows naming an entity: the entity index ``(space_id, entity, insight_seq)``
+# read backwards, stopping after the fan-out (whatever the number of rows naming it).
+_RECENT_WITH_ENTITY = (
+    f"SELECT i.seq, i.id FROM {ENTITIES.name} x JOIN {INSIGHTS.name} i ON i.seq = x.insight_seq "
+    "WHERE x.space_id = ? AND x.entity = ? AND i.deleted_at IS NULL "
+    f"ORDER BY x.insight_seq DESC LIMIT {_ENTITY_EDGE_FANOUT}"
 )
-_RECENT_WITH_ENTITIES = sa.select(
-    _RANKED_BY_ENTITY.c.entity, _RANKED_BY_ENTITY.c.seq, _RANKED_BY_ENTITY.c.id
-).where(_RANKED_BY_ENTITY.c.rank <= _ENTITY_EDGE_FANOUT)
-_ENTITY_CHUNK = 500
+# PostgreSQL: the same probe once per entity of the batch, in one statement (one round trip).
+_PG_RECENT_WITH_ENTITIES = sa.text(
+    "SELECT e.entity, r.seq, r.id FROM unnest(CAST(:entities AS varchar[])) AS e(entity) "
+    f"CROSS JOIN LATERAL (SELECT i.seq, i.id FROM {ENTITIES.name} x "
+    f"JOIN {INSIGHTS.name} i ON i.seq = x.insight_seq "
+    "WHERE x.space_id = :space AND x.entity = e.entity AND i.deleted_at IS NULL "
+    f"ORDER BY x.insight_seq DESC LIMIT {_ENTITY_EDGE_FANOUT}) AS r"
+)
 
 
 def _recent_with_entities(
     conn: Connection, space_id: str, entities: set[str]
 ) -> dict[str, deque[tuple[int, str]]]:
-    """Per entity, the newest live rows naming it, oldest first, as ``(seq, id)``: one
-    statement per 500 entities (a window over the entity index), not one per entity."""
+    """Per entity, the newest live rows naming it, oldest first, as ``(seq, id)``. PostgreSQL:
+    one statement for every entity of the batch; SQLite: one driver statement per entity (a
+    function call, not a round trip)."""
+    if not entities:
+        return {}
     found: dict[str, list[tuple[int, str]]] = {e: [] for e in entities}
-    wanted = sorted(entities)
-    for start in range(0, len(wanted), _ENTITY_CHUNK):
-        params = {"space": space_id, "entities": wanted[start : start + _ENTITY_CHUNK]}
-        for entity, seq, insight_id in conn.execute(_RECENT_WITH_ENTITIES, params).all():
+    if conn.dialect.name == "postgresql":
+        params = {"space": space_id, "entities": sorted(entities)}
+        for entity, seq, insight_id in conn.execute(_PG_RECENT_WITH_ENTITIES, params).all():
             found[entity].append((int(seq), insight_id))
+    else:
+        driver = conn.connection.driver_connection
+        assert driver is not None
+        for entity in entities:
+            rows = driver.execute(_RECENT_WITH_ENTITY, (space_id, entity)).fetchall()
+            found[entity] = [(int(seq), insight_id) for seq, insight_id in rows]
     return {
         entity: deque(sorted(rows), maxlen=_ENTITY_EDGE_FANOUT) for entity, rows in found.items()
     }

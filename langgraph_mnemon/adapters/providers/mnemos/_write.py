@@ -9,9 +9,10 @@ share an entity), and the dense vectors.
 A write costs a fixed number of statements whatever it holds: each step is one statement (an
 ``executemany`` for many rows), the term statistics change of the new rows and of the rows they
 replace is one upsert (the replaced rows' terms come from their stored ``terms`` column, never
-re-analysed), and entity neighbours are probed on the entity index. On SQLite the steps run as
-driver SQL on the transaction's own connection: SQLAlchemy's compile and per-row parameter
-processing cost more than SQLite's work for one row.
+re-analysed), and entity neighbours are probed on the entity index (PostgreSQL: every entity
+in one statement; SQLite: one probe per distinct entity, a call, not a round trip). On SQLite
+the steps run as driver SQL on the transaction's own connection: SQLAlchemy's compile and
+per-row parameter processing cost more than SQLite's work for one row.
 """
 
 from __future__ import annotations

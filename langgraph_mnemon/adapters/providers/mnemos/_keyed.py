@@ -61,6 +61,7 @@ __all__ = [
     "refreshable",
     "rows_by_seq",
     "sweep",
+    "vector_hints",
     "write_space",
 ]
 
@@ -434,6 +435,70 @@ def needs_vectors(
     return out
 
 
+_HINT_SQL = (
+    "SELECT store_key, content, metadata, source, expires_at FROM mnemon_insights "
+    "WHERE space_id = {p} AND store_key {match} AND deleted_at IS NULL"
+)
+_HINT_MATCH = {"sqlite": "IN (SELECT value FROM json_each(?))", "postgresql": "= ANY(%s)"}
+
+
+def vector_hints(db: Database, writes: KeyedWrites, now: float) -> list[list[bool]]:
+    """:func:`needs_vectors` read outside any transaction: one driver statement per space on
+    a pooled connection (no BEGIN / COMMIT; PostgreSQL in autocommit). The answer is a hint
+    (the write transaction raises :class:`StaleVectors` when a key changed in between).
+
+    Raises:
+        StorageError: the database refused the read.
+    """
+    param = _PARAM.get(db.dialect)
+    if param is None or isinstance(db.engine.pool, StaticPool):
+        return db.run_single(needs_vectors, writes, now)
+    sql = _HINT_SQL.format(p=param, match=_HINT_MATCH[db.dialect])
+    found: list[dict[str, Any]] = []
+    try:
+        raw = db.engine.raw_connection()
+        try:
+            driver = raw.driver_connection
+            assert driver is not None
+            before = driver.autocommit if db.dialect == "postgresql" else None
+            if before is not None:
+                driver.autocommit = True  # idle in the pool: switching is local, no trip
+            try:
+                for space, group in writes:
+                    keys = list(dict.fromkeys(put.key for put in group))
+                    bound = json.dumps(keys) if db.dialect == "sqlite" else keys
+                    rows = driver.execute(sql, (space.id, bound)).fetchall()
+                    found.append({r[0]: r for r in rows})
+            finally:
+                if before is not None:
+                    driver.autocommit = before
+        finally:
+            raw.close()
+    except database_errors() as exc:
+        raise translate(exc, db.engine.url) from exc
+    return [_wanted(group, rows, now) for (_, group), rows in zip(writes, found, strict=True)]
+
+
+def _wanted(group: Sequence[KeyedPut], rows: Mapping[str, Any], now: float) -> list[bool]:
+    """Per write of one space, whether it inserts a row (see :func:`needs_vectors`)."""
+    final = {key: index for index, (key, *_) in enumerate(group)}
+    flags = []
+    for index, (key, item, *_) in enumerate(group):
+        raw = rows.get(key)
+        same = False
+        if item is not None and raw is not None:
+            try:
+                old = {
+                    "store_key": raw[0], "content": raw[1], "metadata": _json(raw[2]),
+                    "source": raw[3], "expires_at": raw[4],
+                }  # fmt: skip
+                same = _same(old, item, now)
+            except ValueError:
+                same = False  # damaged: embed; the write's typed read reports the damage
+        flags.append(item is not None and final[key] == index and not same)
+    return flags
+
+
 def write_space(
     conn: Connection,
     space: SpaceBinding,
@@ -446,10 +511,9 @@ def write_space(
     write. A later write of the same key supersedes an earlier one (it is reported as a
     duplicate of the final state). An expired row of a key is retired and the key written
     afresh; an identical re-put of a live row only restarts its expiry."""
-    _lock_and_check(conn, space)
-    now = clock()
     final = {key: index for index, (key, *_) in enumerate(writes)}
-    existing = current_rows(conn, space.id, list(final))
+    existing = _checked_rows(conn, space, list(final))
+    now = clock()
     receipts: list[dict[str, Any] | None] = [None] * len(writes)
     fresh: list[int] = []
     items: list[RememberItem] = []
@@ -510,6 +574,56 @@ def _superseded(
             last = receipts[final[key]] or {}
             receipts[index] = {"status": "stored", "id": last.get("id", key), "duplicate": True}
     return [r for r in receipts if r is not None]
+
+
+_SPACE_AND_KEY = (
+    "SELECT s.name, s.description, {cols} FROM {spaces} s LEFT JOIN {insights} i "
+    "ON i.space_id = s.id AND i.deleted_at IS NULL AND i.store_key {match} WHERE s.id = ?"
+)
+_SPACE_AND_ONE = _SPACE_AND_KEY.format(
+    cols=", ".join(f"i.{n}" for n in _ROW_NAMES), spaces=SPACES.name, insights=INSIGHTS.name,
+    match="= ?",
+)  # fmt: skip
+_SPACE_AND_MANY = _SPACE_AND_KEY.format(
+    cols=", ".join(f"i.{n}" for n in _ROW_NAMES), spaces=SPACES.name, insights=INSIGHTS.name,
+    match="IN (SELECT value FROM json_each(?))",
+)  # fmt: skip
+
+
+def _checked_rows(
+    conn: Connection, space: SpaceBinding, keys: list[str]
+) -> dict[str, Mapping[str, Any]]:
+    """The space checked (and locked: see :func:`_lock_and_check`) and the live row of each
+    key found, as :func:`current_rows` finds them. SQLite: both in ONE driver statement (the
+    catalog row joined to the keys' rows on the unique key index)."""
+    if conn.dialect.name != "sqlite":
+        _lock_and_check(conn, space)
+        return current_rows(conn, space.id, keys)
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    if len(keys) == 1:
+        found = driver.execute(_SPACE_AND_ONE, (keys[0], space.id)).fetchall()
+    else:
+        found = driver.execute(_SPACE_AND_MANY, (json.dumps(keys), space.id)).fetchall()
+    head = (found[0][0], found[0][1] or "") if found else None
+    if head is None or head[0] is None or head != (space.name, space.description):
+        raise StaleSpace([space.id])
+    out: dict[str, Mapping[str, Any]] = {}
+    for raw in found:
+        if raw[2] is None:  # the space's row without a key row
+            continue
+        row = dict(zip(_ROW_NAMES, raw[2:], strict=True))
+        try:
+            row.update({name: _json(row[name]) for name in _JSON_COLUMNS})
+        except ValueError:  # damaged JSON: the typed read says what is damaged
+            return current_rows(conn, space.id, keys)
+        out[row["store_key"]] = row
+    for key in keys:
+        if key not in out and _MEMORY_ID.match(key):
+            row = conn.execute(_BY_ID, {"space": space.id, "id": key}).mappings().first()
+            if row is not None:
+                out[key] = row
+    return out
 
 
 def _lock_and_check(conn: Connection, space: SpaceBinding) -> None:

@@ -62,8 +62,10 @@ _HEAD = """
 WITH qt AS (
   SELECT t.term, t.ord FROM unnest(CAST(:terms AS text[])) WITH ORDINALITY AS t(term, ord)
 ), df AS (
-  SELECT st.term, st.df, qt.ord FROM mnemon_space_terms st JOIN qt ON qt.term = st.term
-  WHERE st.space_id = :space AND st.df > 0
+  SELECT st.term, st.df, qt.ord FROM qt CROSS JOIN LATERAL (
+    SELECT st.term, st.df FROM mnemon_space_terms st
+    WHERE st.space_id = :space AND st.term = qt.term AND st.df > 0 LIMIT 1
+  ) st
 )"""
 
 # ``basic``: every query term must be known, all of them AND-ed (in query order).
@@ -90,27 +92,49 @@ _CANDIDATES = """, pool AS (
 ), cand AS (
   SELECT seq FROM pool UNION SELECT unnest(CAST(:dense AS bigint[]))
 ), hit AS (
-  SELECT i.seq, i.terms, i.id, i.content, i.category, i.importance, i.tags, i.entities,
-         i.source, i.metadata, i.created_at
-  FROM mnemon_insights i JOIN cand c ON c.seq = i.seq
-  WHERE i.space_id = :space AND i.deleted_at IS NULL{filters}
-    AND (i.expires_at IS NULL OR i.expires_at > :now)
+  SELECT i.* FROM cand c CROSS JOIN LATERAL (
+    SELECT i.seq, i.terms, i.id, i.content, i.category, i.importance, i.tags, i.entities,
+           i.source, i.metadata, i.created_at
+    FROM mnemon_insights i
+    WHERE i.seq = c.seq AND i.space_id = :space AND i.deleted_at IS NULL{filters}
+      AND (i.expires_at IS NULL OR i.expires_at > :now)
+    LIMIT 1
+  ) i
 )"""
 
+# Every CTE reads rows by key, so its plan does not depend on the tables' statistics (a table
+# never analysed, e.g. right after a bulk load, had a hash or nested-loop join over the whole
+# space planned here). A LATERAL subquery with a LIMIT is not flattened into a join: it runs
+# once per outer row on its index. ``df`` probes the terms' primary key once per query term,
+# ``hit`` the rows' primary key once per candidate; ``near`` adds to each hit its previous /
+# next live seq, each a LATERAL probe of the space index ``(space_id, deleted_at, seq)``
+# whose ORDER BY names the index's columns (an index scan that stops at the first live row);
+# ``extra`` probes the primary key once per neighbour that is not a hit.
 _NEAR = """, near AS (
-  SELECT h.seq,
-    (SELECT max(n.seq) FROM mnemon_insights n
-     WHERE n.space_id = :space AND n.deleted_at IS NULL AND n.seq < h.seq
-       AND (n.expires_at IS NULL OR n.expires_at > :now)) AS before,
-    (SELECT min(n.seq) FROM mnemon_insights n
-     WHERE n.space_id = :space AND n.deleted_at IS NULL AND n.seq > h.seq
-       AND (n.expires_at IS NULL OR n.expires_at > :now)) AS after
-  FROM hit h
+  SELECT h.*, b.seq AS before, a.seq AS after FROM hit h
+  LEFT JOIN LATERAL (
+    SELECT n.seq FROM mnemon_insights n
+    WHERE n.space_id = :space AND n.deleted_at IS NULL AND n.seq < h.seq
+      AND (n.expires_at IS NULL OR n.expires_at > :now)
+    ORDER BY n.space_id DESC, n.deleted_at DESC, n.seq DESC LIMIT 1
+  ) b ON true
+  LEFT JOIN LATERAL (
+    SELECT n.seq FROM mnemon_insights n
+    WHERE n.space_id = :space AND n.deleted_at IS NULL AND n.seq > h.seq
+      AND (n.expires_at IS NULL OR n.expires_at > :now)
+    ORDER BY n.space_id, n.deleted_at, n.seq LIMIT 1
+  ) a ON true
+), beside AS (
+  SELECT before AS seq FROM near WHERE before IS NOT NULL
+  UNION SELECT after FROM near WHERE after IS NOT NULL
+  EXCEPT SELECT seq FROM hit
 ), extra AS (
-  SELECT i.seq, i.terms FROM mnemon_insights i
-  WHERE i.seq IN (SELECT before FROM near UNION SELECT after FROM near)
-    AND i.space_id = :space AND i.deleted_at IS NULL AND i.seq NOT IN (SELECT seq FROM hit)
-    AND (i.expires_at IS NULL OR i.expires_at > :now)
+  SELECT i.seq, i.terms FROM beside x CROSS JOIN LATERAL (
+    SELECT i.seq, i.terms FROM mnemon_insights i
+    WHERE i.seq = x.seq AND i.space_id = :space AND i.deleted_at IS NULL
+      AND (i.expires_at IS NULL OR i.expires_at > :now)
+    LIMIT 1
+  ) i
 )"""
 
 _FIELDS = "h.id, h.content, h.category, h.importance, h.tags, h.entities, h.source, h.metadata"
@@ -126,7 +150,7 @@ SELECT 0 AS kind, NULL::bigint AS seq, NULL::text AS terms, s.docs::bigint AS a,
 FROM mnemon_space_stats s WHERE s.space_id = :space
 UNION ALL SELECT 1, NULL, df.term, df.df, NULL, NULL, {_NO_FIELDS}, NULL FROM df
 UNION ALL SELECT 2, h.seq, h.terms, {{near_cols}}, NULL, {_FIELDS}, h.created_at
-FROM hit h {{near_join}}
+FROM {{hits}} h
 {{extra}}"""
 
 _EXTRA = f"UNION ALL SELECT 3, x.seq, x.terms, NULL, NULL, NULL, {_NO_FIELDS}, NULL FROM extra x"
@@ -146,8 +170,8 @@ def _statement(conjunction_and: bool, near: bool, category: bool, source: bool) 
         " AND i.source = :source" if source else ""
     )
     tail = _TAIL.format(
-        near_cols="n.before, n.after" if near else "NULL, NULL",
-        near_join="JOIN near n ON n.seq = h.seq" if near else "",
+        near_cols="h.before, h.after" if near else "NULL, NULL",
+        hits="near" if near else "hit",
         extra=_EXTRA if near else "",
     )
     sql = _HEAD + (_AND if conjunction_and else _OR) + _CANDIDATES.format(filters=filters)

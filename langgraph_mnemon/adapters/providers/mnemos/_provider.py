@@ -583,7 +583,7 @@ class MnemosProvider(BaseProvider):
         # An identical re-put is not embedded again. The read is a hint (a write that changed
         # in between raises StaleVectors), so it runs outside a transaction: on PostgreSQL in
         # autocommit, no BEGIN / COMMIT round trips.
-        wanted = self.db.run_single(_keyed.needs_vectors, writes, self._clock())
+        wanted = _keyed.vector_hints(self.db, writes, self._clock())
         try:
             return self._keyed_write(writes, self._keyed_vectors(writes, wanted))
         except _keyed.StaleVectors:  # a key changed in between: embed every put

@@ -99,11 +99,20 @@ def _neighbour_statement(dialect: str) -> sa.Select[Any]:
         inner.c.deleted_at.is_(None),
         sa.or_(inner.c.expires_at.is_(None), inner.c.expires_at > sa.bindparam("now")),
     )
+    # ORDER BY the space index's columns + LIMIT 1: an index scan that stops at the first
+    # live row, whatever the statistics (min / max could be planned as an aggregate over the
+    # whole space on a table never analysed, e.g. right after a bulk load).
     before = (
-        sa.select(sa.func.max(inner.c.seq)).where(live, inner.c.seq < INSIGHTS.c.seq)
+        sa.select(inner.c.seq)
+        .where(live, inner.c.seq < INSIGHTS.c.seq)
+        .order_by(inner.c.space_id.desc(), inner.c.deleted_at.desc(), inner.c.seq.desc())
+        .limit(1)
     ).scalar_subquery()
     after = (
-        sa.select(sa.func.min(inner.c.seq)).where(live, inner.c.seq > INSIGHTS.c.seq)
+        sa.select(inner.c.seq)
+        .where(live, inner.c.seq > INSIGHTS.c.seq)
+        .order_by(inner.c.space_id, inner.c.deleted_at, inner.c.seq)
+        .limit(1)
     ).scalar_subquery()
     return sa.select(INSIGHTS.c.seq, before, after).where(
         _listed(INSIGHTS.c.seq, "seqs", sa.BigInteger, dialect)

@@ -3,8 +3,16 @@
 Each function runs inside the caller's write transaction. Remember writes, in this order: the
 rows (duplicates of a live row with the same content and metadata are skipped), their
 keyword-index entries, the per-space term statistics, entity rows, temporal edges (to the
-previous row of the space) and entity edges (to the recent rows that share an entity), and the
-dense vectors.
+previous row of the space; keyed rows get none) and entity edges (to the recent rows that
+share an entity), and the dense vectors.
+
+A write costs a fixed number of statements whatever it holds: each step is one statement (an
+``executemany`` for many rows), the term statistics change of the new rows and of the rows they
+replace is one upsert (the replaced rows' terms come from their stored ``terms`` column, never
+re-analysed), and entity neighbours are probed on the entity index (PostgreSQL: every entity
+in one statement; SQLite: one probe per distinct entity, a call, not a round trip). On SQLite
+the steps run as driver SQL on the transaction's own connection: SQLAlchemy's compile and
+per-row parameter processing cost more than SQLite's work for one row.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from langgraph_mnemon.adapters.providers.mnemos._sql import (
 )
 from langgraph_mnemon.adapters.providers.text import analyze
 from langgraph_mnemon.errors import NotFoundError
+from langgraph_mnemon.memory_layers.mnemos.schema import JsonText
 from langgraph_mnemon.memory_layers.mnemos.spaces_schema import (
     EDGES,
     EMBEDDING,
@@ -123,13 +132,10 @@ def insert(
         ]
     if retired:  # first: the key's unique index holds one live row
         _retire(conn, space.id, retired, now)
-    inserted = conn.execute(
-        INSIGHTS.insert().returning(INSIGHTS.c.seq, sort_by_parameter_order=True), rows
-    ).all()
-    seqs = [int(r[0]) for r in inserted]
+    seqs = _insert_rows(conn, rows)
     _index_keywords(conn, space.id, seqs, rows)
     _add_new_terms(conn, space.id, [analyses[index] for index in fresh], retired)
-    _store_links(conn, space.id, previous, seqs, rows, now)
+    _store_links(conn, space.id, previous, seqs, rows, now, temporal=keys is None)
     if vectors is not None:
         assert embedder is not None
         _store_vectors(conn, space.id, embedder.model_id, seqs, [vectors[i] for i in fresh])
@@ -197,6 +203,54 @@ def _row(
     }
 
 
+_JSON_NAMES = frozenset(("tags", "entities", "metadata"))
+_JSON = JsonText()
+_SQLITE_INSERTS: dict[tuple[str, ...], str] = {}
+
+
+def _sqlite_insert(names: tuple[str, ...]) -> str:
+    """The driver INSERT of rows with these columns (built once per column set: keyed rows
+    carry the key and expiry columns, other rows do not)."""
+    found = _SQLITE_INSERTS.get(names)
+    if found is None:
+        found = _SQLITE_INSERTS[names] = (
+            f"INSERT INTO {INSIGHTS.name} ({', '.join(names)}) "
+            f"VALUES ({', '.join('?' * len(names))})"
+        )
+    return found
+
+
+def _insert_rows(conn: Connection, rows: list[dict[str, Any]]) -> list[int]:
+    """Insert ``rows``; their seqs, in order.
+
+    SQLite: driver SQL on the transaction's connection (SQLAlchemy's compile and
+    insert-many-values machinery cost more than the insert). Inside the write transaction
+    (``BEGIN IMMEDIATE``) nobody else inserts, and ``AUTOINCREMENT`` hands out consecutive
+    seqs, so the rows' seqs end at ``last_insert_rowid()``."""
+    if conn.dialect.name != "sqlite":
+        inserted = conn.execute(
+            INSIGHTS.insert().returning(INSIGHTS.c.seq, sort_by_parameter_order=True), rows
+        ).all()
+        return [int(r[0]) for r in inserted]
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    names = tuple(rows[0])
+    params = [
+        tuple(
+            _JSON.process_bind_param(row[name], conn.dialect) if name in _JSON_NAMES else row[name]
+            for name in names
+        )
+        for row in rows
+    ]
+    if len(params) == 1:
+        last = driver.execute(_sqlite_insert(names), params[0]).lastrowid
+    else:
+        driver.executemany(_sqlite_insert(names), params)
+        last = driver.execute("SELECT last_insert_rowid()").fetchone()[0]
+    assert last is not None
+    return list(range(int(last) - len(rows) + 1, int(last) + 1))
+
+
 def _newest_live_id(conn: Connection, space_id: str) -> str | None:
     return conn.execute(
         sa.select(INSIGHTS.c.id)
@@ -213,7 +267,9 @@ def _index_keywords(
     if conn.dialect.name != "sqlite":
         return
     token = space_token(space_id)
-    conn.exec_driver_sql(
+    driver = conn.connection.driver_connection  # the transaction's own connection
+    assert driver is not None
+    driver.executemany(
         f"INSERT INTO {FTS_TABLE}(rowid, terms) VALUES (?, ?)",
         [(seq, fts_text(token, row["terms"])) for seq, row in zip(seqs, rows, strict=True)],
     )
@@ -229,7 +285,11 @@ def _add_new_terms(
     for analysis in analyses:
         df.update(analysis.unique)
         total_terms += analysis.length
-    _add_term_stats(conn, space_id, *_minus(df, len(analyses), total_terms, retired))
+    if retired:
+        df, docs, total_terms = _minus(df, len(analyses), total_terms, retired)
+    else:
+        docs = len(analyses)
+    _add_term_stats(conn, space_id, df, docs, total_terms)
 
 
 def _add_term_stats(
@@ -245,8 +305,8 @@ def _add_term_stats(
     if dialect == "sqlite":  # driver SQL on the transaction's connection: no compile step
         driver = conn.connection.driver_connection
         assert driver is not None
-        if df:
-            driver.executemany(_SQLITE_TERMS, [(space_id, t, n) for t, n in df.items()])
+        if df:  # every term in one statement: the changes as one JSON object
+            driver.execute(_SQLITE_TERMS, (space_id, json.dumps(df)))
         driver.execute(_SQLITE_STATS, (space_id, docs, terms))
         return
     terms_stmt, stats_stmt = _term_statements(dialect)
@@ -257,8 +317,10 @@ def _add_term_stats(
     conn.execute(stats_stmt, {"space_id": space_id, "docs": docs, "terms": terms, "version": 1})
 
 
+# ``WHERE true``: SQLite's parser needs it between a SELECT and an upsert clause.
 _SQLITE_TERMS = (
-    f"INSERT INTO {SPACE_TERMS.name} (space_id, term, df) VALUES (?, ?, ?) "
+    f"INSERT INTO {SPACE_TERMS.name} (space_id, term, df) "
+    "SELECT ?, j.key, j.value FROM json_each(?) AS j WHERE true "
     "ON CONFLICT (space_id, term) DO UPDATE SET df = df + excluded.df"
 )
 _SQLITE_STATS = (
@@ -315,54 +377,108 @@ def _store_links(
     seqs: list[int],
     rows: list[dict[str, Any]],
     now: float,
+    *,
+    temporal: bool = True,
 ) -> None:
-    """Entity rows, a temporal edge from each row's predecessor and entity edges to the
-    recent rows (at most ``_ENTITY_EDGE_FANOUT`` per entity) that share an entity."""
+    """Entity rows, a temporal edge from each row's predecessor (unless not ``temporal``:
+    keyed rows, also those of one batch) and entity edges to the recent rows (at most
+    ``_ENTITY_EDGE_FANOUT`` per entity) that share an entity."""
     edges: list[dict[str, Any]] = []
     entity_rows: list[dict[str, Any]] = []
-    recent_by_entity: dict[str, deque[tuple[int, str]]] = {}
-    for seq, row in zip(seqs, rows, strict=True):
-        if previous is not None:
+    named = [[e for e in dict.fromkeys(_entity_key(e) for e in r["entities"]) if e] for r in rows]
+    recent_by_entity = _recent_with_entities(conn, space_id, {e for es in named for e in es})
+    for seq, row, entities in zip(seqs, rows, named, strict=True):
+        if previous is not None and temporal:
             edges.append(edge_row(space_id, previous, row["id"], "temporal", 1.0, now))
         previous = row["id"]
-        for entity in dict.fromkeys(_entity_key(e) for e in row["entities"]):
-            if not entity:
-                continue
-            recent = recent_by_entity.get(entity)
-            if recent is None:
-                recent = _recent_with_entity(conn, space_id, entity)
-                recent_by_entity[entity] = recent
+        for entity in entities:
+            recent = recent_by_entity[entity]
             for _, other in recent:
                 edges.append(edge_row(space_id, other, row["id"], "entity", 0.5, now))
             recent.append((seq, row["id"]))
             entity_rows.append({"space_id": space_id, "entity": entity, "insight_seq": seq})
     if entity_rows:
-        conn.execute(ENTITIES.insert(), entity_rows)
+        _insert_many(conn, ENTITIES.insert(), _SQLITE_ENTITIES, entity_rows)
     if edges:
-        conn.execute(
-            upsert(conn.dialect.name, EDGES, ["source_id", "target_id", "edge_type"], ["weight"]),
-            dedupe_edges(edges),
+        edge_upsert = upsert(
+            conn.dialect.name, EDGES, ["source_id", "target_id", "edge_type"], ["weight"]
         )
+        _insert_many(conn, edge_upsert, _SQLITE_EDGES, dedupe_edges(edges))
+
+
+_ENTITY_NAMES = ("space_id", "entity", "insight_seq")
+_SQLITE_ENTITIES = (
+    f"INSERT INTO {ENTITIES.name} ({', '.join(_ENTITY_NAMES)}) VALUES (?, ?, ?)",
+    _ENTITY_NAMES,
+)
+_EDGE_NAMES = ("space_id", "source_id", "target_id", "edge_type", "weight", "reason", "created_at")
+_SQLITE_EDGES = (
+    (
+        f"INSERT INTO {EDGES.name} ({', '.join(_EDGE_NAMES)}) VALUES (?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (source_id, target_id, edge_type) DO UPDATE SET weight = excluded.weight"
+    ),
+    _EDGE_NAMES,
+)
+
+
+def _insert_many(
+    conn: Connection, statement: Any, sqlite: tuple[str, tuple[str, ...]], rows: list[dict]
+) -> None:
+    """``statement`` once per row; on SQLite one driver ``executemany`` of the same SQL (a
+    bulk write's entity and edge rows number ten or more per row: SQLAlchemy's per-row
+    parameter processing cost more than the inserts)."""
+    if conn.dialect.name != "sqlite":
+        conn.execute(statement, rows)
+        return
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    sql, names = sqlite
+    driver.executemany(sql, [tuple(row[name] for name in names) for row in rows])
 
 
 def _entity_key(entity: str) -> str:
     return " ".join(entity.split()).lower()[:200]
 
 
-def _recent_with_entity(conn: Connection, space_id: str, entity: str) -> deque[tuple[int, str]]:
-    """The newest live rows naming ``entity``, oldest first, as ``(seq, id)``."""
-    found = conn.execute(
-        sa.select(INSIGHTS.c.seq, INSIGHTS.c.id)
-        .join(ENTITIES, ENTITIES.c.insight_seq == INSIGHTS.c.seq)
-        .where(
-            ENTITIES.c.space_id == space_id,
-            ENTITIES.c.entity == entity,
-            INSIGHTS.c.deleted_at.is_(None),
-        )
-        .order_by(INSIGHTS.c.seq.desc())
-        .limit(_ENTITY_EDGE_FANOUT)
-    ).all()
-    return deque(((int(s), i) for s, i in reversed(found)), maxlen=_ENTITY_EDGE_FANOUT)
+# The newest live rows naming an entity: the entity index ``(space_id, entity, insight_seq)``
+# read backwards, stopping after the fan-out (whatever the number of rows naming it).
+_RECENT_WITH_ENTITY = (
+    f"SELECT i.seq, i.id FROM {ENTITIES.name} x JOIN {INSIGHTS.name} i ON i.seq = x.insight_seq "
+    "WHERE x.space_id = ? AND x.entity = ? AND i.deleted_at IS NULL "
+    f"ORDER BY x.insight_seq DESC LIMIT {_ENTITY_EDGE_FANOUT}"
+)
+# PostgreSQL: the same probe once per entity of the batch, in one statement (one round trip).
+_PG_RECENT_WITH_ENTITIES = sa.text(
+    "SELECT e.entity, r.seq, r.id FROM unnest(CAST(:entities AS varchar[])) AS e(entity) "
+    f"CROSS JOIN LATERAL (SELECT i.seq, i.id FROM {ENTITIES.name} x "
+    f"JOIN {INSIGHTS.name} i ON i.seq = x.insight_seq "
+    "WHERE x.space_id = :space AND x.entity = e.entity AND i.deleted_at IS NULL "
+    f"ORDER BY x.insight_seq DESC LIMIT {_ENTITY_EDGE_FANOUT}) AS r"
+)
+
+
+def _recent_with_entities(
+    conn: Connection, space_id: str, entities: set[str]
+) -> dict[str, deque[tuple[int, str]]]:
+    """Per entity, the newest live rows naming it, oldest first, as ``(seq, id)``. PostgreSQL:
+    one statement for every entity of the batch; SQLite: one driver statement per entity (a
+    function call, not a round trip)."""
+    if not entities:
+        return {}
+    found: dict[str, list[tuple[int, str]]] = {e: [] for e in entities}
+    if conn.dialect.name == "postgresql":
+        params = {"space": space_id, "entities": sorted(entities)}
+        for entity, seq, insight_id in conn.execute(_PG_RECENT_WITH_ENTITIES, params).all():
+            found[entity].append((int(seq), insight_id))
+    else:
+        driver = conn.connection.driver_connection
+        assert driver is not None
+        for entity in entities:
+            rows = driver.execute(_RECENT_WITH_ENTITY, (space_id, entity)).fetchall()
+            found[entity] = [(int(seq), insight_id) for seq, insight_id in rows]
+    return {
+        entity: deque(sorted(rows), maxlen=_ENTITY_EDGE_FANOUT) for entity, rows in found.items()
+    }
 
 
 def _store_vectors(
@@ -373,6 +489,9 @@ def _store_vectors(
     With pgvector (schema step 4) the row carries the vector twice: as float32 bytes, the
     portable copy every database reads (and the in-memory path uses should the extension go),
     and as the ``embedding`` the HNSW index searches."""
+    if conn.dialect.name == "sqlite":  # driver SQL: no compile step (kept apart: see below)
+        _store_vectors_sqlite(conn, space_id, model, seqs, vectors)
+        return
     rows = [
         {
             "insight_seq": seq,
@@ -399,6 +518,27 @@ def _store_vectors(
             f"CAST(:embedding AS {found.schema}.vector))"
         ).bindparams(sa.bindparam("vector", type_=sa.LargeBinary)),
         rows,
+    )
+
+
+_SQLITE_VECTORS = (
+    f"INSERT INTO {VECTORS.name} (insight_seq, space_id, model, dim, vector) VALUES (?, ?, ?, ?, ?)"
+)
+
+
+def _store_vectors_sqlite(
+    conn: Connection, space_id: str, model: str, seqs: list[int], vectors: list[np.ndarray]
+) -> None:
+    """:func:`_store_vectors` on SQLite: one ``executemany`` on the transaction's connection."""
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    driver.executemany(
+        _SQLITE_VECTORS,
+        [
+            (seq, space_id, model, int(v.shape[0]), v.astype(np.float32).tobytes())
+            for seq, v in zip(seqs, vectors, strict=True)
+            if v.shape[0]
+        ],
     )
 
 

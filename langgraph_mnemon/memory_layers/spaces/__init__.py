@@ -10,7 +10,7 @@ Example:
     'committed'
 """
 
-from langgraph_mnemon.memory_layers.spaces._durable import durable_copy
+from langgraph_mnemon.memory_layers.spaces._catalog import Owners, owners_of
 from langgraph_mnemon.memory_layers.spaces._fusion import (
     Candidate,
     QualitySettings,
@@ -70,7 +70,6 @@ from langgraph_mnemon.memory_layers.spaces._models import (
     is_pending,
     settle,
 )
-from langgraph_mnemon.memory_layers.spaces._owners import Owners, owners_of
 from langgraph_mnemon.memory_layers.spaces._placement import (
     Chooser,
     PlacementRequest,
@@ -89,9 +88,12 @@ from langgraph_mnemon.memory_layers.spaces._records import (
     SpacesStatus,
     SpaceStatus,
 )
-from langgraph_mnemon.memory_layers.spaces._secret_store import SecretsReport
-from langgraph_mnemon.memory_layers.spaces._secrets import MAX_SECRET_CHARS, PROVIDER_CONFIG_CODE
-from langgraph_mnemon.memory_layers.spaces._service import MemorySpaces
+from langgraph_mnemon.memory_layers.spaces._secrets import (
+    MAX_SECRET_CHARS,
+    PROVIDER_CONFIG_CODE,
+    SecretsReport,
+)
+from langgraph_mnemon.memory_layers.spaces._service import MemorySpaces, durable_copy
 from langgraph_mnemon.memory_layers.spaces._validation import (
     DEFAULT_SPACE_ID,
     MAX_BROWSE_OFFSET,

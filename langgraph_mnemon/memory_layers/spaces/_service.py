@@ -1,15 +1,19 @@
 """Memory Spaces (tier 3): the catalog and federated recall over provider-backed spaces.
 
-A *Memory Space* is a named store (id, name, description, provider id, active flag, provider
-configuration) kept in the ``mnemon_spaces`` table of the shared SQL database; its provider
-secrets (API keys, tokens) are kept beside it in ``mnemon_space_secrets``, encrypted when
-``secret_key`` is set, and no read API returns them (:mod:`._catalog`, :mod:`._secret_store`,
-:mod:`._secrets`). :meth:`MemorySpaces.search` is federated over every readable space
-(:mod:`._search`); writes go to one space and return receipts (:mod:`._writes`).
+MemorySpaces is one service: every operation on Memory Spaces (catalog, scope views, provider
+connections, federated search, writes, reads, health) enters here and asks the kernel, the
+catalog and the registry in the same few steps; over 900 lines because it is the whole public
+surface of the layer with each method's documented contract and its ``a``-prefixed async form,
+while the machinery it calls lives in the modules named below.
 
-Each space has an owner; :meth:`MemorySpaces.for_scope` gives one scope's view (:mod:`._views`).
-The catalog methods live in :mod:`._service_catalog`; listing providers, connection tests,
-Disconnect and Remove in :mod:`._connections` (mixins of this class).
+A *Memory Space* is a named store (id, name, description, provider id, active flag, provider
+configuration) kept in the ``mnemon_spaces`` table of the shared SQL database with its owner
+(:mod:`._catalog`); its provider secrets (API keys, tokens) are kept beside it in
+``mnemon_space_secrets``, encrypted when ``secret_key`` is set, and no read API returns them
+(:mod:`._secrets`). :meth:`MemorySpaces.search` is federated over every readable space
+(:mod:`._search`, :mod:`._fusion`); writes go to one space and return receipts
+(:mod:`._writes`). Each space has an owner; :meth:`MemorySpaces.for_scope` gives one scope's
+view: the same service reading through that scope's owner filter.
 
 Every public method validates its input (:mod:`._validation`) and raises a typed error from
 :mod:`langgraph_mnemon.errors` whose message says what to do; a failed operation changes
@@ -51,7 +55,12 @@ from langgraph_mnemon.errors import (
     SecretKeyError,
 )
 from langgraph_mnemon.memory_layers.kernel import Kernel
-from langgraph_mnemon.memory_layers.spaces._catalog import SpaceCatalog
+from langgraph_mnemon.memory_layers.spaces._catalog import (
+    EVERY_OWNER,
+    Owners,
+    SpaceCatalog,
+    owners_of,
+)
 from langgraph_mnemon.memory_layers.spaces._fanout import ProviderCalls
 from langgraph_mnemon.memory_layers.spaces._fusion import QualitySettings
 from langgraph_mnemon.memory_layers.spaces._health import (
@@ -67,7 +76,6 @@ from langgraph_mnemon.memory_layers.spaces._health import (
 )
 from langgraph_mnemon.memory_layers.spaces._item_text import as_recalled, recalled
 from langgraph_mnemon.memory_layers.spaces._locations import StorageRules, admit_outbound
-from langgraph_mnemon.memory_layers.spaces._merge import merge
 from langgraph_mnemon.memory_layers.spaces._models import (
     CATEGORIES,
     EDGE_TYPES,
@@ -85,7 +93,6 @@ from langgraph_mnemon.memory_layers.spaces._models import (
     is_committed,
     settle,
 )
-from langgraph_mnemon.memory_layers.spaces._owners import EVERY_OWNER, Owners, owners_of
 from langgraph_mnemon.memory_layers.spaces._records import (
     ConnectionTest,
     EntityCount,
@@ -98,8 +105,7 @@ from langgraph_mnemon.memory_layers.spaces._records import (
 )
 from langgraph_mnemon.memory_layers.spaces._registry import ProviderRegistry, provider_info
 from langgraph_mnemon.memory_layers.spaces._search import FederatedSearch, decorate
-from langgraph_mnemon.memory_layers.spaces._secret_store import SecretsReport, SecretStore
-from langgraph_mnemon.memory_layers.spaces._secrets import split_config
+from langgraph_mnemon.memory_layers.spaces._secrets import SecretsReport, SecretStore, split_config
 from langgraph_mnemon.memory_layers.spaces._validation import (
     MAX_BROWSE_OFFSET,
     MAX_ENTITY_SCAN_ROWS,
@@ -116,17 +122,30 @@ from langgraph_mnemon.memory_layers.spaces._validation import (
     remember_item,
     remember_items,
 )
-from langgraph_mnemon.memory_layers.spaces._writes import write_many, write_one
+from langgraph_mnemon.memory_layers.spaces._writes import merge, write_many, write_one
 from langgraph_mnemon.storage.db import Database
 from langgraph_mnemon.storage.secret_box import SecretBox
 
-__all__ = ["MemorySpaces"]
+__all__ = ["MemorySpaces", "durable_copy"]
 
 _ENTITY_PAGE = 500
 
 
 class MemorySpaces:
     """Memory Space catalog and federated recall (``Mnemon.spaces``).
+
+    Public surface (each method but ``for_scope``, ``every_owner``, ``as_admin``,
+    ``register_provider``, ``provider``, ``validate_items``, ``setup`` and ``close`` also has an
+    ``a``-prefixed async form: ``asearch``, ``acreate_space``, ...):
+
+    * catalog: ``create_space``, ``list_spaces``, ``get_space``, ``update_space``,
+      ``set_active``, ``merge_spaces``, ``discover``, ``disconnect_space``, ``remove_space``;
+    * scopes: ``for_scope``, ``every_owner``, ``as_admin``;
+    * providers: ``providers``, ``provider``, ``register_provider``, ``list_providers``,
+      ``test_connection``, ``test_space``, ``secrets_report``, ``rotate_secrets``;
+    * memories: ``search``, ``remember``, ``remember_many``, ``validate_items``, ``link``,
+      ``forget``, ``related``, ``browse``, ``graph``, ``entities``;
+    * state: ``status``, ``health``, ``kernel``, ``setup``, ``close``.
 
     A space whose provider is not registered stays in the catalog and reports
     ``provider-disabled``. Every recall and write asks the kernel first; a refusal reaches no
@@ -1688,3 +1707,22 @@ def _raw_secret_values(secrets: Any) -> list[str]:
     if not isinstance(secrets, Mapping):
         return []
     return [v for v in secrets.values() if isinstance(v, str)]
+
+
+def durable_copy(
+    spaces: MemorySpaces, space_id: str, content: str, receipt: MemoryReceipt
+) -> str | None:
+    """The memory id proving ``content`` is stored in ``space_id``, or None.
+
+    A committed receipt proves it; a skipped one (the provider saw a duplicate) only when an
+    exact keyword recall in that space returns the very same text.
+    """
+    if receipt.status == "committed" and receipt.id:
+        return receipt.id
+    if receipt.status != "skipped":
+        return None
+    try:
+        found = spaces.search(content[:2000], mode="keyword", space_ids=[space_id], limit=10)
+    except MnemonError:
+        return None
+    return next((row.id for row in found.results if row.content == content), None)

@@ -21,6 +21,9 @@ from pathlib import Path
 
 PACKAGE = "langgraph_mnemon"
 MODULE_LIMIT = 900
+EXPLAINED = f"over {MODULE_LIMIT} lines because"
+"""A module over the limit passes when it is one concept and its docstring says why with this
+phrase (DESIGN.md: cut a module when it holds two concepts, never only because it is long)."""
 FUNCTION_LIMIT = 60
 
 
@@ -112,11 +115,14 @@ class Figures:
     module_cycles: list[list[str]]
     layer_cycles: list[list[str]]
     public: dict[str, int]
+    explained: frozenset[str] = frozenset()
 
     @property
     def over_limit(self) -> list[tuple[str, int]]:
+        """Modules over the limit whose docstring does not say why they are one concept."""
         return sorted(
-            ((n, v) for n, v in self.sizes.items() if v > MODULE_LIMIT), key=lambda x: -x[1]
+            ((n, v) for n, v in self.sizes.items() if v > MODULE_LIMIT and n not in self.explained),
+            key=lambda x: -x[1],
         )
 
 
@@ -129,6 +135,9 @@ def measure(root: Path) -> Figures:
         text = path.read_text(encoding="utf-8")
         trees[name] = (ast.parse(text), path.name == "__init__.py")
         sizes[name] = len(text.splitlines())
+    explained = frozenset(
+        n for n, (t, _) in trees.items() if EXPLAINED in (ast.get_docstring(t) or "")
+    )
     known = set(trees)
     graph = {name: _imports(tree, name, is_pkg, known) for name, (tree, is_pkg) in trees.items()}
     long_functions: list[tuple[int, str]] = []
@@ -149,7 +158,9 @@ def measure(root: Path) -> Figures:
         for dst in targets:
             if _surface(src) != _surface(dst):
                 layer_graph[_surface(src)].add(_surface(dst))
-    return Figures(sizes, long_functions, _cycles(graph), _cycles(layer_graph), dict(public))
+    return Figures(
+        sizes, long_functions, _cycles(graph), _cycles(layer_graph), dict(public), explained
+    )
 
 
 def main() -> int:
@@ -181,6 +192,8 @@ def main() -> int:
     print()
     for name, size in figures.over_limit:
         print(f"over {MODULE_LIMIT}: {name} {size}")
+    for name in sorted(n for n in figures.explained if sizes[n] > MODULE_LIMIT):
+        print(f"over {MODULE_LIMIT}, one concept (its docstring says why): {name} {sizes[name]}")
     for cycle in figures.layer_cycles:
         print("circle between parts:", " <-> ".join(cycle))
     for cycle in figures.module_cycles:

@@ -297,7 +297,7 @@ def test_migration_upgrades_a_database_of_the_previous_schema(tmp_path: Path) ->
     from langgraph_mnemon.adapters.providers.mnemos import _write
     from langgraph_mnemon.memory_layers.mnemos.spaces_schema import MIGRATIONS, SPACES
     from langgraph_mnemon.memory_layers.spaces import RememberItem, SpaceBinding
-    from langgraph_mnemon.memory_layers.spaces._owners import OWNER_MIGRATIONS
+    from langgraph_mnemon.memory_layers.spaces._catalog import OWNER_MIGRATIONS
     from langgraph_mnemon.storage.db import Database, create_engine
 
     url = f"sqlite:///{tmp_path}/old.db"

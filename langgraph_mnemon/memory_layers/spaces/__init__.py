@@ -10,7 +10,6 @@ Example:
     'committed'
 """
 
-from langgraph_mnemon.memory_layers.spaces._durable import durable_copy
 from langgraph_mnemon.memory_layers.spaces._fusion import (
     Candidate,
     QualitySettings,
@@ -23,7 +22,7 @@ from langgraph_mnemon.memory_layers.spaces._fusion import (
     normalize_anchor_text,
     register_quality_policy,
 )
-from langgraph_mnemon.memory_layers.spaces._health import ProviderHealth, SpaceHealth, SpacesHealth
+from langgraph_mnemon.memory_layers.spaces._health import ProviderHealth
 from langgraph_mnemon.memory_layers.spaces._item_text import item_text
 from langgraph_mnemon.memory_layers.spaces._keyed import (
     KeyedItems,
@@ -36,9 +35,6 @@ from langgraph_mnemon.memory_layers.spaces._keyed import (
 from langgraph_mnemon.memory_layers.spaces._locations import (
     ChecksDestination,
     OwnsStorage,
-    StorageRules,
-    check_storage,
-    connects_out,
     provider_refusal,
 )
 from langgraph_mnemon.memory_layers.spaces._models import (
@@ -53,7 +49,6 @@ from langgraph_mnemon.memory_layers.spaces._models import (
     GraphEdge,
     GraphNode,
     GraphProjection,
-    Insight,
     LinkRequest,
     MemoryProvider,
     MemoryReceipt,
@@ -70,7 +65,6 @@ from langgraph_mnemon.memory_layers.spaces._models import (
     is_pending,
     settle,
 )
-from langgraph_mnemon.memory_layers.spaces._owners import Owners, owners_of
 from langgraph_mnemon.memory_layers.spaces._placement import (
     Chooser,
     PlacementRequest,
@@ -81,17 +75,14 @@ from langgraph_mnemon.memory_layers.spaces._records import (
     EntityCount,
     ProviderInfo,
     RecallResult,
-    RecoveryReport,
-    RelatedResult,
-    SourceReport,
     SpaceReceipt,
     SpaceRecord,
-    SpacesStatus,
-    SpaceStatus,
 )
-from langgraph_mnemon.memory_layers.spaces._secret_store import SecretsReport
-from langgraph_mnemon.memory_layers.spaces._secrets import MAX_SECRET_CHARS, PROVIDER_CONFIG_CODE
-from langgraph_mnemon.memory_layers.spaces._service import MemorySpaces
+from langgraph_mnemon.memory_layers.spaces._secrets import (
+    MAX_SECRET_CHARS,
+    PROVIDER_CONFIG_CODE,
+)
+from langgraph_mnemon.memory_layers.spaces._service import MemorySpaces, durable_copy
 from langgraph_mnemon.memory_layers.spaces._validation import (
     DEFAULT_SPACE_ID,
     MAX_BROWSE_OFFSET,
@@ -138,7 +129,6 @@ __all__ = [
     "GraphEdge",
     "GraphNode",
     "GraphProjection",
-    "Insight",
     "KeyedItems",
     "KeyedPut",
     "KeyedRow",
@@ -148,7 +138,6 @@ __all__ = [
     "MemoryReceipt",
     "MemoryRecord",
     "MemorySpaces",
-    "Owners",
     "OwnsStorage",
     "PlacementRequest",
     "ProviderDescriptor",
@@ -159,27 +148,16 @@ __all__ = [
     "ProviderStatus",
     "QualitySettings",
     "RecallResult",
-    "RecoveryReport",
     "RelatedRequest",
-    "RelatedResult",
     "RememberItem",
-    "SecretsReport",
-    "SourceReport",
     "SpaceBinding",
-    "SpaceHealth",
     "SpaceReceipt",
     "SpaceRecord",
-    "SpaceStatus",
-    "SpacesHealth",
-    "SpacesStatus",
     "StaleSpace",
-    "StorageRules",
     "apply_quality",
     "candidate_limit",
     "check_minutes",
-    "check_storage",
     "classify_score",
-    "connects_out",
     "coverage_count",
     "coverage_plan",
     "durable_copy",
@@ -189,7 +167,6 @@ __all__ = [
     "is_pending",
     "item_text",
     "normalize_anchor_text",
-    "owners_of",
     "place",
     "provider_refusal",
     "register_quality_policy",

@@ -48,6 +48,7 @@ __all__ = [
     "SpaceHealth",
     "SpacesHealth",
     "assess",
+    "provider_secrets",
     "redact",
     "refused_spaces",
     "status_report",
@@ -231,7 +232,7 @@ def probe(
     places: Iterable[str] = (),
 ) -> ProviderHealth:
     """One bounded status call; never raises for the provider's failure."""
-    secrets = [*binding.secrets.values(), *_provider_secrets(provider)]
+    secrets = [*binding.secrets.values(), *provider_secrets(provider)]
     try:
         status = call_bounded(lambda: provider.status(binding), timeout)
     except TimeoutError:
@@ -296,7 +297,7 @@ def refused_spaces(report: SpacesHealth, refused: Mapping[str, str]) -> SpacesHe
     return report.model_copy(update={"spaces": spaces})
 
 
-def _provider_secrets(provider: MemoryProvider) -> tuple[str, ...]:
+def provider_secrets(provider: MemoryProvider) -> tuple[str, ...]:
     """Credentials a provider holds itself (e.g. a server token), to keep out of messages."""
     values = getattr(provider, "secrets_in_use", None)
     try:

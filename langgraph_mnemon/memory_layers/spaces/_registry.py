@@ -8,10 +8,11 @@ not declare fails with ``unsupported``, both before any I/O.
 from __future__ import annotations
 
 from langgraph_mnemon.errors import InvalidInputError, NotFoundError, ProviderError
-from langgraph_mnemon.memory_layers.spaces._models import MemoryProvider
-from langgraph_mnemon.memory_layers.spaces._records import SpaceRecord
+from langgraph_mnemon.memory_layers.spaces._models import ConfigField, MemoryProvider
+from langgraph_mnemon.memory_layers.spaces._records import ProviderInfo, SpaceRecord
+from langgraph_mnemon.memory_layers.spaces._validation import NATIVE_PROVIDER_ID
 
-__all__ = ["ProviderRegistry"]
+__all__ = ["BUILTIN_FIELDS", "ProviderRegistry", "config_fields", "provider_info"]
 
 
 class ProviderRegistry:
@@ -78,3 +79,67 @@ class ProviderRegistry:
         """The provider's label, or its id when it is not registered."""
         provider = self._by_id.get(provider_id)
         return provider.descriptor.label if provider else provider_id
+
+
+BUILTIN_FIELDS: dict[str, tuple[ConfigField, ...]] = {
+    "chroma": (
+        ConfigField(
+            name="collection",
+            label="Collection",
+            help="An existing Chroma collection to use; empty: a new collection of its own.",
+        ),
+    ),
+    "store": (
+        ConfigField(
+            name="namespace",
+            label="Namespace",
+            help="The BaseStore namespace as a list of labels (a JSON array); empty: one of "
+            "its own.",
+        ),
+    ),
+}
+"""Form fields of the shipped providers whose descriptors declare none (from their
+``check_config`` keys)."""
+
+
+def config_fields(provider: MemoryProvider) -> list[ConfigField]:
+    """The form fields of ``provider``: its declared ones (else :data:`BUILTIN_FIELDS`), plus
+    one ``secret`` field for each declared secret that no field names.
+
+    Example:
+        >>> [f.name for f in config_fields(chroma_provider)]
+        ['collection']
+    """
+    descriptor = provider.descriptor
+    fields = list(descriptor.config_fields) or list(BUILTIN_FIELDS.get(descriptor.id, ()))
+    named = {f.name for f in fields}
+    for key in descriptor.secret_fields:
+        if key in named:
+            continue
+        try:
+            fields.append(ConfigField(name=key, label=key.replace("_", " "), kind="secret"))
+        except ValueError:  # a secret name no form field can carry: the API still takes it
+            continue
+    return fields
+
+
+def provider_info(provider_id: str, provider: MemoryProvider | None, count: int) -> ProviderInfo:
+    removal = "remove" if provider_id == NATIVE_PROVIDER_ID else "disconnect"
+    if provider is None:
+        return ProviderInfo(
+            id=provider_id, label=provider_id, registered=False, removal=removal, spaces=count
+        )
+    d = provider.descriptor
+    return ProviderInfo(
+        id=provider_id,
+        label=d.label,
+        local=d.local,
+        capabilities=d.capabilities.names(),
+        score_semantics=d.score_semantics,
+        write_mode=d.write_mode,
+        deletion_mode=d.deletion_mode,
+        secret_fields=list(d.secret_fields),
+        config_fields=config_fields(provider),
+        removal=removal,
+        spaces=count,
+    )

@@ -1,15 +1,19 @@
 """Memory Spaces (tier 3): the catalog and federated recall over provider-backed spaces.
 
-A *Memory Space* is a named store (id, name, description, provider id, active flag, provider
-configuration) kept in the ``mnemon_spaces`` table of the shared SQL database; its provider
-secrets (API keys, tokens) are kept beside it in ``mnemon_space_secrets``, encrypted when
-``secret_key`` is set, and no read API returns them (:mod:`._catalog`, :mod:`._secret_store`,
-:mod:`._secrets`). :meth:`MemorySpaces.search` is federated over every readable space
-(:mod:`._search`); writes go to one space and return receipts (:mod:`._writes`).
+MemorySpaces is one service: every operation on Memory Spaces (catalog, scope views, provider
+connections, federated search, writes, reads, health) enters here and asks the kernel, the
+catalog and the registry in the same few steps; over 900 lines because it is the whole public
+surface of the layer with each method's documented contract and its ``a``-prefixed async form,
+while the machinery it calls lives in the modules named below.
 
-Each space has an owner; :meth:`MemorySpaces.for_scope` gives one scope's view (:mod:`._views`).
-The catalog methods live in :mod:`._service_catalog`; listing providers, connection tests,
-Disconnect and Remove in :mod:`._connections` (mixins of this class).
+A *Memory Space* is a named store (id, name, description, provider id, active flag, provider
+configuration) kept in the ``mnemon_spaces`` table of the shared SQL database with its owner
+(:mod:`._catalog`); its provider secrets (API keys, tokens) are kept beside it in
+``mnemon_space_secrets``, encrypted when ``secret_key`` is set, and no read API returns them
+(:mod:`._secrets`). :meth:`MemorySpaces.search` is federated over every readable space
+(:mod:`._search`, :mod:`._fusion`); writes go to one space and return receipts
+(:mod:`._writes`). Each space has an owner; :meth:`MemorySpaces.for_scope` gives one scope's
+view: the same service reading through that scope's owner filter.
 
 Every public method validates its input (:mod:`._validation`) and raises a typed error from
 :mod:`langgraph_mnemon.errors` whose message says what to do; a failed operation changes
@@ -35,15 +39,28 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import copy
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
-from langgraph_mnemon.errors import AuthorityError, InvalidInputError, MnemonError, ProviderError
+from langgraph_mnemon.contracts import Scope
+from langgraph_mnemon.errors import (
+    AuthorityError,
+    InvalidInputError,
+    MnemonError,
+    ProviderError,
+    SecretKeyError,
+)
 from langgraph_mnemon.memory_layers.kernel import Kernel
-from langgraph_mnemon.memory_layers.spaces._catalog import SpaceCatalog
-from langgraph_mnemon.memory_layers.spaces._connections import SpaceConnections
+from langgraph_mnemon.memory_layers.spaces._catalog import (
+    EVERY_OWNER,
+    Owners,
+    SpaceCatalog,
+    owners_of,
+)
 from langgraph_mnemon.memory_layers.spaces._fanout import ProviderCalls
 from langgraph_mnemon.memory_layers.spaces._fusion import QualitySettings
 from langgraph_mnemon.memory_layers.spaces._health import (
@@ -52,63 +69,83 @@ from langgraph_mnemon.memory_layers.spaces._health import (
     HealthCache,
     SpacesHealth,
     assess,
+    provider_secrets,
     redact,
     refused_spaces,
     status_report,
 )
 from langgraph_mnemon.memory_layers.spaces._item_text import as_recalled, recalled
-from langgraph_mnemon.memory_layers.spaces._locations import StorageRules
+from langgraph_mnemon.memory_layers.spaces._locations import StorageRules, admit_outbound
 from langgraph_mnemon.memory_layers.spaces._models import (
     CATEGORIES,
     EDGE_TYPES,
     BrowseRequest,
+    DiscoveredSpace,
     GraphProjection,
     LinkRequest,
     MemoryProvider,
     MemoryReceipt,
     MemoryRecord,
+    ProviderStatus,
     RelatedRequest,
     RememberItem,
     SpaceBinding,
+    is_committed,
     settle,
 )
 from langgraph_mnemon.memory_layers.spaces._records import (
+    ConnectionTest,
     EntityCount,
+    ProviderInfo,
     RecallResult,
     RelatedResult,
+    SpaceReceipt,
     SpaceRecord,
     SpacesStatus,
 )
-from langgraph_mnemon.memory_layers.spaces._registry import ProviderRegistry
+from langgraph_mnemon.memory_layers.spaces._registry import ProviderRegistry, provider_info
 from langgraph_mnemon.memory_layers.spaces._search import FederatedSearch, decorate
-from langgraph_mnemon.memory_layers.spaces._secret_store import SecretStore
-from langgraph_mnemon.memory_layers.spaces._service_catalog import CatalogMethods
+from langgraph_mnemon.memory_layers.spaces._secrets import SecretsReport, SecretStore, split_config
 from langgraph_mnemon.memory_layers.spaces._validation import (
     MAX_BROWSE_OFFSET,
     MAX_ENTITY_SCAN_ROWS,
     MAX_MEMORY_ID_CHARS,
     NATIVE_PROVIDER_ID,
     check_choice,
+    check_confirm,
     check_int,
     check_link,
+    check_merge_sources,
     check_policy,
     check_search,
     check_text_arg,
     remember_item,
     remember_items,
 )
-from langgraph_mnemon.memory_layers.spaces._views import ScopeViews
-from langgraph_mnemon.memory_layers.spaces._writes import write_many, write_one
+from langgraph_mnemon.memory_layers.spaces._writes import merge, write_many, write_one
 from langgraph_mnemon.storage.db import Database
 from langgraph_mnemon.storage.secret_box import SecretBox
 
-__all__ = ["MemorySpaces"]
+__all__ = ["MemorySpaces", "durable_copy"]
 
 _ENTITY_PAGE = 500
 
 
-class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
+class MemorySpaces:
     """Memory Space catalog and federated recall (``Mnemon.spaces``).
+
+    Public surface (each method but ``for_scope``, ``every_owner``, ``as_admin``,
+    ``register_provider``, ``provider``, ``validate_items``, ``setup`` and ``close`` also has an
+    ``a``-prefixed async form: ``asearch``, ``acreate_space``, ...):
+
+    * catalog: ``create_space``, ``list_spaces``, ``get_space``, ``update_space``,
+      ``set_active``, ``merge_spaces``, ``discover``, ``disconnect_space``, ``remove_space``;
+    * scopes: ``for_scope``, ``every_owner``, ``as_admin``;
+    * providers: ``providers``, ``provider``, ``register_provider``, ``list_providers``,
+      ``test_connection``, ``test_space``, ``secrets_report``, ``rotate_secrets``;
+    * memories: ``search``, ``remember``, ``remember_many``, ``validate_items``, ``link``,
+      ``forget``, ``related``, ``browse``, ``graph``, ``entities``;
+    * state: ``status``, ``health``, ``kernel``, ``setup``, ``close``.
 
     A space whose provider is not registered stays in the catalog and reports
     ``provider-disabled``. Every recall and write asks the kernel first; a refusal reaches no
@@ -171,17 +208,17 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
         if not 1 <= float(candidate_multiplier) <= 5:
             raise InvalidInputError("candidate_multiplier must be between 1 and 5")
         self.db = database
-        self.root = Path(root).expanduser().absolute()
-        self.quality = quality or QualitySettings()
-        self.policy = policy
-        self.candidate_multiplier = float(candidate_multiplier)
-        self.default_limit = check_int(default_limit, "default_limit", 1, 50)
-        self.timeout = check_int(timeout_ms, "timeout_ms", 100, 120_000) / 1000.0
+        self._root = Path(root).expanduser().absolute()
+        self._quality = quality or QualitySettings()
+        self._policy = policy
+        self._candidate_multiplier = float(candidate_multiplier)
+        self._default_limit = check_int(default_limit, "default_limit", 1, 50)
+        self._timeout = check_int(timeout_ms, "timeout_ms", 100, 120_000) / 1000.0
         # Every operation asks the kernel; a layer built alone gets one of its own.
         self.kernel = kernel or Kernel.standalone(write_enabled=bool(write_enabled))
         self._registry = ProviderRegistry()
         self._secrets = SecretStore(
-            database, secret_box or SecretBox(), self.root, lock_timeout, clock
+            database, secret_box or SecretBox(), self._root, lock_timeout, clock
         )
         self._catalog = SpaceCatalog(
             database,
@@ -194,29 +231,15 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
         )
         self._calls = ProviderCalls()  # the fan-out pool, shared with every scope's view
         self._health = HealthCache()
-        self._root = self  # a scope's view keeps the service it was made from
+        self._origin = self  # a scope's view keeps the service it was made from
         self._every: MemorySpaces | None = None
         for provider in providers:
             self.register_provider(provider)
 
     def __repr__(self) -> str:
-        seen = "" if self.owners.local else f", owners={sorted(self.owners.keys or ())}"
+        owners = self._catalog.owners
+        seen = "" if owners.local else f", owners={sorted(owners.keys or ())}"
         return f"MemorySpaces(database={self.db.url!r}, providers={sorted(self.providers)}{seen})"
-
-    @property
-    def write_enabled(self) -> bool:
-        """Whether writes are on (the kernel's ``write_enabled``)."""
-        return self.kernel.write_enabled
-
-    @property
-    def default_provider_id(self) -> str:
-        """The provider of a new space when none is named."""
-        return self._catalog.default_provider_id
-
-    @property
-    def local_only(self) -> bool:
-        """Whether only providers whose data stays on this machine are accepted."""
-        return self._catalog.local_only
 
     # ------------------------------------------------------------------ setup and providers
 
@@ -242,10 +265,43 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
         """The registered provider ``provider_id`` (:class:`NotFoundError` if there is none)."""
         return self._registry.require(provider_id)
 
+    def list_providers(self) -> list[ProviderInfo]:
+        """Every registered provider (and every provider a visible space names but this process
+        has not registered), with its declarations and the form fields of a new space.
+
+        A management read: the kernel is not asked. When the catalog cannot be read the
+        providers are still listed (with zero space counts).
+
+        Returns:
+            One :class:`ProviderInfo` per provider: the registered ones in registration order
+            (the native one first), then the missing ones by id.
+
+        Example:
+            >>> [(p.id, p.removal) for p in mem.spaces.list_providers()]
+            [('mnemos', 'remove'), ('chroma', 'disconnect')]
+        """
+        try:
+            records = self._catalog.list_spaces()
+        except MnemonError:  # the database is down: the providers are still worth listing
+            records = []
+        counts = Counter(r.provider_id for r in records)
+        registered = self._registry.all()  # in registration order: the native one first
+        infos = [provider_info(pid, p, counts[pid]) for pid, p in registered.items()]
+        infos += [
+            provider_info(pid, None, n)
+            for pid, n in sorted(counts.items())
+            if pid not in registered
+        ]
+        return infos
+
+    async def alist_providers(self) -> list[ProviderInfo]:
+        """Async form of :meth:`list_providers`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(self.list_providers)
+
     def close(self) -> None:
         """Close providers and the fan-out pool (a scope's view closes nothing: the service
         owns them)."""
-        if self._root is not self:
+        if self._origin is not self:
             return
         for provider in list(self.providers.values()):
             # ``close`` in the sync contract; ``aclose`` is an older async provider's.
@@ -261,7 +317,7 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
     def _storage_rules(self) -> StorageRules:
         """Where spaces may keep data: the root, and ``providers.allowed_paths`` (live)."""
         folders = self.kernel.config.providers.allowed_paths
-        return StorageRules(self.root, tuple(Path(folder) for folder in folders))
+        return StorageRules(self._root, tuple(Path(folder) for folder in folders))
 
     def _binding(self, record: SpaceRecord) -> SpaceBinding:
         """What a provider receives about ``record`` (secrets included, never serialised)."""
@@ -272,6 +328,492 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
 
     def _target(self, space_id: str | None, operation: str) -> SpaceRecord:
         return self._catalog.target(space_id, operation)
+
+    # ------------------------------------------------------------------ scope views
+
+    def for_scope(self, scope: Scope, *, per_user: bool = False) -> Self:
+        """The Memory Spaces of one scope: the same API, over the spaces that scope may see.
+
+        Visible are the spaces owned by the scope's user (``user:alice``) and by its project
+        (``project:billing``, shared by the project's users), plus, when the scope's user is
+        the local user, the spaces without an owner (every space from before scopes). Every
+        method reads through that filter: an id of another owner's space raises the same
+        :class:`NotFoundError` as an unknown id, before any provider is asked; federated
+        search without ``space_ids`` asks the view's active spaces only; ``create_space``
+        makes the space the user's (``shared=True``: the project's). Providers, the fan-out
+        pool and the health cache are the service's own.
+
+        Args:
+            scope: The :class:`~langgraph_mnemon.contracts.Scope`.
+            per_user: ``project_memory = user_project``: the project's spaces are held per
+                user (owner ``project:<p>/user:<u>``) like its MEMORY.md and Documents.
+
+        Returns:
+            The service itself for the local scope, else a view of the scope (closing a view
+            closes nothing).
+
+        Raises:
+            InvalidInputError: ``scope`` is not a :class:`Scope`.
+
+        Example:
+            >>> alice = mem.spaces.for_scope(Scope(user="alice", project="billing"))
+            >>> alice.create_space("Alice's notes").space.owner
+            'user:alice'
+            >>> "Alice's notes" in [s.name for s in mem.spaces.list_spaces()]
+            False
+        """
+        if not isinstance(scope, Scope):
+            raise InvalidInputError(
+                f"for_scope() takes a Scope (got {type(scope).__name__}); e.g. "
+                "Scope(user='alice', project='billing')"
+            )
+        if scope.is_local:
+            return self._origin
+        return self._origin._view(owners_of(scope, bool(per_user)))
+
+    def every_owner(self) -> Self:
+        """A view over every owner's spaces: the host operator's, for host code only.
+
+        The store facade's local scope reads through it (its namespaces stay global, as
+        before scopes). Spaces it creates are the local user's. Never hand it to a model, a
+        request or a user's run.
+
+        Returns:
+            The view (the same object on every call).
+
+        Example:
+            >>> [s.owner for s in mem.spaces.every_owner().list_spaces()]
+            [None, 'user:alice']
+        """
+        origin = self._origin
+        if origin._every is None:
+            origin._every = origin._view(EVERY_OWNER)
+        return origin._every
+
+    def as_admin(self) -> Self:
+        """This view for an admin: the control plane's, for a caller with ``mnemon:admin``.
+
+        Its spaces and owners stay the scope's; only what its caller may set changes (a
+        location inside ``providers.allowed_paths``, a space that connects out). Never hand it
+        to a model, a run or a user who is not an admin.
+
+        Returns:
+            The same view when it is an admin's already, else an admin's copy.
+
+        Example:
+            >>> view = mem.spaces.for_scope(Scope(user="root-op")).as_admin()
+            >>> view.create_space("N", provider_id="facts", config={"path": "/srv/n.json"}).status
+            'committed'
+        """
+        if self._catalog.admin:
+            return self
+        view = copy.copy(self)
+        view._catalog = self._catalog.owned_by(self._catalog.owners, admin=True)
+        return view
+
+    def _view(self, owners: Owners) -> Self:
+        view = copy.copy(self)  # shares the providers, the fan-out pool and the health cache
+        view._catalog = self._catalog.owned_by(owners)
+        return view
+
+    # ------------------------------------------------------------------ the catalog
+
+    def create_space(
+        self,
+        name: str,
+        description: str = "",
+        *,
+        provider_id: str | None = None,
+        config: Mapping[str, Any] | None = None,
+        secrets: Mapping[str, str] | None = None,
+        space_id: str | None = None,
+        active: bool | None = None,
+        shared: bool = False,
+    ) -> SpaceReceipt:
+        """Create a Memory Space (inactive until its first committed write unless ``active``).
+
+        The first space of an empty catalog gets the id ``default``. A catalog change: the
+        kernel is asked first (Memory Spaces maintenance). In a scope's view the space is its
+        user's, or with ``shared`` its project's (seen by every user of the project).
+
+        Args:
+            name: The space's name, up to 120 characters.
+            description: What the space holds, up to 500 characters (may be empty).
+            provider_id: Defaults to the persistence strategy's provider (``mnemos``).
+            config: The provider's settings (no credentials).
+            secrets: API keys and tokens, stored host-side only and never returned.
+            space_id: An id of your own (1-64 letters, digits, ``.``, ``_``, ``-``).
+            active: Take part in recall at once.
+            shared: Owned by the scope's project instead of its user.
+
+        Returns:
+            A committed :class:`SpaceReceipt` with the new ``space``.
+
+        Raises:
+            InvalidInputError: a bad argument, a taken id, a credential in ``config``, or a
+                remote provider under ``data_boundary="local-only"``.
+            NotFoundError: ``provider_id`` is not registered.
+            AuthorityError: ``config`` names a storage location the caller may not use, or a
+                caller who is not an admin adds a space that connects out, or its endpoint is
+                an internal address (codes ``storage-location``, ``admin-required``,
+                ``internal-address``; :mod:`._locations`).
+            ParticipationError: the kernel refused Memory Spaces maintenance.
+            ReadOnlyError: writes are switched off (``write_enabled=false``).
+            StorageError: the local database refused the write (nothing was created).
+
+        Example:
+            >>> spaces.create_space("Ops", "Runbooks.", space_id="ops").space.id
+            'ops'
+        """
+        self.kernel.admit("memory_spaces", "maintenance")
+        self._admit_outbound(provider_id, config, "adding")
+        create = self._catalog.create_space
+        return create(
+            name, description, provider_id, config, secrets, space_id, active, shared=shared
+        )
+
+    async def acreate_space(
+        self,
+        name: str,
+        description: str = "",
+        *,
+        provider_id: str | None = None,
+        config: Mapping[str, Any] | None = None,
+        secrets: Mapping[str, str] | None = None,
+        space_id: str | None = None,
+        active: bool | None = None,
+        shared: bool = False,
+    ) -> SpaceReceipt:
+        """Async form of :meth:`create_space`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(
+            self.create_space,
+            name,
+            description,
+            provider_id=provider_id,
+            config=config,
+            secrets=secrets,
+            space_id=space_id,
+            active=active,
+            shared=shared,
+        )
+
+    def list_spaces(self, *, active: bool | None = None) -> list[SpaceRecord]:
+        """All spaces (or only active / inactive ones), oldest first.
+
+        A catalog read: the kernel is not asked, and a database nothing was written to yet
+        gives an empty list (a read creates no tables). Secret values never appear.
+
+        Args:
+            active: ``True`` for the active spaces only, ``False`` for the inactive ones,
+                ``None`` (default) for all.
+
+        Returns:
+            One :class:`SpaceRecord` per space, oldest first.
+
+        Raises:
+            InvalidInputError: ``active`` is not ``True``, ``False`` or ``None``.
+            StorageError: the catalog cannot be read (the database is down or damaged).
+
+        Example:
+            >>> [s.id for s in spaces.list_spaces(active=True)]
+            ['default', 'ops']
+        """
+        if active is not None and not isinstance(active, bool):
+            raise InvalidInputError("active must be true, false or None")
+        return self._catalog.list_spaces(active)
+
+    async def alist_spaces(self, *, active: bool | None = None) -> list[SpaceRecord]:
+        """Async form of :meth:`list_spaces`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(self.list_spaces, active=active)
+
+    def get_space(self, space_id: str) -> SpaceRecord:
+        """One space by id (:class:`NotFoundError` when there is none)."""
+        return self._catalog.get_space(space_id)
+
+    async def aget_space(self, space_id: str) -> SpaceRecord:
+        """Async form of :meth:`get_space`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(self.get_space, space_id)
+
+    def update_space(
+        self,
+        space_id: str,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        active: bool | None = None,
+        config: Mapping[str, Any] | None = None,
+        secrets: Mapping[str, str] | None = None,
+    ) -> SpaceReceipt:
+        """Change a space's name, description, active flag, provider settings or secrets.
+
+        A catalog change: the kernel is asked first (Memory Spaces maintenance). ``config``
+        is merged into the stored settings (a key set to ``None`` is removed) and the result
+        is checked again by the provider's ``check_config`` before anything is written.
+        Secrets are write-only: a value sets its key, ``""`` removes it, keys not named stay
+        unchanged; read APIs keep showing only ``secrets_configured``. Arguments left
+        ``None`` are not changed; a call that changes nothing commits with ``changed=False``.
+
+        Args:
+            space_id: The space's id.
+            name: A new name (up to 120 characters).
+            description: A new description (up to 500 characters; may be empty).
+            active: Take part in recall and default writes, or stop.
+            config: Provider settings to set (``None`` values remove a setting).
+            secrets: Credentials to set (``""`` removes one), stored host-side only.
+
+        Returns:
+            A committed :class:`SpaceReceipt` with the updated ``space``.
+
+        Raises:
+            InvalidInputError: a bad name, description or flag; or (code
+                ``invalid-provider-config``) settings or secrets the provider refuses.
+            NotFoundError: there is no space ``space_id`` (in this scope).
+            ProviderError: its provider is not registered (settings cannot be checked).
+            AuthorityError: the settings name a storage location the caller may not use, or
+                a caller who is not an admin configures a space that connects out
+                (:mod:`._locations`).
+            ParticipationError: the kernel refused Memory Spaces maintenance.
+            ReadOnlyError: writes are switched off (``write_enabled=false``).
+            StorageError: the database or the secrets file refused the write (nothing
+                changed).
+
+        Example:
+            >>> receipt = spaces.update_space("team", secrets={"api_key": "new-key"})
+            >>> receipt.space.secrets_configured
+            ['api_key']
+        """
+        self.kernel.admit("memory_spaces", "maintenance")
+        if config is not None or secrets is not None:
+            self._admit_reconfiguring(space_id, config)
+        update = self._catalog.update_space
+        receipt = update(space_id, name, description, active, config, secrets)
+        if config is not None or secrets is not None:
+            self._health.clear()  # a provider's state may depend on the space's settings
+        return receipt
+
+    async def aupdate_space(
+        self,
+        space_id: str,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        active: bool | None = None,
+        config: Mapping[str, Any] | None = None,
+        secrets: Mapping[str, str] | None = None,
+    ) -> SpaceReceipt:
+        """Async form of :meth:`update_space`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(
+            self.update_space,
+            space_id,
+            name=name,
+            description=description,
+            active=active,
+            config=config,
+            secrets=secrets,
+        )
+
+    def _admit_reconfiguring(self, space_id: str, config: Any) -> None:
+        """Refuse configuring a space that connects out unless an admin does it, with the
+        settings it would then have."""
+        record = self._catalog.get_space(space_id)
+        merged = dict(record.config)
+        if isinstance(config, Mapping):
+            merged = {k: v for k, v in {**merged, **config}.items() if v is not None}
+        self._admit_outbound(record.provider_id, merged, "configuring")
+
+    def _admit_outbound(self, provider_id: Any, config: Any, what: str) -> None:
+        """Refuse a space that connects out unless an admin sets it up (:mod:`._locations`)."""
+        if provider_id is None:
+            provider_id = self._catalog.default_provider_id
+        provider = self._registry.get(provider_id) if isinstance(provider_id, str) else None
+        if provider is not None:  # an unknown or bad id is refused by the catalog's checks
+            settings = config if isinstance(config, Mapping) else None
+            admit_outbound(provider, settings, admin=self._catalog.admin, what=what)
+
+    def set_active(self, space_id: str, active: bool) -> SpaceReceipt:
+        """Switch whether a space takes part in recall and default writes (data is kept).
+
+        A catalog change: the kernel is asked first (Memory Spaces maintenance). An inactive
+        space is still searched when a call names it in ``space_ids``.
+
+        Args:
+            space_id: The space's id.
+            active: ``True`` to take part in recall and default writes, ``False`` to stop.
+
+        Returns:
+            A committed :class:`SpaceReceipt` with the updated ``space``; ``changed`` is false
+            when the flag already had that value.
+
+        Raises:
+            InvalidInputError: ``active`` is not a bool, or ``space_id`` is not a valid id.
+            NotFoundError: there is no space ``space_id``.
+            ParticipationError: the kernel refused Memory Spaces maintenance.
+            ReadOnlyError: writes are switched off (``write_enabled=false``).
+            StorageError: the local database refused the write.
+
+        Example:
+            >>> spaces.set_active("ops", False).space.active
+            False
+        """
+        if not isinstance(active, bool):
+            raise InvalidInputError("active must be true or false")
+        return self.update_space(space_id, active=active)
+
+    async def aset_active(self, space_id: str, active: bool) -> SpaceReceipt:
+        """Async form of :meth:`set_active`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(self.set_active, space_id, active)
+
+    def merge_spaces(
+        self,
+        target_space_id: str,
+        source_space_ids: Sequence[str],
+        *,
+        deactivate_sources: bool = True,
+    ) -> SpaceReceipt:
+        """Copy the rows of native source spaces into a native target (sources are kept).
+
+        Duplicates (same content and metadata) are skipped; with ``deactivate_sources`` the
+        sources whose rows were copied stop taking part in recall. A catalog change: the
+        kernel is asked first (Memory Spaces maintenance). Each source is one step of the
+        receipt (``steps``); ``outcome`` is ``partial`` when some source failed.
+        """
+        self.kernel.admit("memory_spaces", "maintenance")
+        sources = check_merge_sources(source_space_ids, deactivate_sources)
+        return merge(
+            self._catalog,
+            self._registry,
+            target_space_id,
+            sources,
+            deactivate_sources=deactivate_sources,
+            native_id=NATIVE_PROVIDER_ID,
+        )
+
+    async def amerge_spaces(
+        self,
+        target_space_id: str,
+        source_space_ids: Sequence[str],
+        *,
+        deactivate_sources: bool = True,
+    ) -> SpaceReceipt:
+        """Async form of :meth:`merge_spaces`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(
+            self.merge_spaces,
+            target_space_id,
+            source_space_ids,
+            deactivate_sources=deactivate_sources,
+        )
+
+    def discover(
+        self,
+        provider_id: str,
+        *,
+        config: Mapping[str, Any] | None = None,
+        secrets: Mapping[str, str] | None = None,
+        sync: bool = False,
+    ) -> list[DiscoveredSpace] | SpaceReceipt:
+        """Namespaces a provider already holds; with ``sync=True`` map them into spaces.
+
+        Syncing is authoritative for that provider: every discovered namespace without a space
+        gets one (inactive), and spaces of that provider whose namespace vanished lose their
+        catalog entry (provider data is never deleted). A failed discovery changes nothing.
+
+        Args:
+            provider_id: The registered provider to ask.
+            config: The provider's settings for the discovered spaces (no credentials).
+            secrets: Credentials for them, stored host-side only.
+            sync: Map the namespaces into the catalog (Memory Spaces maintenance).
+
+        Returns:
+            The namespaces found, or with ``sync`` a receipt listing that provider's spaces.
+
+        Raises:
+            AuthorityError: called on a scope's view; discovery is the local scope's.
+            NotFoundError: ``provider_id`` is not registered.
+            ProviderError: the provider cannot discover.
+
+        Example:
+            >>> [d.external_id for d in mem.spaces.discover("mnemos")]
+            ['old-notes']
+        """
+        if not self._catalog.owners.local:
+            raise AuthorityError(
+                "discovering a provider's collections is the local scope's (they map into "
+                "spaces of the local user); run it on the host's own spaces: "
+                "mem.spaces.discover(...)"
+            )
+        provider = self._registry.require(provider_id)
+        if not provider.descriptor.capabilities.discover:
+            raise ProviderError(
+                f"provider {provider_id!r} does not support discover", code="unsupported"
+            )
+        if sync:  # mapping namespaces into spaces changes the catalog: asked before any I/O
+            self.kernel.admit("memory_spaces", "maintenance")
+        checked, secret_values = split_config(provider, config, secrets)
+        found = settle(provider.discover(checked, secret_values))
+        if not sync:
+            return found
+        return self._catalog.map_discovered(provider_id, found, checked, secret_values)
+
+    async def adiscover(
+        self,
+        provider_id: str,
+        *,
+        config: Mapping[str, Any] | None = None,
+        secrets: Mapping[str, str] | None = None,
+        sync: bool = False,
+    ) -> list[DiscoveredSpace] | SpaceReceipt:
+        """Async form of :meth:`discover`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(
+            self.discover, provider_id, config=config, secrets=secrets, sync=sync
+        )
+
+    # ------------------------------------------------------------------ provider secrets
+
+    def secrets_report(self) -> SecretsReport:
+        """How the stored provider secrets are kept: how many rows are encrypted with the
+        configured ``secret_key``, with another key, or stored as plain text (counts only,
+        never a name or a value; a management read, the kernel is not asked).
+
+        Example:
+            >>> mem.spaces.secrets_report().plain
+            0
+        """
+        return self._catalog.secrets.report()
+
+    async def asecrets_report(self) -> SecretsReport:
+        """Async form of :meth:`secrets_report`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(self.secrets_report)
+
+    def rotate_secrets(self) -> SecretsReport:
+        """Re-encrypt every stored provider secret with the configured ``secret_key``
+        (``MNEMON_SECRET_KEY``), in one transaction; rows under ``secret_key_previous`` and
+        plain-text rows are opened and sealed again. Afterwards the previous key opens
+        nothing and may be dropped. Every space of every owner: the host operator's.
+
+        Returns:
+            The report after the rotation (``rotated``: how many rows were re-encrypted).
+
+        Raises:
+            AuthorityError: called on a scope's view (every owner's rows change).
+            ReadOnlyError: writes are switched off.
+            SecretKeyError: no ``secret_key`` is configured, or a row opens with neither key
+                (then nothing is changed).
+
+        Example:
+            >>> mem.spaces.rotate_secrets().rotated
+            3
+        """
+        if not self._catalog.owners.local:
+            raise AuthorityError(
+                "rotating the secret key re-encrypts every owner's secrets: run it on the "
+                "host's own spaces (mem.spaces.rotate_secrets(), or `mnemon secrets rotate`)"
+            )
+        self.kernel.require_writes("the provider secrets")
+        return self._catalog.secrets.rotate()
+
+    async def arotate_secrets(self) -> SecretsReport:
+        """Async form of :meth:`rotate_secrets`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(self.rotate_secrets)
 
     # ------------------------------------------------------------------ federated search
 
@@ -327,8 +869,8 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
             category=category,
             source=source,
             intent=intent,
-            policy_id=self.policy if policy is None else policy,
-            default_limit=self.default_limit,
+            policy_id=self._policy if policy is None else policy,
+            default_limit=self._default_limit,
         )
         records = self._catalog.readable(space_ids)
         found = self._federated().run(args, records)
@@ -366,9 +908,9 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
             self._registry,
             self._catalog.binding,
             self._calls,
-            self.quality,
-            self.candidate_multiplier,
-            self.timeout,
+            self._quality,
+            self._candidate_multiplier,
+            self._timeout,
         )
 
     # ------------------------------------------------------------------ writes
@@ -778,8 +1320,8 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
             self._catalog.binding,
             self._calls,
             probe=probe,
-            timeout=self.timeout,
-            places=[str(self.root)],
+            timeout=self._timeout,
+            places=[str(self._root)],
         )
 
     async def astatus(self, *, probe: bool = True) -> SpacesStatus:
@@ -804,7 +1346,7 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
         try:
             records = self._catalog.list_spaces()
         except MnemonError as exc:  # the database is down: say so, still probe the providers
-            error = redact(exc.message, places=[str(self.root)])
+            error = redact(exc.message, places=[str(self._root)])
 
         def binding(provider_id: str) -> SpaceBinding:
             for record in records:  # the first space it may use (a refused one reads nothing)
@@ -819,9 +1361,9 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
             binding,
             self._health,
             self._calls,
-            timeout=min(self.timeout, HEALTH_TIMEOUT_SECONDS),
+            timeout=min(self._timeout, HEALTH_TIMEOUT_SECONDS),
             max_age=max(0.0, float(max_age)),
-            places=[str(self.root)],
+            places=[str(self._root)],
             catalog_error=error,
         )
         return refused_spaces(report, refused)
@@ -833,9 +1375,354 @@ class MemorySpaces(CatalogMethods, SpaceConnections, ScopeViews):
             try:
                 self._catalog.check_use(record)
             except AuthorityError as exc:
-                refused[record.id] = redact(exc.message, places=[str(self.root)])
+                refused[record.id] = redact(exc.message, places=[str(self._root)])
         return refused
 
     async def ahealth(self, *, max_age: float = 5.0) -> SpacesHealth:
         """Async form of :meth:`health`: the same call, run in a worker thread."""
         return await asyncio.to_thread(self.health, max_age=max_age)
+
+    # ------------------------------------------------------------------ connection tests
+
+    def test_connection(
+        self,
+        provider_id: str,
+        *,
+        config: Mapping[str, Any] | None = None,
+        secrets: Mapping[str, str] | None = None,
+    ) -> ConnectionTest:
+        """Check a configuration for a new space and ask the provider whether it answers.
+
+        The provider's ``check_config`` runs first (no I/O); then its ``status`` on a probe
+        space that holds no data, bounded by ``timeout_ms``. Nothing is written, and the
+        catalog is not read. A configuration the provider refuses, a status call that raises,
+        times out or says unhealthy is ``ok=False`` with the reason in ``error`` (secrets,
+        URL credentials and host paths masked), never an exception. Under
+        ``data_boundary="local-only"`` a remote provider is not contacted at all.
+
+        Args:
+            provider_id: A registered provider.
+            config: The provider settings a new space would get (no credentials).
+            secrets: Its credentials (used for this test only, never stored).
+
+        Returns:
+            A :class:`ConnectionTest`.
+
+        Raises:
+            NotFoundError: ``provider_id`` is not registered.
+            AuthorityError: a caller who is not an admin tests a provider that connects out,
+                its endpoint is an internal address, or the configuration names a storage
+                location the caller may not use (:mod:`._locations`); nothing is contacted.
+
+        Example:
+            >>> result = mem.spaces.test_connection("http", config={"endpoint": url},
+            ...                                            secrets={"api_key": key})
+            >>> result.ok, result.latency_ms
+            (True, 12.5)
+        """
+        provider = self._registry.require(provider_id)
+        settings = config if isinstance(config, Mapping) else None
+        admit_outbound(provider, settings, admin=self._catalog.admin, what="testing")
+        places = [str(self._root)]
+        masked = _raw_secret_values(secrets)
+        if self._catalog.local_only and not provider.descriptor.local:
+            message = (
+                f"provider {provider_id!r} keeps data outside this machine and the persistence "
+                "strategy is local-only (persistence_strategy.rules.data_boundary); it was not "
+                "contacted"
+            )
+            return _answer(provider_id, provider, None, error=message)
+        try:
+            checked, values = split_config(provider, config, secrets)
+            placed = provider.place(PROBE_BINDING.id, checked)
+        except MnemonError as exc:
+            return _answer(provider_id, provider, None, error=redact(exc.message, masked, places))
+        # The probe reads where its settings point: the same locations as a new space's.
+        owner = self._catalog.owners.owner_of_new(False)
+        self._catalog.check_location(provider, PROBE_BINDING.id, owner, placed)
+        binding = SpaceBinding(
+            id=PROBE_BINDING.id, name=PROBE_BINDING.name, config=placed, secrets=values
+        )
+        return self._probe(provider_id, provider, binding, None)
+
+    async def atest_connection(
+        self,
+        provider_id: str,
+        *,
+        config: Mapping[str, Any] | None = None,
+        secrets: Mapping[str, str] | None = None,
+    ) -> ConnectionTest:
+        """Async form of :meth:`test_connection`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(
+            self.test_connection, provider_id, config=config, secrets=secrets
+        )
+
+    def test_space(self, space_id: str) -> ConnectionTest:
+        """Test a stored space: its config re-checked by the provider, then its ``status``.
+
+        Like :meth:`atest_connection` with the space's stored configuration and secrets; a
+        management read (the kernel is not asked, nothing is written).
+
+        Args:
+            space_id: A visible space.
+
+        Returns:
+            A :class:`ConnectionTest` naming ``space_id``; ``ok=False`` with the reason when
+            the provider is not registered, refuses the stored configuration or fails.
+
+        Raises:
+            InvalidInputError: ``space_id`` is not a valid id.
+            NotFoundError: there is no space ``space_id`` (in this scope).
+            AuthorityError: a caller who is not an admin tests a space that connects out, or
+                the space's stored location is refused on use (:mod:`._locations`).
+            StorageError: the catalog or the secrets file cannot be read.
+
+        Example:
+            >>> mem.spaces.test_space("ops").healthy
+            True
+        """
+        record = self._catalog.get_space(space_id)
+        provider = self._registry.get(record.provider_id)
+        if provider is None:
+            message = f"provider {record.provider_id!r} is not registered in this process"
+            return _answer(record.provider_id, None, record.id, error=message)
+        admit_outbound(provider, record.config, admin=self._catalog.admin, what="testing")
+        try:
+            binding = self._catalog.binding(record)
+        except SecretKeyError as exc:  # its secrets do not open with the configured key
+            return _answer(record.provider_id, provider, record.id, error=exc.message)
+        try:
+            split_config(provider, binding.config, binding.secrets)
+        except MnemonError as exc:
+            masked = list(binding.secrets.values())
+            error = redact(exc.message, masked, [str(self._root)])
+            return _answer(record.provider_id, provider, record.id, error=error)
+        return self._probe(record.provider_id, provider, binding, record.id)
+
+    async def atest_space(self, space_id: str) -> ConnectionTest:
+        """Async form of :meth:`test_space`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(self.test_space, space_id)
+
+    def _probe(
+        self,
+        provider_id: str,
+        provider: MemoryProvider,
+        binding: SpaceBinding,
+        space_id: str | None,
+    ) -> ConnectionTest:
+        """One bounded status call, timed; never raises for the provider's failure."""
+        masked = [*binding.secrets.values(), *provider_secrets(provider)]
+        places = [str(self._root)]
+        started = time.perf_counter()
+        status: ProviderStatus | None = None
+        error: str | None = None
+        try:
+            # On the pool even alone: a provider that hangs must not hold its caller.
+            answer = self._calls.run(
+                [lambda: provider.status(binding)], self._timeout, inline=False
+            )
+            if isinstance(answer[0], BaseException):
+                raise answer[0]
+            status = answer[0]
+        except TimeoutError:
+            error = f"the status call gave no answer within {int(self._timeout * 1000)} ms"
+        except Exception as exc:  # any failure of the provider is the answer, not an error
+            error = redact(str(exc) or type(exc).__name__, masked, places)
+        latency = round((time.perf_counter() - started) * 1000, 1)
+        healthy = bool(getattr(status, "healthy", False))
+        if status is not None and not isinstance(status, ProviderStatus):
+            status, healthy, error = None, False, "the status call returned no ProviderStatus"
+        if status is not None and not healthy:
+            error = redact(status.error or "the provider reported unhealthy", masked, places)
+        if status is not None and status.error:
+            status = status.model_copy(update={"error": redact(status.error, masked, places)})
+        return _answer(
+            provider_id,
+            provider,
+            space_id,
+            ok=healthy,
+            healthy=healthy,
+            error=error,
+            latency_ms=latency,
+            status=status,
+        )
+
+    # ------------------------------------------------------------------ leaving the catalog
+
+    def disconnect_space(self, space_id: str, *, confirm: str) -> SpaceReceipt:
+        """Disconnect a third-party space: drop its catalog entry and host-side secrets.
+
+        The provider's data is never deleted (a fresh provider object still finds it; add a
+        space with the same settings, or discover, to map it again). A catalog change: the
+        kernel is asked first (Memory Spaces maintenance).
+
+        Args:
+            space_id: A visible space whose provider is not the native ``mnemos``.
+            confirm: The space id typed again.
+
+        Returns:
+            A committed :class:`SpaceReceipt` whose ``space`` is the entry that was dropped.
+
+        Raises:
+            InvalidInputError: a native space (code ``disconnect-native``: use
+                :meth:`aremove_space`), or ``confirm`` is not the space id (code
+                ``confirm-mismatch``); nothing was changed.
+            NotFoundError: there is no space ``space_id`` (in this scope).
+            ParticipationError: the kernel refused Memory Spaces maintenance.
+            ReadOnlyError: writes are switched off (``write_enabled=false``).
+            StorageError: the database or the secrets file refused the change (the entry
+                stays).
+
+        Example:
+            >>> mem.spaces.disconnect_space("team-notes", confirm="team-notes").status
+            'committed'
+        """
+        self.kernel.admit("memory_spaces", "maintenance")
+        record = self._catalog.get_space(space_id)
+        if record.provider_id == NATIVE_PROVIDER_ID:
+            raise InvalidInputError(
+                f"Memory Space {record.id!r} is native ({NATIVE_PROVIDER_ID}): disconnecting "
+                "would leave its rows behind in this database; remove it instead "
+                f"(spaces.remove_space({record.id!r}, confirm={record.id!r}))",
+                code="disconnect-native",
+            )
+        check_confirm(record.id, confirm, "disconnect")
+        self._catalog.delete_entry(record)
+        self._health.clear()
+        return SpaceReceipt(
+            status="committed",
+            message=f"Memory Space {record.name!r} disconnected (id {record.id!r}); the data in "
+            f"provider {record.provider_id!r} was not touched.",
+            changed=True,
+            revision=str(record.revision),
+            space=record,
+        )
+
+    async def adisconnect_space(self, space_id: str, *, confirm: str) -> SpaceReceipt:
+        """Async form of :meth:`disconnect_space`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(self.disconnect_space, space_id, confirm=confirm)
+
+    def remove_space(self, space_id: str, *, confirm: str) -> SpaceReceipt:
+        """Remove a native space: delete its rows, then (only after that) its catalog entry.
+
+        A dangerous action: every memory, edge, vector and keyword entry of the space is
+        deleted for good by the native provider. If that fails the catalog entry stays, so the
+        removal can be retried. Third-party spaces are disconnected instead
+        (:meth:`adisconnect_space`); their data is never deleted from here. A catalog change:
+        the kernel is asked first (Memory Spaces maintenance).
+
+        Args:
+            space_id: A visible native (``mnemos``) space.
+            confirm: The space id typed again.
+
+        Returns:
+            A committed :class:`SpaceReceipt` (``provider_receipt`` says how many rows went).
+
+        Raises:
+            InvalidInputError: a third-party space (code ``remove-third-party``: use
+                disconnect), or ``confirm`` is not the space id (code ``confirm-mismatch``);
+                nothing was changed.
+            NotFoundError: there is no space ``space_id`` (in this scope).
+            ProviderError: the native provider is not registered or did not confirm the
+                deletion (the entry stays).
+            ParticipationError: the kernel refused Memory Spaces maintenance.
+            ReadOnlyError: writes are switched off (``write_enabled=false``).
+            StorageError: the database refused the deletion (nothing was deleted).
+
+        Example:
+            >>> mem.spaces.remove_space("scratch", confirm="scratch").provider_receipt
+            {'status': 'removed', 'id': 'scratch', 'removed': 3, 'live': 2}
+        """
+        self.kernel.admit("memory_spaces", "maintenance")
+        record = self._catalog.get_space(space_id)
+        if record.provider_id != NATIVE_PROVIDER_ID:
+            raise InvalidInputError(
+                f"Memory Space {record.id!r} lives in provider {record.provider_id!r}: use "
+                "disconnect (provider data is never deleted from here): "
+                f"spaces.disconnect_space({record.id!r}, confirm={record.id!r})",
+                code="remove-third-party",
+            )
+        check_confirm(record.id, confirm, "remove")
+        raw = self._delete_rows(record)
+        self._catalog.delete_entry(record)
+        self._health.clear()
+        return SpaceReceipt(
+            status="committed",
+            message=f"Memory Space {record.name!r} removed (id {record.id!r}): its memories "
+            "were deleted.",
+            changed=True,
+            revision=str(record.revision),
+            space=record,
+            provider_receipt=dict(raw),
+        )
+
+    async def aremove_space(self, space_id: str, *, confirm: str) -> SpaceReceipt:
+        """Async form of :meth:`remove_space`: the same call, run in a worker thread."""
+        return await asyncio.to_thread(self.remove_space, space_id, confirm=confirm)
+
+    def _delete_rows(self, record: SpaceRecord) -> dict[str, Any]:
+        provider = self._registry.get(record.provider_id)
+        # ``remove_space`` in the sync contract; ``aremove_space`` is an older async provider's.
+        remove = getattr(provider, "remove_space", None) or getattr(provider, "aremove_space", None)
+        if provider is None or not callable(remove):
+            raise ProviderError(
+                f"Memory Space {record.id!r} cannot be removed: its provider "
+                f"{record.provider_id!r} is not registered in this process (or cannot delete "
+                "a space); nothing was deleted",
+                code="provider-disabled",
+            )
+        raw = settle(remove(self._catalog.binding(record)))
+        if not is_committed(raw):
+            raise ProviderError(
+                f"the native provider did not confirm deleting the rows of {record.id!r}; the "
+                "space is kept, retry the removal",
+                code="remove-failed",
+            )
+        return raw if isinstance(raw, dict) else {}
+
+
+def _answer(
+    provider_id: str,
+    provider: MemoryProvider | None,
+    space_id: str | None,
+    **found: Any,
+) -> ConnectionTest:
+    declared: dict[str, Any] = {}
+    if provider is not None:
+        d = provider.descriptor
+        declared = {
+            "capabilities": d.capabilities.names(),
+            "score_semantics": d.score_semantics,
+            "write_mode": d.write_mode,
+            "deletion_mode": d.deletion_mode,
+            "local": d.local,
+        }
+    found.setdefault("healthy", False)
+    found.setdefault("ok", False)
+    return ConnectionTest(provider_id=provider_id, space_id=space_id, **declared, **found)
+
+
+def _raw_secret_values(secrets: Any) -> list[str]:
+    """Every string value of a secrets mapping (to mask in messages, even a refused one)."""
+    if not isinstance(secrets, Mapping):
+        return []
+    return [v for v in secrets.values() if isinstance(v, str)]
+
+
+def durable_copy(
+    spaces: MemorySpaces, space_id: str, content: str, receipt: MemoryReceipt
+) -> str | None:
+    """The memory id proving ``content`` is stored in ``space_id``, or None.
+
+    A committed receipt proves it; a skipped one (the provider saw a duplicate) only when an
+    exact keyword recall in that space returns the very same text.
+    """
+    if receipt.status == "committed" and receipt.id:
+        return receipt.id
+    if receipt.status != "skipped":
+        return None
+    try:
+        found = spaces.search(content[:2000], mode="keyword", space_ids=[space_id], limit=10)
+    except MnemonError:
+        return None
+    return next((row.id for row in found.results if row.content == content), None)

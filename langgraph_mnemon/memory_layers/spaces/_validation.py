@@ -46,6 +46,7 @@ __all__ = [
     "SPACE_ID_PATTERN",
     "SearchArgs",
     "check_choice",
+    "check_confirm",
     "check_int",
     "check_link",
     "check_merge_sources",
@@ -299,3 +300,17 @@ def remember_items(items: Any) -> list[RememberItem]:
     if len(items) > MAX_BATCH:
         raise InvalidInputError(f"at most {MAX_BATCH} items per call; split the batch")
     return [_mapped_item(index, raw_item) for index, raw_item in enumerate(items)]
+
+
+def check_confirm(space_id: str, confirm: Any, action: str) -> None:
+    """``confirm`` must be the space id typed again (surrounding blanks ignored).
+
+    Raises:
+        InvalidInputError: code ``confirm-mismatch``; nothing was changed.
+    """
+    if not isinstance(confirm, str) or confirm.strip() != space_id:
+        raise InvalidInputError(
+            f"to {action} Memory Space {space_id!r}, pass confirm={space_id!r} (the space id "
+            "typed again); nothing was changed",
+            code="confirm-mismatch",
+        )

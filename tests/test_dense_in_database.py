@@ -28,17 +28,17 @@ from sqlalchemy import create_engine
 
 from langgraph_mnemon.adapters.embeddings import WordLlamaEmbedder
 from langgraph_mnemon.adapters.providers.mnemos import MnemosProvider
-from langgraph_mnemon.memory_layers.mnemos.spaces_schema import (
+from langgraph_mnemon.memory_layers.spaces import (
+    ProviderSearchRequest,
+    RememberItem,
+    SpaceBinding,
+)
+from langgraph_mnemon.memory_layers.spaces.schema import (
     INSIGHTS,
     MIGRATIONS,
     SPACE_STATS,
     VECTORS,
     vector_index_name,
-)
-from langgraph_mnemon.memory_layers.spaces import (
-    ProviderSearchRequest,
-    RememberItem,
-    SpaceBinding,
 )
 from langgraph_mnemon.storage.db import Database
 from langgraph_mnemon.testing.postgres import fresh_schema

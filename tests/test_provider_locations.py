@@ -30,8 +30,8 @@ from auth_support import authed_app
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.contracts import Scope
 from langgraph_mnemon.errors import AuthorityError
-from langgraph_mnemon.memory_layers.mnemos.spaces_schema import SPACES
 from langgraph_mnemon.memory_layers.scopes import scope_folder
+from langgraph_mnemon.memory_layers.spaces.schema import SPACES
 
 API = "/mnemon/api"
 ALICE_FACT = "Alice's salary review is on 3 March."

@@ -20,8 +20,8 @@ from langgraph_mnemon import Mnemon
 from langgraph_mnemon.adapters.providers.mnemos import MnemosProvider
 from langgraph_mnemon.contracts import Scope
 from langgraph_mnemon.errors import AuthorityError, NotFoundError
-from langgraph_mnemon.memory_layers.mnemos.spaces_schema import MIGRATIONS, SPACES
 from langgraph_mnemon.memory_layers.spaces import DEFAULT_SPACE_ID, MemorySpaces
+from langgraph_mnemon.memory_layers.spaces.schema import MIGRATIONS, SPACES
 from langgraph_mnemon.storage.db import SCHEMA_VERSION, Database, create_engine
 
 

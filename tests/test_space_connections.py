@@ -46,7 +46,14 @@ from langgraph_mnemon.errors import (
     ProviderError,
     ReadOnlyError,
 )
-from langgraph_mnemon.memory_layers.mnemos.spaces_schema import (
+from langgraph_mnemon.memory_layers.spaces import (
+    BrowseRequest,
+    MemorySpaces,
+    ProviderDescriptor,
+    ProviderStatus,
+    SpaceBinding,
+)
+from langgraph_mnemon.memory_layers.spaces.schema import (
     EDGES,
     ENTITIES,
     FTS_TABLE,
@@ -54,13 +61,6 @@ from langgraph_mnemon.memory_layers.mnemos.spaces_schema import (
     SPACE_STATS,
     SPACE_TERMS,
     VECTORS,
-)
-from langgraph_mnemon.memory_layers.spaces import (
-    BrowseRequest,
-    MemorySpaces,
-    ProviderDescriptor,
-    ProviderStatus,
-    SpaceBinding,
 )
 from langgraph_mnemon.storage.db import Database, create_engine
 

@@ -295,9 +295,9 @@ def test_migration_upgrades_a_database_of_the_previous_schema(tmp_path: Path) ->
     """Built with schema step 1 (no ``store_key``), rows written as the old facade wrote them,
     then reopened: keys are back-filled, a superseded copy is retired, nothing is lost."""
     from langgraph_mnemon.adapters.providers.mnemos import _write
-    from langgraph_mnemon.memory_layers.mnemos.spaces_schema import MIGRATIONS, SPACES
     from langgraph_mnemon.memory_layers.spaces import RememberItem, SpaceBinding
     from langgraph_mnemon.memory_layers.spaces._catalog import OWNER_MIGRATIONS
+    from langgraph_mnemon.memory_layers.spaces.schema import MIGRATIONS, SPACES
     from langgraph_mnemon.storage.db import Database, create_engine
 
     url = f"sqlite:///{tmp_path}/old.db"

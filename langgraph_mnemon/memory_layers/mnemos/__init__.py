@@ -111,8 +111,8 @@ __all__ = [
 ]
 
 # Every name loads with its module on first access (PEP 562): the table modules (``schema``,
-# ``spaces_schema``, ``store``) are imported by Memory Spaces, the checkpointer and the host at
-# start-up, and importing them must not load the Mnemos service and its models with them.
+# ``store``) are imported by Memory Spaces, the checkpointer and the host at start-up, and
+# importing them must not load the Mnemos service and its models with them.
 _LAZY = {
     "MAX_CONTENT_CHARS": "langgraph_mnemon.memory_layers.mnemos._checks",
     "MAX_TASK_ID_CHARS": "langgraph_mnemon.memory_layers.mnemos._checks",

@@ -39,7 +39,6 @@ import sqlalchemy as sa
 
 from langgraph_mnemon.contracts import LOCAL, Scope
 from langgraph_mnemon.errors import InvalidInputError, NotFoundError, ProviderError
-from langgraph_mnemon.memory_layers.mnemos.spaces_schema import MIGRATIONS, SPACES
 from langgraph_mnemon.memory_layers.spaces._locations import StorageRules, check_storage
 from langgraph_mnemon.memory_layers.spaces._models import (
     DiscoveredSpace,
@@ -65,6 +64,7 @@ from langgraph_mnemon.memory_layers.spaces._validation import (
     check_space_id,
     check_text_arg,
 )
+from langgraph_mnemon.memory_layers.spaces.schema import MIGRATIONS, SPACES
 from langgraph_mnemon.storage.db import Database, Migration, column_names, insert_ignore
 
 __all__ = [

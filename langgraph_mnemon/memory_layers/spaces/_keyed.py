@@ -37,7 +37,6 @@ import sqlalchemy as sa
 
 from langgraph_mnemon.contracts import shown
 from langgraph_mnemon.errors import InvalidInputError, NotFoundError, ProviderError
-from langgraph_mnemon.memory_layers.mnemos.spaces_schema import MIGRATIONS, SPACES
 from langgraph_mnemon.memory_layers.spaces._models import (
     Embedder,
     MemoryReceipt,
@@ -47,6 +46,7 @@ from langgraph_mnemon.memory_layers.spaces._models import (
 )
 from langgraph_mnemon.memory_layers.spaces._validation import MAX_BATCH, remember_items
 from langgraph_mnemon.memory_layers.spaces._writes import NOT_PROVIDER_FAILURES, failed
+from langgraph_mnemon.memory_layers.spaces.schema import MIGRATIONS, SPACES
 
 if TYPE_CHECKING:
     from langgraph_mnemon.memory_layers.spaces._records import SpaceRecord

@@ -34,7 +34,6 @@ from sqlalchemy.pool import StaticPool
 
 import langgraph_mnemon.adapters.providers.mnemos._write as _write
 from langgraph_mnemon.adapters.providers.mnemos._sql import UNEXPIRED
-from langgraph_mnemon.memory_layers.mnemos.spaces_schema import INSIGHTS, SPACES
 from langgraph_mnemon.memory_layers.spaces import (
     Embedder,
     KeyedPut,
@@ -43,6 +42,7 @@ from langgraph_mnemon.memory_layers.spaces import (
     SpaceBinding,
     StaleSpace,
 )
+from langgraph_mnemon.memory_layers.spaces.schema import INSIGHTS, SPACES
 from langgraph_mnemon.storage.db import Database, advisory_lock_id, database_errors, translate
 
 __all__ = [

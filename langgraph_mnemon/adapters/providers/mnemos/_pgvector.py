@@ -2,9 +2,9 @@
 
 Where the ``vector`` extension was available when the schema was set up, every stored vector
 is also a pgvector ``embedding`` and each (embedder model, dimension) has an HNSW cosine index
-(:func:`..spaces_schema.create_vector_index`). A smart search then takes its dense pool from the
-database: the ``k`` nearest rows of its space by ``embedding::vector(D) <=> query``, in a read
-transaction whose ``SET LOCAL`` settings size the index scan (``hnsw.ef_search``, and on
+(``create_vector_index`` of :mod:`langgraph_mnemon.memory_layers.spaces.schema`). A smart search
+then takes its dense pool from the database: the ``k`` nearest rows of its space by
+``embedding::vector(D) <=> query``, in a read transaction whose ``SET LOCAL`` settings size the index scan (``hnsw.ef_search``, and on
 pgvector 0.8 or newer ``hnsw.iterative_scan = relaxed_order``, so the space filter applied after
 the index scan still yields ``k`` rows). Older pgvector releases stop after ``ef_search``
 candidates; when fewer than ``k`` rows of the space come back, an exact scan of the space's
@@ -25,7 +25,7 @@ import numpy as np
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from langgraph_mnemon.memory_layers.mnemos.spaces_schema import (
+from langgraph_mnemon.memory_layers.spaces.schema import (
     EMBEDDING,
     HNSW_MAX_DIM,
     VECTORS,

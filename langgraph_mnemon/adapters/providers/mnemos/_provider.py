@@ -48,7 +48,6 @@ from langgraph_mnemon.errors import (
     ProviderError,
     StorageError,
 )
-from langgraph_mnemon.memory_layers.mnemos.spaces_schema import MIGRATIONS
 from langgraph_mnemon.memory_layers.spaces import (
     BrowseRequest,
     Capabilities,
@@ -67,6 +66,7 @@ from langgraph_mnemon.memory_layers.spaces import (
     SpaceBinding,
     is_embedder,
 )
+from langgraph_mnemon.memory_layers.spaces.schema import MIGRATIONS
 from langgraph_mnemon.storage.db import Database, sqlite_file
 
 __all__ = ["MnemosProvider"]

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from langgraph_mnemon.adapters.providers.mnemos._sql import fts_text, space_token
-from langgraph_mnemon.memory_layers.mnemos.spaces_schema import (
+from langgraph_mnemon.memory_layers.spaces.schema import (
     EDGES,
     ENTITIES,
     FTS_TABLE,

@@ -18,16 +18,6 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from langgraph_mnemon.errors import ProviderError
-from langgraph_mnemon.memory_layers.mnemos.spaces_schema import (
-    EDGES,
-    ENTITIES,
-    FTS_TABLE,
-    INSIGHTS,
-    SPACE_STATS,
-    SPACE_TERMS,
-    SPACES,
-    VECTORS,
-)
 from langgraph_mnemon.memory_layers.spaces import (
     BrowseRequest,
     DiscoveredSpace,
@@ -40,6 +30,16 @@ from langgraph_mnemon.memory_layers.spaces import (
     RelatedRequest,
     RememberItem,
     SpaceBinding,
+)
+from langgraph_mnemon.memory_layers.spaces.schema import (
+    EDGES,
+    ENTITIES,
+    FTS_TABLE,
+    INSIGHTS,
+    SPACE_STATS,
+    SPACE_TERMS,
+    SPACES,
+    VECTORS,
 )
 
 __all__ = [

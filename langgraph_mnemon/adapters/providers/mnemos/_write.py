@@ -39,7 +39,13 @@ from langgraph_mnemon.adapters.providers.mnemos._sql import (
 from langgraph_mnemon.adapters.providers.text import analyze
 from langgraph_mnemon.errors import NotFoundError
 from langgraph_mnemon.memory_layers.mnemos.schema import JsonText
-from langgraph_mnemon.memory_layers.mnemos.spaces_schema import (
+from langgraph_mnemon.memory_layers.spaces import (
+    Embedder,
+    LinkRequest,
+    RememberItem,
+    SpaceBinding,
+)
+from langgraph_mnemon.memory_layers.spaces.schema import (
     EDGES,
     EMBEDDING,
     ENTITIES,
@@ -49,12 +55,6 @@ from langgraph_mnemon.memory_layers.mnemos.spaces_schema import (
     SPACE_TERMS,
     VECTORS,
     vector_literal,
-)
-from langgraph_mnemon.memory_layers.spaces import (
-    Embedder,
-    LinkRequest,
-    RememberItem,
-    SpaceBinding,
 )
 from langgraph_mnemon.storage.db import upsert
 

@@ -3,7 +3,7 @@
 * ``mnemon_spaces`` — the Memory Space catalog: id, name, description, provider id, active flag
   and the provider's non-secret configuration. Secrets never enter this table; they live in
   their own table, sealed with ``secret_key`` when one is set (see
-  :mod:`langgraph_mnemon.memory_layers.spaces._secret_store`).
+  :mod:`langgraph_mnemon.memory_layers.spaces._secrets`).
 * ``mnemon_insights`` — insights of the native ``mnemos`` provider: content, category,
   importance, tags, entities, source, metadata and timestamps. ``terms`` holds the analysed
   search terms (stemmed words, Han bigrams) the keyword index was built from. Forgetting sets

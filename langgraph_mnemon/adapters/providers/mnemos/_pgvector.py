@@ -1,14 +1,15 @@
 """Dense candidates from PostgreSQL with pgvector (schema step 4 of the ``spaces`` component).
 
-Where the ``vector`` extension was available when the schema was set up, every stored vector
-is also a pgvector ``embedding`` and each (embedder model, dimension) has an HNSW cosine index
+Where the ``vector`` extension was available when the schema was set up, every stored vector is
+also a pgvector ``embedding`` and each (embedder model, dimension) has an HNSW cosine index
 (``create_vector_index`` of :mod:`langgraph_mnemon.memory_layers.spaces.schema`). A smart search
 then takes its dense pool from the database: the ``k`` nearest rows of its space by
-``embedding::vector(D) <=> query``, in a read transaction whose ``SET LOCAL`` settings size
-the index scan (``hnsw.ef_search``, and on pgvector 0.8 or newer ``hnsw.iterative_scan = relaxed_order``, so the space filter applied after
-the index scan still yields ``k`` rows). Older pgvector releases stop after ``ef_search``
-candidates; when fewer than ``k`` rows of the space come back, an exact scan of the space's
-vectors answers instead. No process holds the space's vectors in memory on this path.
+``embedding::vector(D) <=> query``, in a read transaction whose ``SET LOCAL`` settings size the
+index scan (``hnsw.ef_search``, and on pgvector 0.8 or newer ``hnsw.iterative_scan =
+relaxed_order``, so the space filter applied after the index scan still yields ``k`` rows).
+Older pgvector releases stop after ``ef_search`` candidates; when fewer than ``k`` rows of the
+space come back, an exact scan of the space's vectors answers instead. No process holds the
+space's vectors in memory on this path.
 
 The model id and dimension are written into the statements as literals: the planner can use a
 partial index only when the query's predicate names the index's own values.

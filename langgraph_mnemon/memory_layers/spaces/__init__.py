@@ -22,7 +22,7 @@ from langgraph_mnemon.memory_layers.spaces._fusion import (
     normalize_anchor_text,
     register_quality_policy,
 )
-from langgraph_mnemon.memory_layers.spaces._health import ProviderHealth
+from langgraph_mnemon.memory_layers.spaces._health import ProviderHealth, SpaceHealth, SpacesHealth
 from langgraph_mnemon.memory_layers.spaces._item_text import item_text
 from langgraph_mnemon.memory_layers.spaces._keyed import (
     KeyedItems,
@@ -75,12 +75,18 @@ from langgraph_mnemon.memory_layers.spaces._records import (
     EntityCount,
     ProviderInfo,
     RecallResult,
+    RecoveryReport,
+    RelatedResult,
+    SourceReport,
     SpaceReceipt,
     SpaceRecord,
+    SpacesStatus,
+    SpaceStatus,
 )
 from langgraph_mnemon.memory_layers.spaces._secrets import (
     MAX_SECRET_CHARS,
     PROVIDER_CONFIG_CODE,
+    SecretsReport,
 )
 from langgraph_mnemon.memory_layers.spaces._service import MemorySpaces, durable_copy
 from langgraph_mnemon.memory_layers.spaces._validation import (
@@ -148,11 +154,19 @@ __all__ = [
     "ProviderStatus",
     "QualitySettings",
     "RecallResult",
+    "RecoveryReport",
     "RelatedRequest",
+    "RelatedResult",
     "RememberItem",
+    "SecretsReport",
+    "SourceReport",
     "SpaceBinding",
+    "SpaceHealth",
     "SpaceReceipt",
     "SpaceRecord",
+    "SpaceStatus",
+    "SpacesHealth",
+    "SpacesStatus",
     "StaleSpace",
     "apply_quality",
     "candidate_limit",

@@ -121,6 +121,11 @@ One sync/async rule: ``batch`` calls the sync engine and Memory Spaces directly 
 thread; ``abatch`` is ``batch`` run in a worker thread (``asyncio.to_thread``), so the facade
 never blocks the LangGraph server's loop and both paths are the same code.
 
+This module is one concept, the facade, its mapping of items onto keyed rows and the
+ranking of a query search; it is over 900 lines because
+the mapping rules (namespaces, keys, values, filters, rows) are what the
+facade's every method applies, and cutting them apart made each op cross between two files.
+
 Example:
     >>> store = mem.store()
     >>> store.put(("users", "alice"), "editor", {"theme": "dark", "font_size": 14})
@@ -133,15 +138,22 @@ Example:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+import functools
+import hashlib
+import json
+import re
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from langgraph.store.base import (
     GetOp,
     Item,
     ListNamespacesOp,
+    MatchCondition,
     Op,
     PutOp,
     Result,
@@ -150,55 +162,458 @@ from langgraph.store.base import (
     TTLConfig,
 )
 
-from langgraph_mnemon.contracts import LOCAL, Scope, shown
+from langgraph_mnemon.contracts import LOCAL, Scope, check_text, safe_text, shown
 from langgraph_mnemon.errors import (
     ConflictError,
     InvalidInputError,
     MnemonError,
     ProviderError,
 )
-from langgraph_mnemon.memory_layers.kernel import Trigger, acting
-from langgraph_mnemon.memory_layers.spaces import KeyedWrite, StaleSpace
+from langgraph_mnemon.memory_layers.kernel import TRIGGERS, Trigger, acting
+from langgraph_mnemon.memory_layers.spaces import (
+    KeyedItems,
+    KeyedRow,
+    KeyedWrite,
+    StaleSpace,
+    check_minutes,
+)
 from langgraph_mnemon.store._args import (
     CheckedArguments,
+    NamespaceError,
+    check_filter,
+    check_labels,
+    check_window,
+    check_write_namespace,
 )
 from langgraph_mnemon.store._both import Done
-from langgraph_mnemon.store._index import StoreIndex, text_digest
-from langgraph_mnemon.store._mapping import (
-    _INDEXED,
-    _KEY,
-    _MAX_RECALL,
-    _NATIVE,
-    _PAGE,
-    _RANKED,
-    _TEXT,
-    _TRIGGERS,
-    MAX_KEY_CHARS,
-    MAX_VALUE_CHARS,
-    NAMESPACE_PREFIX,
-    _Batch,
-    _check_index,
-    _check_namespace,
-    _check_op,
-    _description,
-    _encode_value,
-    _matches,
-    _namespace_of,
-    _passes,
-    _Row,
-    _row,
-    _space_id,
-    _space_name,
-)
-from langgraph_mnemon.store._ranking import ranked, refresh_returned
-from langgraph_mnemon.store._run import say_applied
+from langgraph_mnemon.store._index import StoreIndex, check_fields, text_digest
 from langgraph_mnemon.store._scope import StoreHost, op_scope, spaces_of
 from langgraph_mnemon.store._ttl import Sweeper, TTLSweeps, check_ttl_config, ttl_key
 
 if TYPE_CHECKING:
-    from langgraph_mnemon.memory_layers.spaces import SpaceRecord
+    from langgraph_mnemon.contracts import Scope
+    from langgraph_mnemon.memory_layers.spaces import MemoryRecord, MemorySpaces, SpaceRecord
 
-__all__ = ["MAX_KEY_CHARS", "MAX_VALUE_CHARS", "NAMESPACE_PREFIX", "MnemonStore", "StoreHost"]
+__all__ = [
+    "MAX_KEY_CHARS",
+    "MAX_VALUE_CHARS",
+    "NAMESPACE_PREFIX",
+    "MnemonStore",
+    "StoreHost",
+    "ranked",
+    "refresh_returned",
+    "say_applied",
+]
+
+
+NAMESPACE_PREFIX = "LangGraph store namespace: "
+"""How a store space's description starts; the namespace follows as a JSON list."""
+MAX_KEY_CHARS = 1000
+"""Longest key (it is kept in the row's metadata, whose values are limited to 1000 chars)."""
+MAX_VALUE_CHARS = 65_536
+"""Longest value, measured as its JSON text (the Memory Space content limit)."""
+
+_SPACE_ID_PREFIX = "store-"
+_USER_PREFIX = "user:"
+_NATIVE = "mnemos"
+_MAX_NAMESPACE_JSON = 500 - len(NAMESPACE_PREFIX)
+_MAX_NAME = 120
+_PAGE = 500
+_MAX_RECALL = 50
+_RANKED = "exhaustive-v1"  # query search: the fusion's full ranking, no strict cut
+_KEY = "store_key"
+_CREATED = "store_created_at"
+_INDEXED = "store_indexed"
+_TEXT = "store_index_text"  # a digest of the index text when it is not the whole value
+_MEMORY_ID = re.compile(r"^[0-9a-f]{32}$")
+_TRIGGERS = TRIGGERS
+
+
+# --------------------------------------------------------------------------------------------
+# Namespace mapping
+
+
+def _namespace_json(namespace: tuple[str, ...]) -> str:
+    return json.dumps(list(namespace), ensure_ascii=False, separators=(",", ":"))
+
+
+@functools.lru_cache(maxsize=65_536)
+def _space_id(namespace: tuple[str, ...], owner: str | None = None) -> str:
+    """The id of the space of ``namespace``: of the local user (``owner`` None), as before
+    scopes, or of one user (``user:alice``), whose key is hashed in so users never share one."""
+    text = _namespace_json(namespace)
+    if owner is not None:  # an owner key is percent-quoted: it holds no newline
+        text = f"{owner}\n{text}"
+    digest = hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
+    return _SPACE_ID_PREFIX + digest
+
+
+def _store_owner(owner: str | None) -> bool:
+    """Whether a space of ``owner`` can be a store space (the local user's or one user's)."""
+    return owner is None or owner.startswith(_USER_PREFIX)
+
+
+def _space_name(namespace: tuple[str, ...]) -> str:
+    name = "store:" + "/".join(namespace)
+    return name if len(name) <= _MAX_NAME else name[: _MAX_NAME - 1] + "…"
+
+
+def _description(namespace: tuple[str, ...]) -> str:
+    return NAMESPACE_PREFIX + _namespace_json(namespace)
+
+
+def _namespace_of(record: SpaceRecord) -> tuple[str, ...] | None:
+    """The namespace a store space serves, or None for any other Memory Space."""
+    if not record.id.startswith(_SPACE_ID_PREFIX) or record.provider_id != _NATIVE:
+        return None
+    if not _store_owner(record.owner):
+        return None
+    if not record.description.startswith(NAMESPACE_PREFIX):
+        return None
+    try:
+        labels = json.loads(record.description[len(NAMESPACE_PREFIX) :])
+    except ValueError:
+        return None
+    if not isinstance(labels, list) or not labels or not all(isinstance(x, str) for x in labels):
+        return None
+    namespace = tuple(labels)
+    return namespace if _space_id(namespace, record.owner) == record.id else None
+
+
+def _check_namespace(namespace: Any) -> tuple[str, ...]:
+    """LangGraph's namespace rules for a ``PutOp`` (the reserved root allowed, as in its
+    stores' ``batch``), plus the facade's length limit."""
+    namespace = check_write_namespace(namespace, reserved_ok=True)
+    if len(_namespace_json(namespace)) > _MAX_NAMESPACE_JSON:
+        raise NamespaceError(
+            f"Namespace {namespace!r} is too long for a Memory Space: keep its labels under "
+            f"{_MAX_NAMESPACE_JSON} characters in total (as a JSON list)"
+        )
+    return namespace
+
+
+_check_labels = check_labels
+
+
+def _matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
+    path = tuple(condition.path)
+    if len(namespace) < len(path):
+        return False
+    if condition.match_type == "prefix":
+        pairs = zip(namespace, path, strict=False)
+    elif condition.match_type == "suffix":
+        pairs = zip(reversed(namespace), reversed(path), strict=False)
+    else:
+        raise InvalidInputError(
+            f"unknown namespace match type {condition.match_type!r}; use 'prefix' or 'suffix'"
+        )
+    return all(want == "*" or have == want for have, want in pairs)
+
+
+# --------------------------------------------------------------------------------------------
+# Input checks
+
+
+def _check_key(key: Any) -> str:
+    if not isinstance(key, str):
+        raise InvalidInputError(f"store keys must be strings (got {type(key).__name__})")
+    if len(key) > MAX_KEY_CHARS:
+        raise InvalidInputError(
+            f"the key is {len(key)} characters; the limit is {MAX_KEY_CHARS}: use a shorter key"
+        )
+    return check_text(key, "the store key")
+
+
+def _encode_value(value: Any) -> str:
+    if not isinstance(value, Mapping):
+        raise InvalidInputError(
+            f"store values must be dicts (got {type(value).__name__}); wrap it, e.g. "
+            '{"content": ...}'
+        )
+    if not all(isinstance(k, str) for k in value):
+        raise InvalidInputError("store values must have string keys (JSON objects)")
+    try:
+        text = json.dumps(dict(value), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise InvalidInputError(
+            f"store values must be JSON-serializable ({type(exc).__name__}: "
+            f"{safe_text(exc)[:200]}); convert dates, sets and objects to strings, lists or "
+            "numbers first, and keep nesting shallow"
+        ) from None
+    # JSON escapes NUL itself; a lone surrogate would reach the database unencodable.
+    check_text(text, "the store value")
+    if len(text) > MAX_VALUE_CHARS:
+        raise InvalidInputError(
+            f"the value is {len(text)} characters as JSON; the limit is {MAX_VALUE_CHARS}: "
+            "split it over several keys or keep large texts as Documents"
+        )
+    return text
+
+
+def _check_index(index: Any) -> bool:
+    """A put's ``index``: None (the store's fields), False (not ranked by query search) or a
+    list of field paths (see :mod:`._index`); whether the item is ranked."""
+    if index is None:
+        return True
+    if index is False:
+        return False
+    if isinstance(index, list):
+        check_fields(index)
+        return True
+    raise InvalidInputError(
+        "index must be None, False or a list of field paths such as ['content']"
+    )
+
+
+def _check_refresh(refresh_ttl: Any) -> None:
+    if not isinstance(refresh_ttl, bool):
+        raise InvalidInputError(f"refresh_ttl must be True or False (got {shown(refresh_ttl)})")
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _compare(have: Any, operator: str, want: Any) -> bool:
+    if have is _MISSING:  # as LangGraph's SQL stores: a missing field satisfies no operator
+        return False
+    if operator == "$eq":
+        return _equal(have, want)
+    if operator == "$ne":
+        return not _equal(have, want)
+    if _number(have) and _number(want):
+        pair: tuple[Any, Any] = (have, want)  # int and float compare exactly, however large
+    elif isinstance(have, str) and isinstance(want, str):
+        pair = (have, want)
+    else:  # missing or incomparable values never satisfy an ordering
+        return False
+    left, right = pair
+    return {
+        "$gt": left > right,
+        "$gte": left >= right,
+        "$lt": left < right,
+        "$lte": left <= right,
+    }[operator]
+
+
+def _equal(have: Any, want: Any) -> bool:
+    if isinstance(want, Mapping):
+        if any(isinstance(k, str) and k.startswith("$") for k in want):
+            return all(_compare(have, op, arg) for op, arg in want.items())
+        return isinstance(have, Mapping) and all(
+            _equal(_field(have, k), v) for k, v in want.items()
+        )
+    if isinstance(want, (list, tuple)):
+        return (
+            isinstance(have, (list, tuple))
+            and len(have) == len(want)
+            and all(_equal(h, w) for h, w in zip(have, want, strict=True))
+        )
+    return bool((None if have is _MISSING else have) == want)  # missing equals None
+
+
+_MISSING: Any = object()
+
+
+def _field(value: Mapping[str, Any], key: str) -> Any:
+    """The value a filter key names, as LangGraph's SQL stores read it: a dotted key is a path
+    into nested objects (``"user.access-level"``); a key the path does not reach is read as
+    one literal key (``InMemoryStore``'s reading), else it is ``_MISSING``."""
+    if "." in key:
+        found: Any = value
+        for part in key.split("."):
+            found = found.get(part, _MISSING) if isinstance(found, Mapping) else _MISSING
+            if found is _MISSING:
+                break
+        if found is not _MISSING:
+            return found
+    return value.get(key, _MISSING)
+
+
+def _passes(value: Mapping[str, Any], spec: Mapping[str, Any] | None) -> bool:
+    return not spec or all(_equal(_field(value, k), v) for k, v in spec.items())
+
+
+def _check_op(op: Any) -> None:
+    """Validate one op completely before any op of the batch runs."""
+    if isinstance(op, PutOp):
+        if op.value is not None:
+            _check_namespace(op.namespace)
+        else:
+            _check_labels(op.namespace)
+        _check_key(op.key)
+        if op.value is not None:
+            _encode_value(op.value)
+            _check_index(op.index)
+        if op.value is not None:
+            check_minutes(op.ttl, "ttl")
+    elif isinstance(op, GetOp):
+        _check_labels(op.namespace)
+        _check_key(op.key)
+        _check_refresh(op.refresh_ttl)
+    elif isinstance(op, SearchOp):
+        _check_labels(op.namespace_prefix)
+        _check_refresh(op.refresh_ttl)
+        check_window(op.limit, op.offset)
+        if op.filter is not None:
+            check_filter(op.filter)
+        if op.query is not None:
+            check_text(op.query, "query", nul="strip")
+    elif isinstance(op, ListNamespacesOp):
+        for condition in op.match_conditions or ():
+            if not isinstance(condition, MatchCondition):
+                raise InvalidInputError("match_conditions must be MatchCondition objects")
+            _check_labels(tuple(condition.path))
+            if condition.match_type not in ("prefix", "suffix"):
+                raise InvalidInputError(
+                    f"unknown namespace match type {condition.match_type!r}; use 'prefix' or "
+                    "'suffix'"
+                )
+        if op.max_depth is not None and (
+            isinstance(op.max_depth, bool) or not isinstance(op.max_depth, int) or op.max_depth < 1
+        ):
+            raise InvalidInputError("max_depth must be a positive integer or None")
+        check_window(op.limit, op.offset)
+    else:
+        raise InvalidInputError(
+            f"unknown store operation {type(op).__name__}; use GetOp, PutOp, SearchOp or "
+            "ListNamespacesOp"
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Rows ↔ items
+
+
+def _time(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, tz=UTC)
+
+
+@dataclass
+class _Row:
+    """One item as stored: the memory row, its key and decoded value."""
+
+    key: str
+    value: dict[str, Any]
+    memory_id: str
+    created_at: float
+    updated_at: float
+    indexed: bool
+    native: bool  # written by this facade (False: a row from another Mnemon path)
+    ttl: float | None = None  # minutes to live, when known (keyed reads)
+
+    def item(self, namespace: tuple[str, ...]) -> Item:
+        return Item(
+            value=self.value,
+            key=self.key,
+            namespace=namespace,
+            created_at=_time(self.created_at),
+            updated_at=_time(self.updated_at),
+        )
+
+    def search_item(self, namespace: tuple[str, ...], score: float | None) -> SearchItem:
+        return SearchItem(
+            namespace=namespace,
+            key=self.key,
+            value=self.value,
+            created_at=_time(self.created_at),
+            updated_at=_time(self.updated_at),
+            score=score,
+        )
+
+
+def _row(insight: MemoryRecord | KeyedRow) -> _Row:
+    """An item from a row: a keyed row by its ``store_key`` column, a recall result by its
+    metadata, any other row (of another Mnemon path) by its memory id."""
+    written = insight.created_at if insight.created_at is not None else time.time()
+    meta = insight.metadata
+    key = insight.key if isinstance(insight, KeyedRow) else meta.get(_KEY)
+    if isinstance(key, str):
+        try:
+            value = json.loads(insight.content)
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            first = meta.get(_CREATED)
+            return _Row(
+                key=key,
+                value=value,
+                memory_id=insight.id,
+                created_at=float(first) if _number(first) else written,
+                updated_at=written,
+                indexed=meta.get(_INDEXED) is not False,
+                native=True,
+                ttl=insight.ttl_minutes if isinstance(insight, KeyedRow) else None,
+            )
+    return _Row(
+        key=insight.id,
+        value={
+            "content": insight.content,
+            "category": insight.category,
+            "importance": insight.importance,
+            "tags": list(insight.tags),
+            "entities": list(insight.entities),
+            "source": insight.source,
+            "metadata": dict(insight.metadata),
+        },
+        memory_id=insight.id,
+        created_at=written,
+        updated_at=written,
+        indexed=True,
+        native=False,
+    )
+
+
+class _Batch:
+    """One batch's scope, its keyed-items entry and the store spaces it resolved so far.
+
+    ``owner`` is the user key whose namespaces the batch uses; ``None`` is the local user.
+    ``at`` is the index of the op running and ``applied`` the puts committed so far (what a
+    failure reports).
+    """
+
+    def __init__(
+        self, spaces: MemorySpaces, owner: str | None = None, keyed: KeyedItems | None = None
+    ) -> None:
+        self.spaces = spaces
+        self.keyed = keyed if keyed is not None else KeyedItems(spaces)
+        self.owner = owner
+        self.records: dict[str, SpaceRecord] = {}
+        self.at = 0
+        self.applied: list[PutOp] = []
+        self.recall_spaces: dict[str, tuple[str, ...]] = {}
+        self.scope: Scope | None = None  # what the facade keys its per-scope caches by
+
+    def home_id(self, namespace: tuple[str, ...]) -> str:
+        """The id of the space this batch writes ``namespace`` into."""
+        return _space_id(namespace, self.owner)
+
+    def reads(self, record: SpaceRecord) -> bool:
+        """Whether this batch reads the store space ``record``: a user's own spaces only; the
+        local user's every store space its view lists."""
+        return self.owner is None or record.owner == self.owner
+
+
+# --------------------------------------------------------------------------------------------
+
+
+_T = TypeVar("_T")
+
+
+def say_applied(exc: MnemonError, failed: int, ops: Sequence[Op], applied: list[PutOp]) -> None:
+    """Say in ``exc`` which puts of the batch were applied before op ``failed`` failed."""
+    done = [(tuple(op.namespace), op.key) for op in applied]
+    exc.applied = done  # type: ignore[attr-defined]
+    if len(ops) < 2:
+        return
+    listed = ", ".join(f"{ns!r}/{key!r}" for ns, key in done[:10]) + (
+        f" and {len(done) - 10} more" if len(done) > 10 else ""
+    )
+    said = f"{len(done)} earlier put(s) were applied ({listed})" if done else "nothing was written"
+    exc.message = (
+        f"{exc.message} [batch op {failed + 1} of {len(ops)} failed; {said}; later ops did not run]"
+    )
+    exc.args = (exc.message,)
 
 
 class MnemonStore(TTLSweeps, CheckedArguments):
@@ -823,3 +1238,78 @@ def _keyed_write(op: PutOp, index: StoreIndex) -> KeyedWrite:
         metadata[_TEXT] = text_digest(text)
     item = {"content": _encode_value(op.value), "source": "external", "metadata": metadata}
     return KeyedWrite(op.key, item, text, op.ttl)
+
+
+def ranked(
+    batch: _Batch, op: SearchOp, head: list[SearchItem]
+) -> tuple[list[SearchItem], list[str]]:
+    """``offset`` / ``limit`` of the whole ranking: the recall's items, then (when they do
+    not fill the window) every other indexed item that passes the filter, by the same
+    scorer's relevance, capped at the recall's lowest score so ranks and scores agree.
+    Also the memory ids of the window's items after the recall's that have a time to live."""
+    wanted = op.offset + op.limit
+    if op.limit == 0:
+        return [], []
+    # The items after the recall's, in order: their memory id when they have a time to live
+    # (the rows to refresh), else None.
+    tail: list[str | None] = []
+    if len(head) < wanted and batch.recall_spaces:
+        floor = min((h.score for h in head if h.score is not None), default=1.0)
+        seen = {(h.namespace, h.key) for h in head}
+        for namespace, row, score in _rest(batch, op, seen, wanted - len(head)):
+            head.append(row.search_item(namespace, min(floor, score)))
+            tail.append(row.memory_id if row.ttl is not None else None)
+    first_tail = len(head) - len(tail)  # the window may start inside the tail
+    expiring = [m for m in tail[max(0, op.offset - first_tail) :] if m is not None]
+    return head[op.offset : wanted], expiring
+
+
+def _rest(
+    batch: _Batch, op: SearchOp, seen: set[tuple[tuple[str, ...], str]], need: int
+) -> Iterator[tuple[tuple[str, ...], _Row, float]]:
+    """Up to ``need`` indexed items of the searched namespaces that the recall did not
+    return and the filter passes, best first, with their 0..1 relevance: the provider
+    ranks every live row (seqs and scores only), then the rows are read in that order in
+    growing chunks until ``need`` are found."""
+    by_space = batch.recall_spaces
+    records = [batch.records[sid] for sid in by_space]
+    ranking = batch.keyed.rank(records, (op.query or "").strip())
+    score = {seq: relevance for seq, relevance, _ in ranking}
+    size, at, found = min(_PAGE, max(64, 2 * need)), 0, 0
+    while at < len(ranking) and found < need:
+        chunk = [seq for seq, _, _ in ranking[at : at + size]]
+        at += len(chunk)
+        for keyed in batch.keyed.rows(records, chunk):
+            namespace, row = by_space.get(keyed.space_id), _row(keyed)
+            if namespace is None or (namespace, row.key) in seen or not row.indexed:
+                continue
+            if _passes(row.value, op.filter):
+                seen.add((namespace, row.key))
+                found += 1
+                yield namespace, row, score[keyed.seq]
+                if found >= need:
+                    return
+        size = min(_PAGE, size * 2)
+
+
+def refresh_returned(
+    batch: _Batch, op: SearchOp, found: Any, items: Sequence[SearchItem], tail: Sequence[str]
+) -> None:
+    """Restart the time to live of the rows a query search returned (``refresh_ttl``): the
+    first result row of each recalled item, as :meth:`MnemonStore._recalled` picked it, and
+    the ranked rows after them (``tail``, memory ids)."""
+    if not op.refresh_ttl or not items:
+        return
+    wanted = {(tuple(i.namespace), i.key) for i in items}
+    ids: list[str] = list(tail)
+    for insight in found.results:
+        namespace = batch.recall_spaces.get(insight.space_id or "")
+        if namespace is None:
+            continue
+        item = (namespace, _row(insight).key)
+        if item in wanted:
+            wanted.discard(item)
+            ids.append(insight.id)
+    sid = next(iter(batch.recall_spaces), None)
+    if ids and sid is not None:
+        batch.keyed.refresh(batch.records[sid], ids)

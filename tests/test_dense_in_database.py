@@ -237,7 +237,7 @@ def test_forget_and_keyed_rank_use_the_database_vectors(
         assert ANSWER in _search(provider, space, QUESTION)
         provider.forget(space, receipts[0]["id"])
         assert ANSWER not in _search(provider, space, QUESTION)
-        ranked = provider.keyed_rank_sync([space], "surgeon patient")
+        ranked = provider.keyed_rank([space], "surgeon patient")
         assert len(ranked) == 30
         assert provider._vectors.rows_read == 0
     finally:

@@ -576,7 +576,7 @@ class _Batch:
         self, spaces: MemorySpaces, owner: str | None = None, keyed: KeyedItems | None = None
     ) -> None:
         self.spaces = spaces
-        self.keyed = keyed if keyed is not None else KeyedItems(spaces)
+        self.keyed = keyed if keyed is not None else spaces.keyed
         self.owner = owner
         self.records: dict[str, SpaceRecord] = {}
         self.at = 0

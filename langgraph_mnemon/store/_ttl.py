@@ -31,7 +31,7 @@ from langgraph.store.base import TTLConfig
 
 from langgraph_mnemon.contracts import shown
 from langgraph_mnemon.errors import InvalidInputError, MnemonError
-from langgraph_mnemon.memory_layers.spaces import KeyedItems, check_minutes
+from langgraph_mnemon.memory_layers.spaces import check_minutes
 from langgraph_mnemon.store._both import DoneCount, RunningFuture
 
 if TYPE_CHECKING:
@@ -196,7 +196,7 @@ class TTLSweeps:
             1
         """
         with self._acting():
-            return DoneCount(KeyedItems(self._host.spaces).sweep())
+            return DoneCount(self._host.spaces.keyed.sweep())
 
     async def asweep_ttl(self) -> int:
         """:meth:`sweep_ttl` in a worker thread (never blocks the event loop).

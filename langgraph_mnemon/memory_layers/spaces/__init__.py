@@ -26,6 +26,7 @@ from langgraph_mnemon.memory_layers.spaces._health import ProviderHealth, SpaceH
 from langgraph_mnemon.memory_layers.spaces._item_text import item_text
 from langgraph_mnemon.memory_layers.spaces._keyed import (
     KeyedItems,
+    KeyedProvider,
     KeyedPut,
     KeyedRow,
     KeyedWrite,
@@ -136,6 +137,7 @@ __all__ = [
     "GraphNode",
     "GraphProjection",
     "KeyedItems",
+    "KeyedProvider",
     "KeyedPut",
     "KeyedRow",
     "KeyedWrite",

@@ -18,7 +18,7 @@ engine): the facade calls it directly from a sync call and through ``asyncio.to_
 an async one, so both paths share this code and no call hops through an event loop.
 
 Example:
-    >>> keyed = KeyedItems(mem.spaces)
+    >>> keyed = mem.spaces.keyed
     >>> record = mem.spaces.get_space("notes")
     >>> keyed.write([(record, [KeyedWrite("k1", {"content": '{"x": 1}'})])])[0][0].status
     'committed'
@@ -49,8 +49,10 @@ from langgraph_mnemon.memory_layers.spaces._writes import NOT_PROVIDER_FAILURES,
 from langgraph_mnemon.memory_layers.spaces.schema import MIGRATIONS, SPACES
 
 if TYPE_CHECKING:
+    from langgraph_mnemon.memory_layers.kernel import Kernel
+    from langgraph_mnemon.memory_layers.spaces._catalog import SpaceCatalog
     from langgraph_mnemon.memory_layers.spaces._records import SpaceRecord
-    from langgraph_mnemon.memory_layers.spaces._service import MemorySpaces
+    from langgraph_mnemon.memory_layers.spaces._registry import ProviderRegistry
 
 __all__ = [
     "MAX_TTL_MINUTES",
@@ -174,27 +176,29 @@ class KeyedRow:
 
 @runtime_checkable
 class KeyedProvider(Protocol):
-    """What a provider offers for keyed items (blocking calls, one transaction each)."""
+    """The optional keyed part of the provider contract: rows addressed by a key (blocking
+    calls, one transaction each). The native ``mnemos`` provider implements it; the store
+    facade needs it (``mem.spaces.keyed`` is the layer's entry to it)."""
 
-    def keyed_get_sync(self, space: SpaceBinding, key: str) -> KeyedRow | None:
+    def keyed_get(self, space: SpaceBinding, key: str) -> KeyedRow | None:
         """The live row of ``key`` (or, for a memory-id key, that unkeyed row)."""
         ...
 
-    def keyed_write_sync(
+    def keyed_write(
         self, writes: Sequence[tuple[SpaceBinding, Sequence[KeyedPut]]]
     ) -> list[list[dict[str, Any]]]:
         """Apply every write ``(key, item or None, index text or None)`` in one transaction;
         one raw receipt per write."""
         ...
 
-    def keyed_rank_sync(
+    def keyed_rank(
         self, spaces: Sequence[SpaceBinding], query: str
     ) -> list[tuple[int, float, float]]:
         """Every live row of the spaces as ``(seq, relevance 0..1, raw similarity)`` for
         ``query``, best first."""
         ...
 
-    def keyed_rows_sync(self, seqs: Sequence[int]) -> list[KeyedRow]:
+    def keyed_rows(self, seqs: Sequence[int]) -> list[KeyedRow]:
         """The live rows among ``seqs``, in that order."""
         ...
 
@@ -202,20 +206,20 @@ class KeyedProvider(Protocol):
         """Embed one space's rows and queries with ``embedder`` in this process."""
         ...
 
-    def keyed_page_sync(self, space_ids: Sequence[str], limit: int, offset: int) -> list[KeyedRow]:
+    def keyed_page(self, space_ids: Sequence[str], limit: int, offset: int) -> list[KeyedRow]:
         """Live rows of the spaces, newest written first."""
         ...
 
-    def live_spaces_sync(self, space_ids: Sequence[str]) -> set[str]:
+    def keyed_live_spaces(self, space_ids: Sequence[str]) -> set[str]:
         """Which of ``space_ids`` hold at least one live row (one statement)."""
         ...
 
-    def keyed_refresh_sync(self, ids: Sequence[str]) -> int:
+    def keyed_refresh(self, ids: Sequence[str]) -> int:
         """Restart the time to live of the live, unexpired rows among ``ids`` that have one;
         how many were refreshed."""
         ...
 
-    def keyed_sweep_sync(self) -> int:
+    def keyed_sweep(self) -> int:
         """Soft-delete every expired live row of the provider; how many were deleted."""
         ...
 
@@ -223,13 +227,18 @@ class KeyedProvider(Protocol):
 class KeyedItems:
     """The Memory Spaces layer's keyed-items entry over one view of the spaces.
 
+    Reach it as ``mem.spaces.keyed`` (each scope's view has its own).
+
     Args:
-        spaces: The :class:`MemorySpaces` (or one scope's view of it) whose kernel, catalog and
-            providers serve the calls.
+        catalog: The catalog of the view (its owners decide which spaces it sees).
+        registry: The registered providers.
+        kernel: The kernel every write, recall and sweep asks first.
     """
 
-    def __init__(self, spaces: MemorySpaces) -> None:
-        self.spaces = spaces
+    def __init__(self, catalog: SpaceCatalog, registry: ProviderRegistry, kernel: Kernel) -> None:
+        self.catalog_view = catalog
+        self._registry = registry
+        self._kernel = kernel
         # Per view: the keyed provider of each provider id (a Protocol isinstance check costs
         # more than the indexed get itself) and the bindings of secret-free spaces by revision.
         self._providers: dict[str, KeyedProvider] = {}
@@ -244,7 +253,7 @@ class KeyedItems:
         known = self._providers.get(record.provider_id)
         if known is not None:
             return known
-        provider = self.spaces._registry.capable(record, "remember")
+        provider = self._registry.capable(record, "remember")
         if not isinstance(provider, KeyedProvider):
             raise ProviderError(
                 f"provider {record.provider_id!r} of Memory Space {record.id!r} cannot address "
@@ -257,7 +266,7 @@ class KeyedItems:
     def space(self, space_id: str) -> SpaceRecord | None:
         """One space of this view by id, or None (a catalog read; the kernel is not asked)."""
         try:
-            return self.spaces._catalog.get_space(space_id)
+            return self.catalog_view.get_space(space_id)
         except NotFoundError:
             return None
 
@@ -266,10 +275,10 @@ class KeyedItems:
         (in any process): what the facade keys its decoded catalog by. None before any write.
 
         Example:
-            >>> KeyedItems(mem.spaces).catalog_revision()
+            >>> mem.spaces.keyed.catalog_revision()
             (3, 5, 1718000000.1, 1717999990.0)
         """
-        db = self.spaces._catalog.db
+        db = self.catalog_view.db
         if not db.ready_for_read(MIGRATIONS):
             return None
         with db.read() as conn:
@@ -277,34 +286,34 @@ class KeyedItems:
 
     def catalog(self) -> list[SpaceRecord]:
         """Every space of this view, oldest first (a catalog read)."""
-        return self.spaces._catalog.list_spaces()
+        return self.catalog_view.list_spaces()
 
     def _binding(self, record: SpaceRecord) -> SpaceBinding:
         if record.secrets_configured:  # secrets live in a file another process may change
-            return self.spaces._catalog.binding(record)
+            return self.catalog_view.binding(record)
         cache_key = (record.id, record.revision)
         bound = self._bindings.get(cache_key)
         if bound is None:
             if len(self._bindings) > 4096:
                 self._bindings.clear()
-            bound = self._bindings[cache_key] = self.spaces._catalog.binding(record)
+            bound = self._bindings[cache_key] = self.catalog_view.binding(record)
         return bound
 
     def get(self, record: SpaceRecord, key: str) -> KeyedRow | None:
         """The live row of ``key`` in ``record``'s space (a management read), or None."""
-        return self.provider(record).keyed_get_sync(self._binding(record), key)
+        return self.provider(record).keyed_get(self._binding(record), key)
 
     def page(self, records: Sequence[SpaceRecord], limit: int, offset: int) -> list[KeyedRow]:
         """Up to ``limit`` live rows of the spaces after ``offset``, newest written first."""
         if not records:
             return []
-        return self.provider(records[0]).keyed_page_sync([r.id for r in records], limit, offset)
+        return self.provider(records[0]).keyed_page([r.id for r in records], limit, offset)
 
     def live(self, records: Sequence[SpaceRecord]) -> set[str]:
         """The ids of the spaces among ``records`` that hold at least one live row."""
         if not records:
             return set()
-        return self.provider(records[0]).live_spaces_sync([r.id for r in records])
+        return self.provider(records[0]).keyed_live_spaces([r.id for r in records])
 
     def use_embedder(self, record: SpaceRecord, embedder: Embedder) -> None:
         """Embed ``record``'s rows and queries with ``embedder`` in this process (a store
@@ -324,17 +333,17 @@ class KeyedItems:
             ParticipationError: the kernel refused Memory Spaces recall.
             ProviderError: embedding the query failed.
         """
-        self.spaces.kernel.admit("memory_spaces", "recall")
+        self._kernel.admit("memory_spaces", "recall")
         if not records:
             return []
         provider = self.provider(records[0])
-        return provider.keyed_rank_sync([self._binding(r) for r in records], query)
+        return provider.keyed_rank([self._binding(r) for r in records], query)
 
     def rows(self, records: Sequence[SpaceRecord], seqs: Sequence[int]) -> list[KeyedRow]:
         """The live rows among ``seqs`` (of ``records``' spaces), in that order."""
         if not records or not seqs:
             return []
-        return self.provider(records[0]).keyed_rows_sync(seqs)
+        return self.provider(records[0]).keyed_rows(seqs)
 
     def refresh(self, record: SpaceRecord, ids: Sequence[str]) -> int:
         """Restart the time to live of the rows ``ids`` of ``record``'s provider (a read that
@@ -348,9 +357,9 @@ class KeyedItems:
             >>> keyed.refresh(record, [keyed.get(record, "k1").id])
             1
         """
-        if not ids or not self.spaces.kernel.write_enabled:
+        if not ids or not self._kernel.write_enabled:
             return 0
-        return self.provider(record).keyed_refresh_sync(list(dict.fromkeys(ids)))
+        return self.provider(record).keyed_refresh(list(dict.fromkeys(ids)))
 
     def sweep(self) -> int:
         """Soft-delete the expired rows of every keyed provider (all spaces, every owner: an
@@ -365,12 +374,12 @@ class KeyedItems:
             StorageError: the database refused the sweep.
 
         Example:
-            >>> KeyedItems(mem.spaces).sweep()
+            >>> mem.spaces.keyed.sweep()
             3
         """
-        self.spaces.kernel.admit("memory_spaces", "maintenance")
-        providers = self.spaces._registry.all().values()
-        return sum(p.keyed_sweep_sync() for p in providers if isinstance(p, KeyedProvider))
+        self._kernel.admit("memory_spaces", "maintenance")
+        providers = self._registry.all().values()
+        return sum(p.keyed_sweep() for p in providers if isinstance(p, KeyedProvider))
 
     def write(
         self, groups: Sequence[tuple[SpaceRecord, Sequence[KeyedWrite]]]
@@ -387,19 +396,19 @@ class KeyedItems:
             ReadOnlyError: writes are switched off.
             StorageError: the local database refused the write.
         """
-        self.spaces.kernel.admit("memory_spaces", "write")
+        self._kernel.admit("memory_spaces", "write")
         plans = [(record, _checked(writes)) for record, writes in groups if writes]
         if not plans:
             return []
         provider = self.provider(plans[0][0])
         bound = [(self._binding(record), writes) for record, writes in plans]
         try:
-            raws = provider.keyed_write_sync(bound)
+            raws = provider.keyed_write(bound)
         except (StaleSpace, *NOT_PROVIDER_FAILURES):
             raise
         except Exception as exc:
             return [[failed(record, "remember", exc) for _ in writes] for record, writes in plans]
-        activate = self.spaces._catalog.activate
+        activate = self.catalog_view.activate
         return [
             _receipts(record, raw, activate) for (record, _), raw in zip(plans, raws, strict=True)
         ]

@@ -75,6 +75,7 @@ from langgraph_mnemon.memory_layers.spaces._health import (
     status_report,
 )
 from langgraph_mnemon.memory_layers.spaces._item_text import as_recalled, recalled
+from langgraph_mnemon.memory_layers.spaces._keyed import KeyedItems
 from langgraph_mnemon.memory_layers.spaces._locations import StorageRules, admit_outbound
 from langgraph_mnemon.memory_layers.spaces._models import (
     CATEGORIES,
@@ -264,6 +265,21 @@ class MemorySpaces:
     def provider(self, provider_id: str) -> MemoryProvider:
         """The registered provider ``provider_id`` (:class:`NotFoundError` if there is none)."""
         return self._registry.require(provider_id)
+
+    @property
+    def keyed(self) -> KeyedItems:
+        """Keyed items of this view's spaces: rows addressed by a key (what the BaseStore
+        facade stores), on providers that implement :class:`KeyedProvider`.
+
+        Example:
+            >>> record = mem.spaces.get_space("notes")
+            >>> mem.spaces.keyed.get(record, "k1") is None
+            True
+        """
+        keyed = self.__dict__.get("_keyed")
+        if keyed is None or keyed.catalog_view is not self._catalog:  # a view has its own
+            keyed = self._keyed = KeyedItems(self._catalog, self._registry, self.kernel)
+        return keyed
 
     def list_providers(self) -> list[ProviderInfo]:
         """Every registered provider (and every provider a visible space names but this process

@@ -534,7 +534,7 @@ class MnemosProvider(BaseProvider):
 
     # ------------------------------------------------------------------ keyed items
 
-    def keyed_get_sync(self, space: SpaceBinding, key: str) -> KeyedRow | None:
+    def keyed_get(self, space: SpaceBinding, key: str) -> KeyedRow | None:
         """The live row of ``key`` in one space: one indexed statement (see :mod:`._keyed`).
 
         Args:
@@ -545,14 +545,14 @@ class MnemosProvider(BaseProvider):
             The row as a :class:`KeyedRow`, or None.
 
         Example:
-            >>> provider.keyed_get_sync(space, "editor").content
+            >>> provider.keyed_get(space, "editor").content
             '{"theme": "dark"}'
         """
         if not self._readable():
             return None
         return _keyed.get_one(self.db, space.id, key, self._clock())
 
-    def keyed_write_sync(self, writes: _keyed.KeyedWrites) -> list[list[dict[str, Any]]]:
+    def keyed_write(self, writes: _keyed.KeyedWrites) -> list[list[dict[str, Any]]]:
         """Put (``item``) or delete (``None``) keyed items of several spaces in ONE
         transaction, with the vectors of every put computed first (one call per embedder).
 
@@ -570,7 +570,7 @@ class MnemosProvider(BaseProvider):
             StorageError: the database refused the write (nothing was written).
 
         Example:
-            >>> provider.keyed_write_sync([(space, [KeyedPut("k", RememberItem(content="x"))])])
+            >>> provider.keyed_write([(space, [KeyedPut("k", RememberItem(content="x"))])])
             [[{'status': 'stored', 'id': '...', 'seq': 1, 'created': 1}]]
         """
         for _, group in writes:
@@ -630,7 +630,7 @@ class MnemosProvider(BaseProvider):
                 for n, (space, group) in enumerate(writes)
             ]
 
-    def keyed_rank_sync(
+    def keyed_rank(
         self, spaces: Sequence[SpaceBinding], query: str
     ) -> list[tuple[int, float, float]]:
         """Every live row of the spaces ranked for ``query``: the smart search's scorer
@@ -651,7 +651,7 @@ class MnemosProvider(BaseProvider):
             ProviderError: embedding the query failed.
 
         Example:
-            >>> provider.keyed_rank_sync([space], "dark theme")[:2]
+            >>> provider.keyed_rank([space], "dark theme")[:2]
             [(12, 0.41, 0.7), (13, 0.0, 0.12)]
         """
         if not self._readable():
@@ -675,11 +675,11 @@ class MnemosProvider(BaseProvider):
             out.sort(key=lambda entry: (-entry[1], -entry[2], -entry[0]))
         return out
 
-    def keyed_rows_sync(self, seqs: Sequence[int]) -> list[KeyedRow]:
+    def keyed_rows(self, seqs: Sequence[int]) -> list[KeyedRow]:
         """The live rows among ``seqs``, in the order of ``seqs`` (one statement).
 
         Example:
-            >>> [r.key for r in provider.keyed_rows_sync([13, 12])]
+            >>> [r.key for r in provider.keyed_rows([13, 12])]
             ['k2', 'k1']
         """
         if not self._readable() or not seqs:
@@ -687,11 +687,11 @@ class MnemosProvider(BaseProvider):
         with self.db.read() as conn:
             return _keyed.rows_by_seq(conn, seqs, self._clock())
 
-    def keyed_page_sync(self, space_ids: Sequence[str], limit: int, offset: int) -> list[KeyedRow]:
+    def keyed_page(self, space_ids: Sequence[str], limit: int, offset: int) -> list[KeyedRow]:
         """Live rows of the spaces, newest written first (one statement).
 
         Example:
-            >>> [r.key for r in provider.keyed_page_sync(["notes"], 10, 0)]
+            >>> [r.key for r in provider.keyed_page(["notes"], 10, 0)]
             ['k2', 'k1']
         """
         if not self._readable() or not space_ids:
@@ -699,11 +699,11 @@ class MnemosProvider(BaseProvider):
         with self.db.read() as conn:
             return _keyed.page(conn, space_ids, limit, offset, self._clock())
 
-    def live_spaces_sync(self, space_ids: Sequence[str]) -> set[str]:
+    def keyed_live_spaces(self, space_ids: Sequence[str]) -> set[str]:
         """Which of ``space_ids`` hold at least one live row (one statement).
 
         Example:
-            >>> provider.live_spaces_sync(["notes", "empty"])
+            >>> provider.keyed_live_spaces(["notes", "empty"])
             {'notes'}
         """
         if not self._readable() or not space_ids:
@@ -711,7 +711,7 @@ class MnemosProvider(BaseProvider):
         with self.db.read() as conn:
             return _keyed.live_spaces(conn, space_ids, self._clock())
 
-    def keyed_refresh_sync(self, ids: Sequence[str]) -> int:
+    def keyed_refresh(self, ids: Sequence[str]) -> int:
         """Restart the time to live of the rows ``ids`` that have one and have not expired
         (``expires_at = now + ttl_minutes``). A read finds them first, so rows without a time
         to live cost no write transaction.
@@ -720,7 +720,7 @@ class MnemosProvider(BaseProvider):
             How many rows were refreshed.
 
         Example:
-            >>> provider.keyed_refresh_sync([provider.keyed_get_sync(space, "k").id])
+            >>> provider.keyed_refresh([provider.keyed_get(space, "k").id])
             1
         """
         if not ids or not self._readable():
@@ -732,7 +732,7 @@ class MnemosProvider(BaseProvider):
         with self.db.write() as conn:
             return _keyed.refresh(conn, due, now)
 
-    def keyed_sweep_sync(self, batch: int = 500) -> int:
+    def keyed_sweep(self, batch: int = 500) -> int:
         """Soft-delete every row whose time to live ran out (out of the keyword index, the
         statistics and the vectors): up to ``batch`` expired rows found per read of the
         expiry index, each space's share deleted in a transaction of its own.
@@ -741,7 +741,7 @@ class MnemosProvider(BaseProvider):
             How many rows were deleted.
 
         Example:
-            >>> provider.keyed_sweep_sync()
+            >>> provider.keyed_sweep()
             2
         """
         if not self._readable():

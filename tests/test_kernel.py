@@ -355,8 +355,9 @@ def test_item1_layers_hold_the_hosts_kernel(tmp_path: Path) -> None:
         assert mem.kernel.config is mem.config
         for service in (mem.runtime, mem.documents, mem.spaces, mem.mnemos):
             assert service.kernel is mem.kernel
-        for layer in (mem.runtime, mem.documents, mem.spaces):
+        for layer in (mem.runtime, mem.documents):
             assert layer.write_enabled is True  # read from the kernel
+        assert mem.spaces.kernel.write_enabled is True
         mem.config.layers.documents.participation.recall = "off"
         assert not mem.documents.kernel.admits("documents", "recall", "explicit")
     finally:

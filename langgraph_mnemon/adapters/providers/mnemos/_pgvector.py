@@ -45,8 +45,10 @@ __all__ = [
     "configure",
     "cosines",
     "ensure_index",
+    "known_pgvector",
     "nearest",
     "pgvector_of",
+    "remember_pgvector",
 ]
 
 EF_SEARCH = 100
@@ -84,6 +86,22 @@ def _version(text: str) -> tuple[int, ...]:
         digits = "".join(ch for ch in part if ch.isdigit())
         parts.append(int(digits or 0))
     return tuple(parts)
+
+
+def known_pgvector(engine: Engine) -> tuple[bool, PgVector | None]:
+    """``(known, found)``: what :func:`pgvector_of` answered for ``engine`` already, without a
+    connection (a search asks before every dense read)."""
+    with _LOCK:
+        if engine in _FOUND:
+            return True, _FOUND[engine]
+    return False, None
+
+
+def remember_pgvector(engine: Engine, found: PgVector | None) -> None:
+    """Keep ``found`` as ``engine``'s answer (its one-statement reads run on another engine,
+    whose answer :func:`pgvector_of` keeps under that one)."""
+    with _LOCK:
+        _FOUND[engine] = found
 
 
 def pgvector_of(conn: Connection) -> PgVector | None:

@@ -26,7 +26,9 @@ from langgraph_mnemon.adapters.providers.mnemos._pg_search import (
 from langgraph_mnemon.adapters.providers.mnemos._pgvector import (
     PgVector,
     ensure_index,
+    known_pgvector,
     pgvector_of,
+    remember_pgvector,
 )
 from langgraph_mnemon.adapters.providers.mnemos._ranking import (
     HybridWeights,
@@ -230,7 +232,11 @@ class MnemosProvider(BaseProvider):
         extension, or before the tables exist)."""
         if self.db.dialect != "postgresql" or not self.db.is_setup(MIGRATIONS):
             return None
-        return self.db.run_single(pgvector_of)
+        known, found = known_pgvector(self.db.engine)
+        if not known:  # asked once per engine: a search asks before every dense read
+            found = self.db.run_single(pgvector_of)
+            remember_pgvector(self.db.engine, found)
+        return found
 
     def _index_vectors(self, embedder: Embedder, vectors: Sequence[np.ndarray | None]) -> None:
         """With pgvector: the HNSW index of the vectors' model and dimensions, created before

@@ -137,7 +137,6 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import hashlib
 import json
@@ -177,6 +176,7 @@ from langgraph_mnemon.memory_layers.spaces import (
     StaleSpace,
     check_minutes,
 )
+from langgraph_mnemon.storage.edge import async_form
 from langgraph_mnemon.store._args import (
     CheckedArguments,
     NamespaceError,
@@ -870,20 +870,7 @@ class MnemonStore(TTLSweeps, CheckedArguments):
                 results.extend(self._block(batch, ops, block))
             return results
 
-    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """Run ``ops`` in order without blocking the event loop; one result per op.
-
-        Async form of :meth:`batch`: the same call, run in a worker thread
-        (``asyncio.to_thread``, which carries the caller's context: its run, scope and
-        trigger). Every op is validated first, so a bad op fails the batch before anything
-        is written.
-
-        Example:
-            >>> from langgraph.store.base import PutOp, SearchOp
-            >>> await store.abatch([PutOp(("docs",), "a", {"x": 1}), SearchOp(("docs",))])
-            [None, [Item(namespace=['docs'], key='a', ...)]]
-        """
-        return await asyncio.to_thread(self.batch, ops)
+    abatch = async_form(batch)
 
     # ------------------------------------------------------------------ helpers
 

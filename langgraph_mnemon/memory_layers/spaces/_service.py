@@ -38,7 +38,6 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import time
 from collections import Counter
@@ -125,6 +124,7 @@ from langgraph_mnemon.memory_layers.spaces._validation import (
 )
 from langgraph_mnemon.memory_layers.spaces._writes import merge, write_many, write_one
 from langgraph_mnemon.storage.db import Database
+from langgraph_mnemon.storage.edge import async_form
 from langgraph_mnemon.storage.secret_box import SecretBox
 
 __all__ = ["MemorySpaces", "durable_copy"]
@@ -310,9 +310,7 @@ class MemorySpaces:
         ]
         return infos
 
-    async def alist_providers(self) -> list[ProviderInfo]:
-        """Async form of :meth:`list_providers`: the same call, run in a worker thread."""
-        return await asyncio.to_thread(self.list_providers)
+    alist_providers = async_form(list_providers)
 
     def close(self) -> None:
         """Close providers and the fan-out pool (a scope's view closes nothing: the service
@@ -488,30 +486,7 @@ class MemorySpaces:
             name, description, provider_id, config, secrets, space_id, active, shared=shared
         )
 
-    async def acreate_space(
-        self,
-        name: str,
-        description: str = "",
-        *,
-        provider_id: str | None = None,
-        config: Mapping[str, Any] | None = None,
-        secrets: Mapping[str, str] | None = None,
-        space_id: str | None = None,
-        active: bool | None = None,
-        shared: bool = False,
-    ) -> SpaceReceipt:
-        """Async form of :meth:`create_space`: the same call, run in a worker thread."""
-        return await asyncio.to_thread(
-            self.create_space,
-            name,
-            description,
-            provider_id=provider_id,
-            config=config,
-            secrets=secrets,
-            space_id=space_id,
-            active=active,
-            shared=shared,
-        )
+    acreate_space = async_form(create_space)
 
     def list_spaces(self, *, active: bool | None = None) -> list[SpaceRecord]:
         """All spaces (or only active / inactive ones), oldest first.
@@ -538,17 +513,13 @@ class MemorySpaces:
             raise InvalidInputError("active must be true, false or None")
         return self._catalog.list_spaces(active)
 
-    async def alist_spaces(self, *, active: bool | None = None) -> list[SpaceRecord]:
-        """Async form of :meth:`list_spaces`: the same call, run in a worker thread."""
-        return await asyncio.to_thread(self.list_spaces, active=active)
+    alist_spaces = async_form(list_spaces)
 
     def get_space(self, space_id: str) -> SpaceRecord:
         """One space by id (:class:`NotFoundError` when there is none)."""
         return self._catalog.get_space(space_id)
 
-    async def aget_space(self, space_id: str) -> SpaceRecord:
-        """Async form of :meth:`get_space`: the same call, run in a worker thread."""
-        return await asyncio.to_thread(self.get_space, space_id)
+    aget_space = async_form(get_space)
 
     def update_space(
         self,
@@ -607,26 +578,7 @@ class MemorySpaces:
             self._health.clear()  # a provider's state may depend on the space's settings
         return receipt
 
-    async def aupdate_space(
-        self,
-        space_id: str,
-        *,
-        name: str | None = None,
-        description: str | None = None,
-        active: bool | None = None,
-        config: Mapping[str, Any] | None = None,
-        secrets: Mapping[str, str] | None = None,
-    ) -> SpaceReceipt:
-        """Async form of :meth:`update_space`: the same call, run in a worker thread."""
-        return await asyncio.to_thread(
-            self.update_space,
-            space_id,
-            name=name,
-            description=description,
-            active=active,
-            config=config,
-            secrets=secrets,
-        )
+    aupdate_space = async_form(update_space)
 
     def _admit_reconfiguring(self, space_id: str, config: Any) -> None:
         """Refuse configuring a space that connects out unless an admin does it, with the
@@ -675,9 +627,7 @@ class MemorySpaces:
             raise InvalidInputError("active must be true or false")
         return self.update_space(space_id, active=active)
 
-    async def aset_active(self, space_id: str, active: bool) -> SpaceReceipt:
-        """Async form of :meth:`set_active`: the same call, run in a worker thread."""
-        return await asyncio.to_thread(self.set_active, space_id, active)
+    aset_active = async_form(set_active)
 
     def merge_spaces(
         self,
@@ -704,20 +654,7 @@ class MemorySpaces:
             native_id=NATIVE_PROVIDER_ID,
         )
 
-    async def amerge_spaces(
-        self,
-        target_space_id: str,
-        source_space_ids: Sequence[str],
-        *,
-        deactivate_sources: bool = True,
-    ) -> SpaceReceipt:
-        """Async form of :meth:`merge_spaces`: the same call, run in a worker thread."""
-        return await asyncio.to_thread(
-            self.merge_spaces,
-            target_space_id,
-            source_space_ids,
-            deactivate_sources=deactivate_sources,
-        )
+    amerge_spaces = async_form(merge_spaces)
 
     def discover(
         self,
@@ -770,18 +707,7 @@ class MemorySpaces:
             return found
         return self._catalog.map_discovered(provider_id, found, checked, secret_values)
 
-    async def adiscover(
-        self,
-        provider_id: str,
-        *,
-        config: Mapping[str, Any] | None = None,
-        secrets: Mapping[str, str] | None = None,
-        sync: bool = False,
-    ) -> list[DiscoveredSpace] | SpaceReceipt:
-        """Async form of :meth:`discover`: the same call, run in a worker thread."""
-        return await asyncio.to_thread(
-            self.discover, provider_id, config=config, secrets=secrets, sync=sync
-        )
+    adiscover = async_form(discover)
 
     # ------------------------------------------------------------------ provider secrets
 
@@ -796,9 +722,7 @@ class MemorySpaces:
         """
         return self._catalog.secrets.report()
 
-    async def asecrets_report(self) -> SecretsReport:
-        """Async form of :meth:`secrets_report`: the same call, run in a worker thread."""
-        return await asyncio.to_thread(self.secrets_report)
+    asecrets_report = async_form(secrets_report)
 
     def rotate_secrets(self) -> SecretsReport:
         """Re-encrypt every stored provider secret with the configured ``secret_key``
@@ -827,9 +751,7 @@ class MemorySpaces:
         self.kernel.require_writes("the provider secrets")
         return self._catalog.secrets.rotate()
 
-    async def arotate_secrets(self) -> SecretsReport:
-        """Async form of :meth:`rotate_secrets`: the same call, run in a worker thread."""
-        return await asyncio.to_thread(self.rotate_secrets)
+    arotate_secrets = async_form(rotate_secrets)
 
     # ------------------------------------------------------------------ federated search
 
@@ -892,32 +814,7 @@ class MemorySpaces:
         found = self._federated().run(args, records)
         return found if verbatim else recalled(found)
 
-    async def asearch(
-        self,
-        query: str,
-        *,
-        limit: int | None = None,
-        mode: str = "smart",
-        space_ids: Sequence[str] | None = None,
-        category: str | None = None,
-        source: str | None = None,
-        intent: str | None = None,
-        policy: str | None = None,
-        verbatim: bool = False,
-    ) -> RecallResult:
-        """Async form of :meth:`search`: the same call, run in a worker thread."""
-        return await asyncio.to_thread(
-            self.search,
-            query,
-            limit=limit,
-            mode=mode,
-            space_ids=space_ids,
-            category=category,
-            source=source,
-            intent=intent,
-            policy=policy,
-            verbatim=verbatim,
-        )
+    asearch = async_form(search)
 
     def _federated(self) -> FederatedSearch:
         return FederatedSearch(
@@ -984,30 +881,7 @@ class MemorySpaces:
 
         return write_one(record, "remember", call, self._activate)
 
-    async def aremember(
-        self,
-        content: str,
-        *,
-        space_id: str | None = None,
-        category: str = "general",
-        importance: int = 3,
-        tags: Sequence[str] | None = None,
-        entities: Sequence[str] | None = None,
-        source: str = "agent",
-        metadata: Mapping[str, Any] | None = None,
-    ) -> MemoryReceipt:
-        """Async form of :meth:`remember`: the same call, run in a worker thread."""
-        return await asyncio.to_thread(
-            self.remember,
-            content,
-            space_id=space_id,
-            category=category,
-            importance=importance,
-            tags=tags,
-            entities=entities,
-            source=source,
-            metadata=metadata,
-        )
+    aremember = async_form(remember)
 
     def validate_items(self, items: Sequence[Mapping[str, Any]]) -> list[RememberItem]:
         """Validate remember items (mappings with ``content`` and optional fields) without
@@ -1032,11 +906,7 @@ class MemorySpaces:
         binding = self._catalog.binding(record)
         return write_many(record, provider, binding, checked, self._activate)
 
-    async def aremember_many(
-        self, items: Sequence[Mapping[str, Any]], *, space_id: str | None = None
-    ) -> list[MemoryReceipt]:
-        """Async form of :meth:`remember_many`: the same call, run in a worker thread."""
-        return await asyncio.to_thread(self.remember_many, items, space_id=space_id)
+    aremember_many = async_form(remember_many)
 
     def link(
         self,
@@ -1093,26 +963,7 @@ class MemorySpaces:
 
         return write_one(record, "link", call, self._activate, object_id=f"{src}->{dst}")
 
-    async def alink(
-        self,
-        source_id: str,
-        target_id: str,
-        *,
-        space_id: str | None = None,
-        type: str = "semantic",
-        weight: float = 0.5,
-        reason: str | None = None,
-    ) -> MemoryReceipt:
-        """Async form of :meth:`link`: the same call, run in a worker thread."""
-        return await asyncio.to_thread(
-            self.link,
-            source_id,
-            target_id,
-            space_id=space_id,
-            type=type,
-            weight=weight,
-            reason=reason,
-        )
+    alink = async_form(link)
 
     def forget(self, memory_id: str, *, space_id: str | None = None) -> MemoryReceipt:
         """Delete one memory by its exact id (soft or hard, as the provider declares).
@@ -1155,9 +1006,7 @@ class MemorySpaces:
 
         return write_one(record, "forget", call, self._activate, object_id=mid)
 
-    async def aforget(self, memory_id: str, *, space_id: str | None = None) -> MemoryReceipt:
-        """Async form of :meth:`forget`: the same call, run in a worker thread."""
-        return await asyncio.to_thread(self.forget, memory_id, space_id=space_id)
+    aforget = async_form(forget)
 
     # ------------------------------------------------------------------ reads of one space
 
@@ -1217,19 +1066,7 @@ class MemorySpaces:
         found = [as_recalled(decorate(record, r, self._registry)) for r in rows[:limit]]
         return RelatedResult(id=mid, space_id=record.id, depth=depth, edge=edge, results=found)
 
-    async def arelated(
-        self,
-        memory_id: str,
-        *,
-        space_id: str | None = None,
-        depth: int = 2,
-        edge: str | None = None,
-        limit: int = 20,
-    ) -> RelatedResult:
-        """Async form of :meth:`related`: the same call, run in a worker thread."""
-        return await asyncio.to_thread(
-            self.related, memory_id, space_id=space_id, depth=depth, edge=edge, limit=limit
-        )
+    arelated = async_form(related)
 
     def browse(
         self,
@@ -1277,18 +1114,7 @@ class MemorySpaces:
         )
         return [decorate(record, r, self._registry) for r in rows]
 
-    async def abrowse(
-        self,
-        space_id: str | None = None,
-        *,
-        limit: int = 50,
-        offset: int = 0,
-        category: str | None = None,
-    ) -> list[MemoryRecord]:
-        """Async form of :meth:`browse`: the same call, run in a worker thread."""
-        return await asyncio.to_thread(
-            self.browse, space_id, limit=limit, offset=offset, category=category
-        )
+    abrowse = async_form(browse)
 
     def graph(self, space_id: str | None = None, *, limit: int = 200) -> GraphProjection:
         """Nodes and typed edges of one space (at most ``limit`` nodes)."""
@@ -1297,9 +1123,7 @@ class MemorySpaces:
         provider = self._registry.capable(record, "graph")
         return settle(provider.graph(self._catalog.binding(record), limit))
 
-    async def agraph(self, space_id: str | None = None, *, limit: int = 200) -> GraphProjection:
-        """Async form of :meth:`graph`: the same call, run in a worker thread."""
-        return await asyncio.to_thread(self.graph, space_id, limit=limit)
+    agraph = async_form(graph)
 
     def entities(self, space_id: str | None = None, *, limit: int = 100) -> list[EntityCount]:
         """The entity index of one space: entity names of its stored memories, most used first.
@@ -1319,11 +1143,7 @@ class MemorySpaces:
         ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
         return [EntityCount(name=name, count=count) for name, count in ranked[:limit]]
 
-    async def aentities(
-        self, space_id: str | None = None, *, limit: int = 100
-    ) -> list[EntityCount]:
-        """Async form of :meth:`entities`: the same call, run in a worker thread."""
-        return await asyncio.to_thread(self.entities, space_id, limit=limit)
+    aentities = async_form(entities)
 
     # ------------------------------------------------------------------ status and health
 
@@ -1340,9 +1160,7 @@ class MemorySpaces:
             places=[str(self._root)],
         )
 
-    async def astatus(self, *, probe: bool = True) -> SpacesStatus:
-        """Async form of :meth:`status`: the same call, run in a worker thread."""
-        return await asyncio.to_thread(self.status, probe=probe)
+    astatus = async_form(status)
 
     def health(self, *, max_age: float = 5.0) -> SpacesHealth:
         """Each provider's real state and each catalog space's reachability (a management
@@ -1394,9 +1212,7 @@ class MemorySpaces:
                 refused[record.id] = redact(exc.message, places=[str(self._root)])
         return refused
 
-    async def ahealth(self, *, max_age: float = 5.0) -> SpacesHealth:
-        """Async form of :meth:`health`: the same call, run in a worker thread."""
-        return await asyncio.to_thread(self.health, max_age=max_age)
+    ahealth = async_form(health)
 
     # ------------------------------------------------------------------ connection tests
 
@@ -1461,17 +1277,7 @@ class MemorySpaces:
         )
         return self._probe(provider_id, provider, binding, None)
 
-    async def atest_connection(
-        self,
-        provider_id: str,
-        *,
-        config: Mapping[str, Any] | None = None,
-        secrets: Mapping[str, str] | None = None,
-    ) -> ConnectionTest:
-        """Async form of :meth:`test_connection`: the same call, run in a worker thread."""
-        return await asyncio.to_thread(
-            self.test_connection, provider_id, config=config, secrets=secrets
-        )
+    atest_connection = async_form(test_connection)
 
     def test_space(self, space_id: str) -> ConnectionTest:
         """Test a stored space: its config re-checked by the provider, then its ``status``.
@@ -1515,9 +1321,7 @@ class MemorySpaces:
             return _answer(record.provider_id, provider, record.id, error=error)
         return self._probe(record.provider_id, provider, binding, record.id)
 
-    async def atest_space(self, space_id: str) -> ConnectionTest:
-        """Async form of :meth:`test_space`: the same call, run in a worker thread."""
-        return await asyncio.to_thread(self.test_space, space_id)
+    atest_space = async_form(test_space)
 
     def _probe(
         self,
@@ -1614,9 +1418,7 @@ class MemorySpaces:
             space=record,
         )
 
-    async def adisconnect_space(self, space_id: str, *, confirm: str) -> SpaceReceipt:
-        """Async form of :meth:`disconnect_space`: the same call, run in a worker thread."""
-        return await asyncio.to_thread(self.disconnect_space, space_id, confirm=confirm)
+    adisconnect_space = async_form(disconnect_space)
 
     def remove_space(self, space_id: str, *, confirm: str) -> SpaceReceipt:
         """Remove a native space: delete its rows, then (only after that) its catalog entry.
@@ -1672,9 +1474,7 @@ class MemorySpaces:
             provider_receipt=dict(raw),
         )
 
-    async def aremove_space(self, space_id: str, *, confirm: str) -> SpaceReceipt:
-        """Async form of :meth:`remove_space`: the same call, run in a worker thread."""
-        return await asyncio.to_thread(self.remove_space, space_id, confirm=confirm)
+    aremove_space = async_form(remove_space)
 
     def _delete_rows(self, record: SpaceRecord) -> dict[str, Any]:
         provider = self._registry.get(record.provider_id)

@@ -26,7 +26,6 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable, Iterable, Sequence
 
@@ -48,6 +47,7 @@ from langgraph_mnemon.memory_layers.turns._evidence import (
 from langgraph_mnemon.memory_layers.turns._recall import RecallEnvelope
 from langgraph_mnemon.memory_layers.turns._related import RelatedSlot
 from langgraph_mnemon.memory_layers.turns._state import RetrievalState
+from langgraph_mnemon.storage.edge import async_form
 
 __all__ = ["TurnRetrieval"]
 
@@ -231,31 +231,6 @@ class TurnRetrieval:
             return query
         return self.shape(query, **options)  # type: ignore[arg-type]
 
-    async def arecall(
-        self,
-        spaces: SpaceSearcher,
-        query: str | RecallRequest,
-        *,
-        limit: int | None = None,
-        space_ids: Sequence[str] | None = None,
-        mode: str = "smart",
-        category: str | None = None,
-        source: str | None = None,
-        intent: str | None = None,
-    ) -> RecallEvidence:
-        """Async form of :meth:`recall`: the same call, run in a worker thread."""
-        return await asyncio.to_thread(
-            self.recall,
-            spaces,
-            query,
-            limit=limit,
-            space_ids=space_ids,
-            mode=mode,
-            category=category,
-            source=source,
-            intent=intent,
-        )
-
     def recall(
         self,
         spaces: SpaceSearcher,
@@ -290,21 +265,9 @@ class TurnRetrieval:
             self._changed()
         return evidence
 
-    # ---------------------------------------------------------------- related
+    arecall = async_form(recall)
 
-    async def arelated(
-        self,
-        spaces: SpaceSearcher,
-        memory_id: str,
-        *,
-        memory_body_id: str | None = None,
-        depth: int = 2,
-        edge: str | None = None,
-    ) -> RelatedEvidence:
-        """Async form of :meth:`related`: the same call, run in a worker thread."""
-        return await asyncio.to_thread(
-            self.related, spaces, memory_id, memory_body_id=memory_body_id, depth=depth, edge=edge
-        )
+    # ---------------------------------------------------------------- related
 
     def related(
         self,
@@ -326,6 +289,8 @@ class TurnRetrieval:
         if evidence.status == "traversed":
             self._changed()
         return evidence
+
+    arelated = async_form(related)
 
     # ---------------------------------------------------------------- documents
 
@@ -350,15 +315,4 @@ class TurnRetrieval:
             self._changed()
         return found
 
-    async def asearch_documents(
-        self,
-        documents: DocumentSearcher,
-        query: str,
-        *,
-        include_archived: bool = False,
-        limit: int = DOCUMENT_MAX_RECORDS,
-    ) -> DocumentSearchResult:
-        """Async form of :meth:`search_documents`: the same call, run in a worker thread."""
-        return await asyncio.to_thread(
-            self.search_documents, documents, query, include_archived=include_archived, limit=limit
-        )
+    asearch_documents = async_form(search_documents)

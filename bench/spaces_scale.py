@@ -49,6 +49,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import langgraph_mnemon.adapters.providers.mnemos._pgvector as pgvector
 from bench._common import (
     Corpus,
     create_vector_extension,
@@ -223,10 +224,35 @@ def paraphrase(args: argparse.Namespace, tmp: Path) -> None:
                 found[label], spent = _ask(hosts[label])
                 latency.setdefault(label, []).append(spent)
         layer = {label: _layer_hits(host) for label, host in hosts.items()}
+        sweep = _ef_sweep(hosts, args.ef_search)
     rows = [
         (t, found[t.label], statistics.median(latency[t.label]), layer[t.label]) for t in places
     ]
     _paraphrase_table(rows, args)
+    if sweep:
+        print("\n| hnsw.ef_search (pgvector) | found in top 10 | recall@10 | search p50 ms |")
+        print("|---:|---:|---:|---:|")
+        for ef, (hits, spent) in sweep.items():
+            print(
+                f"| {ef} | {sum(hits)} / {len(hits)} | {sum(hits) / len(hits):.2f} | {spent:.1f} |"
+            )
+
+
+def _ef_sweep(hosts: dict[str, Mnemon], values: str) -> dict[int, tuple[list[bool], float]]:
+    """The provider's top 10 on the pgvector server at each ``hnsw.ef_search`` of ``values``
+    (the module's setting, restored after)."""
+    host = hosts.get("PostgreSQL + pgvector")
+    if host is None or not values:
+        return {}
+    out: dict[int, tuple[list[bool], float]] = {}
+    default = pgvector.EF_SEARCH
+    try:
+        for ef in (int(v) for v in values.split(",")):
+            pgvector.EF_SEARCH = ef
+            out[ef] = _ask(host)
+    finally:
+        pgvector.EF_SEARCH = default
+    return out
 
 
 def _ask(host: Mnemon) -> tuple[list[bool], float]:
@@ -493,6 +519,9 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=None, help="30; --million 300")
     parser.add_argument("--batch", type=int, default=1000, help="items per write call")
     parser.add_argument("--keep", action="store_true", help="--million: keep and reuse")
+    parser.add_argument(
+        "--ef-search", default="", help="--paraphrase: also on pgvector at these hnsw.ef_search"
+    )
     parser.add_argument(
         "--database-url", default=os.environ.get("MNEMON_TEST_POSTGRES_URL"), help="PostgreSQL"
     )

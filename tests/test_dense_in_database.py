@@ -255,7 +255,10 @@ def test_postgres_without_pgvector_says_in_process(
                 sa.text("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")
             ).scalar()
         if has:
-            pytest.skip("this PostgreSQL offers pgvector")
+            pytest.skip(
+                "needs a PostgreSQL without the vector extension (the server of "
+                ".ci/start-postgres.sh); this one offers pgvector"
+            )
         provider = MnemosProvider(db, embedder=embedder)
         provider.remember_many(space, [RememberItem(content=ANSWER), *_filler(20)])
         assert ANSWER in _search(provider, space, QUESTION)

@@ -325,7 +325,8 @@ def test_a_search_after_a_bulk_load_reads_rows_by_key_before_any_analyse(
         try:
             cursor = raw.cursor()
             analysed = cursor.execute(
-                "SELECT count(*) FROM pg_stat_user_tables WHERE relid = 'mnemon_insights'::regclass "
+                "SELECT count(*) FROM pg_stat_user_tables "
+                "WHERE relid = 'mnemon_insights'::regclass "
                 "AND (last_analyze IS NOT NULL OR last_autoanalyze IS NOT NULL)"
             ).fetchone()[0]
             assert analysed == 0  # the point of the test: no statistics yet

@@ -17,6 +17,7 @@ import pytest
 from spaces_support import make_spaces
 
 from langgraph_mnemon import Mnemon
+from langgraph_mnemon.adapters.providers.base import unsupported
 from langgraph_mnemon.memory_layers.spaces import (
     Capabilities,
     MemoryProvider,
@@ -65,22 +66,22 @@ class Recording:
         return []
 
     def graph(self, space: SpaceBinding, limit: int = 200) -> Any:
-        raise NotImplementedError
+        raise unsupported(self.descriptor.id, "this operation")  # declares search only
 
     def remember(self, space: SpaceBinding, item: Any) -> dict[str, Any]:
-        raise NotImplementedError
+        raise unsupported(self.descriptor.id, "this operation")  # declares search only
 
     def remember_many(self, space: SpaceBinding, items: Sequence[Any]) -> list[dict[str, Any]]:
-        raise NotImplementedError
+        raise unsupported(self.descriptor.id, "this operation")  # declares search only
 
     def related(self, space: SpaceBinding, request: Any) -> list[MemoryRecord]:
         return []
 
     def link(self, space: SpaceBinding, request: Any) -> dict[str, Any]:
-        raise NotImplementedError
+        raise unsupported(self.descriptor.id, "this operation")  # declares search only
 
     def forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
-        raise NotImplementedError
+        raise unsupported(self.descriptor.id, "this operation")  # declares search only
 
     def discover(self, config: Mapping[str, Any], secrets: Mapping[str, str]) -> list[Any]:
         return []

@@ -33,6 +33,7 @@ from langgraph.config import get_config
 from langgraph.types import Command
 
 from langgraph_mnemon.memory_layers.kernel import acting
+from langgraph_mnemon.memory_layers.mnemos import SeenMessages
 from langgraph_mnemon.memory_layers.turns import system_sections
 from langgraph_mnemon.nodes import memory_step
 from langgraph_mnemon.nodes.agent_turn import CallPlan, finish_call, plan_call, release_begun
@@ -43,9 +44,12 @@ __all__ = ["MnemonAgentState", "MnemonMiddleware"]
 
 
 class MnemonAgentState(AgentState):
-    """Agent state plus the id of the turn being run (``None`` between turns)."""
+    """Agent state plus the id of the turn being run (``None`` between turns) and where
+    Mnemos's last pass over the messages stopped (``SeenMessages.to_state()``: the next pass
+    reads only what is new)."""
 
     mnemon_turn: NotRequired[str | None]
+    mnemon_seen: NotRequired[dict[str, Any] | None]
 
 
 class MnemonMiddleware(AgentMiddleware[MnemonAgentState]):
@@ -118,6 +122,7 @@ class MnemonMiddleware(AgentMiddleware[MnemonAgentState]):
                 root=self.root,
                 retained=self.retained,
                 window=call_window(self.mem, request.model),  # the called model's own window
+                seen=SeenMessages.from_state(state.get("mnemon_seen")),
             )
         return CallPlan(turn_id=None)  # memory failed: no turn for this call
 

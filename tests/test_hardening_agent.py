@@ -281,13 +281,13 @@ def test_item03_failing_layer_degrades_and_clears(
     )
     agent = _agent(mem, model, _app_tool(calls), mem.checkpointer())
     cfg = {"configurable": {"thread_id": "t"}}
-    real_begin, real_observe = mem.turns.budgets.begin, mem.mnemos.observe_messages
+    real_begin, real_observe = mem.turns.budgets.begin, mem.mnemos.maintain
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("layer exploded; secret=hunter2")
 
     mem.turns.budgets.begin = broken  # type: ignore[method-assign]
-    mem.mnemos.observe_messages = broken  # type: ignore[method-assign]
+    mem.mnemos.maintain = broken  # type: ignore[method-assign]
     with caplog.at_level(logging.WARNING, logger="langgraph_mnemon.health"):
         first = agent.invoke({"messages": [HumanMessage("hi")]}, cfg)["messages"]
     assert [plugin_form(m) or m.type for m in first] == ["human", "ai", "tool", "ai", "tool", "ai"]
@@ -319,7 +319,7 @@ def test_item03_failing_layer_degrades_and_clears(
     assert {p.step for p in mem.status().health.problems} == {"mnemos", "end"}
     assert mem.turns.live_turns == []
 
-    mem.mnemos.observe_messages = real_observe  # type: ignore[method-assign]
+    mem.mnemos.maintain = real_observe  # type: ignore[method-assign]
     model.responses.append("third answer")
     agent.invoke({"messages": [HumanMessage("once more")]}, cfg)
     assert mem.status().health.model_dump() == {"degraded": False, "problems": []}

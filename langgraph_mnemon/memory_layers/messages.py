@@ -43,10 +43,12 @@ __all__ = [
     "is_error_text",
     "is_request",
     "latest_request_index",
+    "message_id",
     "messages_chars",
     "plugin_form_of",
     "read_message",
     "read_messages",
+    "role_of",
 ]
 
 Role = Literal["user", "assistant", "tool", "system", "other"]
@@ -381,6 +383,27 @@ def _error_object(value: Mapping[str, Any]) -> bool:
         return True
     code = next((value[k] for k in ("exit_code", "returncode", "exitCode") if k in value), 0)
     return isinstance(code, int) and not isinstance(code, bool) and code != 0
+
+
+def message_id(message: Any) -> str | None:
+    """A message's id (a LangChain message or its dict form); ``None`` without a text one.
+
+    Example:
+        >>> message_id({"type": "human", "content": "hi", "id": "m1"}), message_id("hi")
+        ('m1', None)
+    """
+    value = _get(message, "id")
+    return value if isinstance(value, str) and value else None
+
+
+def role_of(message: Any) -> Role:
+    """A message's role without reading its content.
+
+    Example:
+        >>> role_of(AIMessage("x")), role_of({"role": "tool", "content": "ok"})
+        ('assistant', 'tool')
+    """
+    return _role_of(message)
 
 
 def _role_of(message: Any) -> Role:

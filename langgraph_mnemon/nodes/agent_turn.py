@@ -29,6 +29,7 @@ Example:
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,10 +39,10 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from langgraph_mnemon.memory_layers.messages import read_messages
-from langgraph_mnemon.memory_layers.mnemos import ContextWindow
+from langgraph_mnemon.memory_layers.mnemos import ContextWindow, SeenMessages
 from langgraph_mnemon.nodes._guard import DEGRADED_TURN
 from langgraph_mnemon.nodes._run import TurnHost
-from langgraph_mnemon.nodes.mnemos import model_call_update
+from langgraph_mnemon.nodes.mnemos import Tending, model_call_update
 from langgraph_mnemon.nodes.turn import begin_update, end_update, is_request, share_turn
 
 __all__ = ["CallPlan", "finish_call", "left_open", "plan_call", "release_begun", "turn_ends"]
@@ -60,6 +61,8 @@ class CallPlan:
     ``history``: the thread's messages as the model sees them (the state with ``before`` and
     ``replaced``).
     ``window``: the called model's context window, for Mnemos before and after the call.
+    ``tending``: where Mnemos's last pass over the thread stopped (the state's
+    ``mnemon_seen``), moved on by this call's passes.
     """
 
     turn_id: str | None
@@ -69,6 +72,7 @@ class CallPlan:
     replaced: list[BaseMessage] = field(default_factory=list)
     history: list[BaseMessage] = field(default_factory=list)
     window: ContextWindow | None = None
+    tending: Tending = field(default_factory=Tending)
 
     @property
     def rewrites(self) -> bool:
@@ -139,6 +143,7 @@ def plan_call(
     root: bool,
     retained: str | None = None,
     window: ContextWindow | None = None,
+    seen: SeenMessages | None = None,
 ) -> CallPlan:
     """Before a model call: end a turn left open, begin one if none is live, tend the task.
 
@@ -149,6 +154,8 @@ def plan_call(
         mem: the host. config: the run's config. messages: the state's messages.
         turn_id: the state's ``mnemon_turn``. agent_id, root, retained: as for the middleware.
         window: the called model's context window (kept in the plan for :func:`finish_call`).
+        seen: where Mnemos's last pass stopped (the state's ``mnemon_seen``): only the
+            messages after it are observed.
 
     Returns:
         The :class:`CallPlan` for :func:`finish_call`.
@@ -158,13 +165,16 @@ def plan_call(
         '3f2a...'
     """
     history = list(messages or [])
+    tending = Tending(seen)
     if turn_id:
         request = left_open(history)
         if request is None:
-            plan = CallPlan(turn_id=turn_id, history=history, window=window)
+            plan = CallPlan(turn_id=turn_id, history=history, window=window, tending=tending)
             return _tended(mem, config, plan, root)
         # The turn left open ends without its messages (none now).
-        end_update(mem, config, turn_id, history[:request], root=root, window=window)
+        end_update(
+            mem, config, turn_id, history[:request], root=root, window=window, tending=tending
+        )
     begin = begin_update(
         mem, config, history, agent_id=agent_id, root=root, retained=retained, share=False
     )
@@ -172,6 +182,8 @@ def plan_call(
     ids = {m.id for m in history if m.id}
     replaced = [m for m in begin["messages"] if m.id in ids]
     before = [m for m in begin["messages"] if m.id not in ids]
+    if replaced:
+        tending.seen = None  # older messages changed in place: the next pass reads them all
     plan = CallPlan(
         turn_id=begun,
         begun=begun if begun != DEGRADED_TURN else None,
@@ -180,13 +192,16 @@ def plan_call(
         replaced=replaced,
         history=[*_replace(history, replaced), *before],
         window=window,
+        tending=tending,
     )
     return _tended(mem, config, plan, root)
 
 
 def _tended(mem: TurnHost, config: RunnableConfig | None, plan: CallPlan, root: bool) -> CallPlan:
     """``plan`` with Mnemos's update before the call (a warning, or the compacted history)."""
-    update = model_call_update(mem, config, plan.history, root=root, window=plan.window)
+    update = model_call_update(
+        mem, config, plan.history, root=root, window=plan.window, tending=plan.tending
+    )
     update = update.get("messages") or []
     if update:
         if _removes_all(update[0]):  # the rewrite holds the stubs already: none to apply
@@ -221,7 +236,8 @@ def finish_call(
     and its messages: a REM warning or the compacted history at EMERGENCY, after the answer);
     otherwise ``mnemon_turn`` when this call began the turn, which is then stored for every
     process (guarded: a failure is recorded in ``mem.health`` and the turn goes on here).
-    The plan's stubs for older Wakes lead the update's messages.
+    The plan's stubs for older Wakes lead the update's messages. ``mnemon_seen`` carries where
+    Mnemos's last pass stopped to the next call.
 
     Example:
         >>> finish_call(mem, config, plan, [AIMessage("done")], root=True)
@@ -230,8 +246,12 @@ def finish_call(
     if plan.turn_id is None:
         return {}
     if turn_ends(result, structured):
+        for message in result:  # the id the next pass finds it by (add_messages keeps it)
+            if message.id is None:
+                message.id = str(uuid.uuid4())
+        history = [*plan.history, *result]
         update = end_update(
-            mem, config, plan.turn_id, [*plan.history, *result], root=root, window=plan.window
+            mem, config, plan.turn_id, history, root=root, window=plan.window, tending=plan.tending
         )
     else:
         if plan.begun is not None:
@@ -239,7 +259,8 @@ def finish_call(
         update = {"mnemon_turn": plan.turn_id} if plan.fresh else {}
     if plan.replaced:  # a compaction after them (RemoveMessage of all) holds them already
         update = {**update, "messages": [*plan.replaced, *(update.get("messages") or [])]}
-    return update
+    seen = plan.tending.seen
+    return {**update, "mnemon_seen": seen.to_state() if seen is not None else None}
 
 
 def release_begun(mem: TurnHost, plan: CallPlan | None) -> None:

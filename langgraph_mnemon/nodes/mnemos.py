@@ -29,6 +29,7 @@ from __future__ import annotations
 import uuid
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -42,17 +43,30 @@ from langgraph_mnemon.memory_layers.messages import (
     MessageText,
     is_request,
     latest_request_index,
+    message_id,
     messages_chars,
     read_messages,
 )
-from langgraph_mnemon.memory_layers.mnemos import ContextWindow, FatigueResponse, Mnemos
+from langgraph_mnemon.memory_layers.mnemos import (
+    ContextWindow,
+    FatigueResponse,
+    Mnemos,
+    SeenMessages,
+)
 from langgraph_mnemon.memory_layers.mnemos.fatigue import context_use
 from langgraph_mnemon.memory_layers.turns import plugin_metadata
 from langgraph_mnemon.nodes._guard import memory_step
 from langgraph_mnemon.nodes._history import budget_cut, rewrite_history
 from langgraph_mnemon.nodes._run import TurnHost, task_of, thread_of
 
-__all__ = ["call_window", "compaction_message", "model_call_update", "tend_task", "warned"]
+__all__ = [
+    "Tending",
+    "call_window",
+    "compaction_message",
+    "model_call_update",
+    "tend_task",
+    "warned",
+]
 
 _QUOTE_CHARS = 300
 _USER_QUOTES = 3
@@ -71,6 +85,33 @@ def call_window(mem: TurnHost, model: Any) -> ContextWindow:
     return model_window(model, mem.config.mnemos)
 
 
+@dataclass
+class Tending:
+    """Where Mnemos's last pass over one thread's messages stopped.
+
+    A pass given it reads, derives and writes only the messages after ``seen`` and moves it
+    on; a pass with nothing new does no I/O. ``seen`` is ``None`` before the first pass and
+    after a compaction (the next pass reads the whole list). Carried between model calls in
+    the agent's state (``mnemon_seen``, :meth:`SeenMessages.to_state`).
+
+    Example:
+        >>> tending = Tending()
+        >>> tend_task(mem, "t", messages, tending=tending); tending.seen.count
+        4
+    """
+
+    seen: SeenMessages | None = None
+
+    def covers(self, messages: Sequence[BaseMessage]) -> bool:
+        """Whether ``messages`` hold nothing after ``seen`` (the same last message)."""
+        seen = self.seen
+        return (
+            seen is not None
+            and seen.count == len(messages)
+            and message_id(messages[-1]) == seen.last_id
+        )
+
+
 def model_call_update(
     mem: TurnHost,
     config: RunnableConfig | None,
@@ -78,6 +119,7 @@ def model_call_update(
     *,
     root: bool,
     window: ContextWindow | None = None,
+    tending: Tending | None = None,
 ) -> dict[str, Any]:
     """The state update to apply before a model call (``{}`` when there is nothing to do).
 
@@ -91,6 +133,7 @@ def model_call_update(
         root: ``False`` for a child agent: nothing is observed.
         window: the called model's window (:func:`langgraph_mnemon.adapters.models.model_window`);
             ``None``: the one stored with the task's token reading, else the settings'.
+        tending: where the previous pass stopped (only what is new is read; moved on).
 
     Returns:
         ``{"messages": [...]}`` with a REM warning to append, or the compacted history
@@ -105,7 +148,7 @@ def model_call_update(
     update: list[BaseMessage] = []
     with acting("automatic"), memory_step(mem.health, "mnemos") as step:
         task = task_of(mem, config, thread_of(config))
-        update = tend_task(mem, task, list(messages), window=window)
+        update = tend_task(mem, task, list(messages), window=window, tending=tending)
     if step.failed or not update:
         return {}
     return {"messages": update}
@@ -117,6 +160,7 @@ def tend_task(
     messages: Sequence[BaseMessage],
     *,
     window: ContextWindow | None = None,
+    tending: Tending | None = None,
 ) -> list[BaseMessage]:
     """Observe ``messages`` for ``task``, maintain it and return the messages update.
 
@@ -125,6 +169,9 @@ def tend_task(
     Args:
         mem: the host. task: the Mnemos task. messages: the run's messages.
         window: the called model's window (see :func:`model_call_update`).
+        tending: where the previous pass over these messages stopped: only the messages
+            after it are observed, and none at all (no I/O) when there are none; moved on
+            (``None`` after a compaction). ``None``: the whole list.
 
     Returns:
         ``[]``, a REM warning (a checkpoint was just committed, or none is in the history), or
@@ -139,13 +186,20 @@ def tend_task(
     """
     if not mem.kernel.admits("mnemos", "write"):
         return []  # recording signals and checkpoints is a write: a read-only host does neither
+    if tending is not None and tending.covers(messages):
+        return []  # nothing new since the last pass: nothing to observe, no I/O
+    since = tending.seen if tending is not None else None
     # Observation and the fatigue reading in one transaction (one commit when no action runs).
-    response = mem.mnemos.maintain(task, messages=messages, window=window)
+    response = mem.mnemos.maintain(task, messages=messages, window=window, since=since)
+    if tending is not None:
+        tending.seen = response.seen
     state = response.reading.state
     committed = response.checkpoint is not None and response.checkpoint.status == "committed"
     if state == "EMERGENCY":
         compacted = _compact(mem, task, messages, response)
         if compacted:
+            if tending is not None:
+                tending.seen = None  # the history is rewritten: the next pass reads it all
             return compacted
     if state in ("REM", "EMERGENCY") and response.message and (committed or not warned(messages)):
         return [_plugin_message(f"[MNEMON] {response.message}", "warning")]

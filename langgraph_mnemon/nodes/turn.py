@@ -49,7 +49,7 @@ from langgraph_mnemon.memory_layers.turns import (
 from langgraph_mnemon.nodes._guard import DEGRADED_TURN, memory_step
 from langgraph_mnemon.nodes._run import TurnHost, task_of, thread_of
 from langgraph_mnemon.nodes._wakes import superseded_wakes, wake_source
-from langgraph_mnemon.nodes.mnemos import tend_task
+from langgraph_mnemon.nodes.mnemos import Tending, tend_task
 
 __all__ = [
     "DEGRADED_TURN",
@@ -218,6 +218,7 @@ def end_turn(
     root: bool,
     task: str | None = None,
     window: ContextWindow | None = None,
+    tending: Tending | None = None,
 ) -> list[BaseMessage]:
     """End the turn; for a root agent record its activity and tend the task's fatigue.
 
@@ -225,7 +226,8 @@ def end_turn(
     that runs before every model call): a warning at REM when a checkpoint was just committed;
     at EMERGENCY the history compacted around the resume block (tool-call groups kept whole,
     the tail sized by tokens); nothing otherwise. The turn (its pin and its budgets) is
-    released even when recording fails. ``window``: the agent model's context window.
+    released even when recording fails. ``window``: the agent model's context window;
+    ``tending``: where Mnemos's last pass over ``messages`` stopped (``tend_task``).
     """
     try:
         activity = turn_activity(messages) if root else None  # a child records nothing
@@ -234,7 +236,9 @@ def end_turn(
         raise
     mem.turns.end(turn_id, activity, thread_id=thread, transcript=messages)
     # The same code as before every model call.
-    return tend_task(mem, task or thread, messages, window=window) if root else []
+    if not root:
+        return []
+    return tend_task(mem, task or thread, messages, window=window, tending=tending)
 
 
 # --------------------------------------------------------------------------------------------
@@ -297,12 +301,14 @@ def end_update(
     *,
     root: bool,
     window: ContextWindow | None = None,
+    tending: Tending | None = None,
 ) -> dict[str, Any]:
     """The state update that ends a turn (``mnemon_turn`` back to None).
 
     A failing end is logged and recorded in ``mem.health`` and changes no message; a turn
     whose begin failed (:data:`DEGRADED_TURN`) has nothing to end. ``window``: the agent
-    model's context window (Mnemos tends the task against it).
+    model's context window (Mnemos tends the task against it); ``tending``: where Mnemos's
+    last pass stopped.
     """
     update: list[BaseMessage] = []
     if turn_id and turn_id != DEGRADED_TURN:
@@ -316,6 +322,7 @@ def end_update(
                 root=root,
                 task=task_of(mem, config, thread),
                 window=window,
+                tending=tending,
             )
         if step.failed:
             update = []

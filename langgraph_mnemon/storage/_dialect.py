@@ -4,8 +4,9 @@ update on a key conflict, and transaction-scoped advisory locks (re-exported by 
 
 from __future__ import annotations
 
+import functools
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -31,11 +32,44 @@ def insert_ignore(dialect: str, table: sa.Table, keys: Sequence[str]) -> Any:
     return _insert(dialect, table).on_conflict_do_nothing(index_elements=list(keys))
 
 
-def upsert(dialect: str, table: sa.Table, keys: Sequence[str], update: Sequence[str]) -> Any:
-    """``INSERT ... ON CONFLICT (keys) DO UPDATE SET`` the ``update`` columns."""
+def upsert(
+    dialect: str,
+    table: sa.Table,
+    keys: Sequence[str],
+    update: Sequence[str],
+    *,
+    where: Callable[[Any], Any] | None = None,
+) -> Any:
+    """``INSERT ... ON CONFLICT (keys) DO UPDATE SET`` the ``update`` columns.
+
+    ``where``: given the ``excluded`` row, the condition under which a conflict updates
+    (otherwise the stored row stays as it is). Without one the statement is built once per
+    shape and shared (statements are immutable; building ``excluded`` proxies every column).
+    """
+    if where is None:
+        return _shared_upsert(dialect, table, tuple(keys), tuple(update))
+    return _build_upsert(dialect, table, keys, update, where)
+
+
+@functools.lru_cache(maxsize=256)
+def _shared_upsert(
+    dialect: str, table: sa.Table, keys: tuple[str, ...], update: tuple[str, ...]
+) -> Any:
+    return _build_upsert(dialect, table, keys, update, None)
+
+
+def _build_upsert(
+    dialect: str,
+    table: sa.Table,
+    keys: Sequence[str],
+    update: Sequence[str],
+    where: Callable[[Any], Any] | None,
+) -> Any:
     stmt = _insert(dialect, table)
     return stmt.on_conflict_do_update(
-        index_elements=list(keys), set_={name: stmt.excluded[name] for name in update}
+        index_elements=list(keys),
+        set_={name: stmt.excluded[name] for name in update},
+        where=where(stmt.excluded) if where is not None else None,
     )
 
 

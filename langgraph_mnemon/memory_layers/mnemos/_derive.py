@@ -2,7 +2,8 @@
 from a run's messages, deterministically and without a model.
 
 :meth:`Mnemos.observe_messages` calls :func:`derive_into` on every model call with the whole,
-growing message list, inside its write transaction. A pass is idempotent and cheap: ONE
+growing message list (``Mnemos.maintain(since=)``: only its new part), inside its write
+transaction. A pass is idempotent and cheap: ONE
 SELECT of the task's derived nodes (:func:`~.store.fetch_derivation_rows`), the plan in
 memory, then at most one INSERT and one UPDATE (both executemany) for what changed. The same
 list again changes nothing.
@@ -404,13 +405,15 @@ def _stored(row: Any) -> DerivedNode:
 # The rules
 
 
-def _derive_goal(p: _Pass, users: Sequence[str]) -> None:
+def _derive_goal(p: _Pass, users: Sequence[str], continuing: bool) -> None:
     if not users:
         return
     active = [n for n in p.nodes if n.type == "goal" and n.status == "active" and n.content]
     if any(n.origin != DERIVED_ORIGIN for n in active):
         return  # the model's (or the agent's) goal names the task
-    restated = [t for t in users[1:] if is_restatement(t)]
+    # The first request states the goal; every later one may restate it (in a pass over the
+    # new part of a list, every request is a later one).
+    restated = [t for t in (users if continuing else users[1:]) if is_restatement(t)]
     if not active:
         p.add("goal", GOAL_KEY, goal_text(restated[-1] if restated else users[0]))
         return
@@ -487,12 +490,15 @@ def _reads(
 
 
 def _derive_contexts(
-    p: _Pass, messages: Sequence[MessageText], config: MnemosConfig, workspace: Path | None
+    p: _Pass,
+    reads: dict[str, tuple[str, str, str | None, MessageText]],
+    config: MnemosConfig,
+    workspace: Path | None,
 ) -> None:
     stored: dict[str, DerivedNode] = {}
     for node in p.derived("context", status=None):
         stored[node.key.split(":")[1] if node.key else ""] = node
-    for digest, (read, resource, path, answer) in _reads(messages, config, workspace).items():
+    for digest, (read, resource, path, answer) in reads.items():
         key = f"context:{digest}:{read}"
         node = stored.get(digest)
         if node is not None and node.key == key:
@@ -532,6 +538,24 @@ def _derive_working(p: _Pass, messages: Sequence[MessageText]) -> None:
         p.rewrite(node, content)  # compressed by consolidation: back only for a new plan
 
 
+_MAX_KEYS = 500  # a bigger new part reads every derived node (one query all the same)
+
+
+def _keys_named(messages: Sequence[MessageText], users: Sequence[str]) -> set[str] | None:
+    """The keys ``messages`` could derive (besides contexts): what a pass over a new part
+    compares against among the retired nodes. ``None`` (read them all) past :data:`_MAX_KEYS`."""
+    keys = {GOAL_KEY, WORKING_KEY}
+    keys.update(
+        constraint_key(sentence)
+        for text in users
+        for sentence in split_sentences(text)
+        if is_constraint(sentence)
+    )
+    keys.update(_call_key(call.id) for _, call, _ in _completed_calls(messages) if call.id)
+    keys.update("result:answer:" + _digest(m.id or m.text, 40) for _, m in _final_answers(messages))
+    return keys if len(keys) <= _MAX_KEYS else None
+
+
 def derive_into(
     conn: sa.Connection,
     task: str,
@@ -540,6 +564,7 @@ def derive_into(
     *,
     workspace: Path | None,
     moment: float,
+    continuing: bool = False,
 ) -> DerivationResult:
     """Derive the task's nodes from ``messages`` inside the caller's write transaction.
 
@@ -547,11 +572,14 @@ def derive_into(
         conn: the open write connection (nothing here commits).
         task: the task id (already checked).
         messages: the run's messages, read (:func:`~langgraph_mnemon.memory_layers.messages.
-            read_messages`); the whole list each time, growing or compacted.
+            read_messages`): the whole list, or the part of it a pass has not seen yet
+            (with the assistant message whose calls its tool answers reply to).
         config: caps (``max_constraint_nodes``, ``max_result_nodes``, ``max_context_nodes``)
             and ``read_only_tools``.
         workspace: paths are made relative to it (resources, scope tags).
         moment: the pass's time (UNIX seconds).
+        continuing: ``messages`` is the new part of a longer list: its first user request is
+            a later one (it may restate the goal), not the task's first.
 
     Returns:
         A :class:`DerivationResult`: nodes created, rewritten and retired (superseded,
@@ -566,12 +594,15 @@ def derive_into(
         ...                 MnemosConfig(), workspace=None, moment=0.0).created
         2
     """
-    p = _Pass(fetch_derivation_rows(conn, task), moment)
     users = _user_texts(messages)
-    _derive_goal(p, users)
+    keys = _keys_named(messages, users) if continuing else None
+    reads = _reads(messages, config, workspace)
+    resources = [f"context:{digest}:" for digest in reads]
+    p = _Pass(fetch_derivation_rows(conn, task, keys, resources), moment)
+    _derive_goal(p, users, continuing)
     _derive_constraints(p, users, config.max_constraint_nodes)
     _derive_results(p, messages, config.max_result_nodes)
-    _derive_contexts(p, messages, config, workspace)
+    _derive_contexts(p, reads, config, workspace)
     _derive_working(p, messages)
     insert_derived(conn, task, [n for n in p.nodes if n.new])
     rewrite_derived(conn, [n for n in p.nodes if n.dirty and not n.new])

@@ -29,6 +29,7 @@ from langgraph_mnemon.memory_layers.mnemos.fatigue import (
     token_utilization,
 )
 from langgraph_mnemon.memory_layers.mnemos.store import (
+    StoredUsage,
     latest_usage,
     to_datetime,
     tool_window,
@@ -75,6 +76,7 @@ def measure(
     config: MnemosConfig,
     clock: Callable[[], float],
     window: ContextWindow | None = None,
+    usage: StoredUsage | None = None,
 ) -> FatigueReading:
     """The reading from the task's signals (none at all when ``conn`` is None).
 
@@ -85,6 +87,8 @@ def measure(
         clock: the time source of ``computed_at``.
         window: the calling model's window (:func:`choose_window` decides: the setting, this,
             the window stored with the token reading, the default).
+        usage: the task's newest token reading when the caller just stored it (not read
+            again).
 
     Returns:
         The four dimensions over the last ``signal_window`` tool calls, their composite, the
@@ -95,7 +99,8 @@ def measure(
         'FLOW'
     """
     calls = tool_window(conn, task, config.signal_window) if conn is not None else []
-    usage = latest_usage(conn, task) if conn is not None else None
+    if usage is None and conn is not None:
+        usage = latest_usage(conn, task)
     tokens = usage.tokens if usage is not None else None
     estimated = bool(usage.estimated) if usage is not None else False
     stored = stored_window(usage.context_window, usage.window_source) if usage else None

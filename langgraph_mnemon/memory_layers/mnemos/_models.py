@@ -31,6 +31,7 @@ __all__ = [
     "NodeSummary",
     "NodeType",
     "RecentFile",
+    "SeenMessages",
     "TaskOverview",
     "TaskSummary",
     "WindowSource",
@@ -300,8 +301,56 @@ class CheckpointReceipt(Receipt):
     checkpoint: CheckpointRecord
 
 
+class SeenMessages(FrozenModel):
+    """Where the last observation of a thread's messages stopped, and its running totals.
+
+    A tending pass given this reads only the messages after it (``Mnemos.maintain(since=)``):
+    the message at position ``count - 1`` must still have the id ``last_id``, else the whole
+    list is read again (a compacted or rewritten history). The token reading grows from the
+    totals instead of a rescan: ``chars`` of every message seen; the newest assistant message
+    that reported usage (``usage_id``, ``usage_tokens``) with the characters and messages after
+    it (``after_chars``, ``after_count``); ``usage_id`` is ``None`` when the newest assistant
+    message reported none (the reading is then ``chars`` estimated).
+
+    :meth:`to_state` / :meth:`from_state` give the JSON form an agent's state carries.
+
+    Example:
+        >>> seen = mnemos.maintain("t", messages=msgs).seen
+        >>> mnemos.maintain("t", messages=[*msgs, reply], since=seen).seen.count
+        3
+    """
+
+    last_id: str = Field(min_length=1, max_length=512)
+    count: int = Field(ge=1)
+    chars: int = Field(ge=0)
+    usage_id: str | None = Field(None, max_length=600)
+    usage_tokens: int = Field(0, ge=0)
+    after_chars: int = Field(0, ge=0)
+    after_count: int = Field(0, ge=0)
+
+    def to_state(self) -> dict[str, object]:
+        """The JSON form kept in the agent's state (``mnemon_seen``)."""
+        return self.model_dump()
+
+    @classmethod
+    def from_state(cls, value: object) -> SeenMessages | None:
+        """The cursor a state holds; ``None`` (read everything) for a missing or bad value."""
+        if isinstance(value, cls):
+            return value
+        if not isinstance(value, dict):
+            return None
+        try:
+            return cls.model_validate(value)
+        except ValueError:  # pydantic's ValidationError: a state from elsewhere, start over
+            return None
+
+
 class FatigueResponse(FrozenModel):
-    """What ``Mnemos.maintain()`` measured and did for the fatigue state."""
+    """What ``Mnemos.maintain()`` measured and did for the fatigue state.
+
+    ``seen``: where this observation stopped (``None`` without messages); give it back as
+    ``maintain(since=)`` so the next pass reads only what is new.
+    """
 
     reading: FatigueReading
     actions: tuple[str, ...]
@@ -311,6 +360,7 @@ class FatigueResponse(FrozenModel):
     message: str | None = Field(
         None, description="Text to show the agent (warnings at REM and EMERGENCY)."
     )
+    seen: SeenMessages | None = None
 
 
 class TaskOverview(FrozenModel):

@@ -21,14 +21,23 @@ from langgraph_mnemon.memory_layers.mnemos._checks import (
     validate_task_id,
 )
 from langgraph_mnemon.memory_layers.mnemos._derive import derive_into
-from langgraph_mnemon.memory_layers.mnemos._models import ContextWindow, DerivationResult
+from langgraph_mnemon.memory_layers.mnemos._models import (
+    ContextWindow,
+    DerivationResult,
+    SeenMessages,
+)
 from langgraph_mnemon.memory_layers.mnemos._signals import (
+    Observation,
     SignalSource,
+    cursor_after,
+    merge_tool_rows,
+    new_part,
     observe,
     set_tool_status,
     store_tool_rows,
     store_usage,
 )
+from langgraph_mnemon.memory_layers.mnemos.store import StoredUsage
 from langgraph_mnemon.storage.db import Database
 
 __all__ = ["Observing"]
@@ -159,23 +168,79 @@ class Observing:
             2
         """
         task = validate_task_id(task_id)
-        read = self._read(messages)
+        check_messages(messages)
         with_nodes = self.config.derive_nodes if derive is None else check_flag(derive, "derive")
         declared = check_window(window, "window")
-        seen = observe(task, read, self._signal_source(), self.config.chars_per_token)
+        counted: list[int] = []
+
+        def count_and_more(conn: Any, _usage: StoredUsage | None) -> None:
+            if also is not None:
+                also(conn)
+
+        self._observe(task, messages, None, with_nodes, count_and_more, declared, counted)
+        return counted[0]
+
+    def _observe(
+        self,
+        task: str,
+        messages: Sequence[Any],
+        since: SeenMessages | None,
+        with_nodes: bool,
+        also: Callable[[Any, StoredUsage | None], None],
+        declared: ContextWindow | None,
+        counted: list[int] | None = None,
+    ) -> SeenMessages | None:
+        """Observe what is new in ``messages`` since ``since`` (all of it without one), then
+        ``also(conn, usage)`` (``usage``: the reading just stored when it is the newest): one
+        transaction. ``counted`` gets the number of new tool calls (one more statement).
+        Returns where this observation stopped."""
+        offset, fresh, prior = new_part(messages, since)
+        read = read_messages(messages[offset:])
+        seen = observe(
+            task,
+            read,
+            self._signal_source(),
+            self.config.chars_per_token,
+            offset=offset,
+            fresh=fresh,
+            prior=prior,
+        )
         self._ready()
         moment = self._clock()
         with self.db.write() as conn:
-            new = store_tool_rows(conn, task, seen.rows)
-            if seen.tokens is not None:
-                store_usage(
-                    conn, task, seen.tokens, declared, seen.estimated, seen.usage_id, moment=moment
-                )
+            if counted is not None:
+                counted.append(store_tool_rows(conn, task, seen.rows))
+            else:
+                merge_tool_rows(conn, task, seen.rows)
+            usage = self._store_usage(conn, task, seen, declared, moment)
             if with_nodes:
-                derive_into(conn, task, read, self.config, workspace=self.workspace, moment=moment)
-            if also is not None:
-                also(conn)
-        return new
+                derive_into(
+                    conn,
+                    task,
+                    read,
+                    self.config,
+                    workspace=self.workspace,
+                    moment=moment,
+                    continuing=offset > 0,
+                )
+            also(conn, usage)
+        return cursor_after(messages, seen)
+
+    @staticmethod
+    def _store_usage(
+        conn: Any, task: str, seen: Observation, window: ContextWindow | None, moment: float
+    ) -> StoredUsage | None:
+        """Store the observation's token reading; the reading when it is now the newest."""
+        if seen.tokens is None:
+            return None
+        newest = store_usage(
+            conn, task, seen.tokens, window, seen.estimated, seen.usage_id, moment=moment
+        )
+        if not newest:
+            return None  # an older reading seen again: the newest is another row
+        stored = window.tokens if window is not None else None
+        source = window.source if window is not None else None
+        return StoredUsage(seen.tokens, stored, source, seen.estimated)
 
     def derive(self, task_id: str, messages: Sequence[Any]) -> DerivationResult:
         """Derive the task's nodes from a run's messages, without a model.
@@ -211,6 +276,11 @@ class Observing:
 
     @staticmethod
     def _read(messages: Any) -> list[MessageText]:
-        if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
-            raise InvalidInputError("messages must be a list of messages")
-        return read_messages(messages)
+        return read_messages(check_messages(messages))
+
+
+def check_messages(messages: Any) -> Sequence[Any]:
+    """``messages`` when it is a list of messages (or their dict forms)."""
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+        raise InvalidInputError("messages must be a list of messages")
+    return messages

@@ -60,6 +60,7 @@ from langgraph_mnemon.memory_layers.mnemos._models import (
     GitState,
     MnemoNode,
     NodeSummary,
+    SeenMessages,
     TaskOverview,
     TaskSummary,
 )
@@ -72,7 +73,7 @@ from langgraph_mnemon.memory_layers.mnemos._nodes import (
     new_node,
     touch_node,
 )
-from langgraph_mnemon.memory_layers.mnemos._observing import Observing
+from langgraph_mnemon.memory_layers.mnemos._observing import Observing, check_messages
 from langgraph_mnemon.memory_layers.mnemos._overview import (
     handoff_text,
     no_checkpoint,
@@ -83,6 +84,7 @@ from langgraph_mnemon.memory_layers.mnemos._summary import task_summary
 from langgraph_mnemon.memory_layers.mnemos.schema import MIGRATIONS
 from langgraph_mnemon.memory_layers.mnemos.store import (
     OWNER_MIGRATIONS,
+    StoredUsage,
     claim_owner,
     decay_weights,
     fetch_node,
@@ -482,17 +484,23 @@ class Mnemos(Observing):
         return measure(None, task, self.config, self._clock, declared)
 
     def _observed_reading(
-        self, task: str, messages: Sequence[Any], window: ContextWindow | None
-    ) -> FatigueReading:
-        """Observe ``messages`` and log the fatigue reading they lead to: one transaction."""
+        self,
+        task: str,
+        messages: Sequence[Any],
+        window: ContextWindow | None,
+        since: SeenMessages | None,
+    ) -> tuple[FatigueReading, SeenMessages | None]:
+        """Observe what is new in ``messages`` and log the fatigue reading they lead to: one
+        transaction."""
         taken: list[FatigueReading] = []
 
-        def log_reading(conn: Any) -> None:
-            taken.append(measure(conn, task, self.config, self._clock, window))
+        def log_reading(conn: Any, usage: StoredUsage | None) -> None:
+            taken.append(measure(conn, task, self.config, self._clock, window, usage))
             insert_fatigue(conn, taken[0])
 
-        self.observe_messages(task, messages, also=log_reading, window=window)
-        return taken[0]
+        check_messages(messages)
+        seen = self._observe(task, messages, since, self.config.derive_nodes, log_reading, window)
+        return taken[0], seen
 
     def fatigue_history(self, task_id: str, *, limit: int = 20) -> list[FatigueReading]:
         """Logged readings, newest first."""
@@ -509,6 +517,7 @@ class Mnemos(Observing):
         *,
         messages: Sequence[Any] | None = None,
         window: int | ContextWindow | None = None,
+        since: SeenMessages | None = None,
     ) -> FatigueResponse:
         """Measure fatigue and take the actions of its state.
 
@@ -524,6 +533,9 @@ class Mnemos(Observing):
                 model call's tending is one commit in every state without an action.
             window: the window of the model about to be called (its profile's
                 ``max_input_tokens``; see :meth:`fatigue` for the order).
+            since: where the previous pass over the same growing list stopped (the
+                response's ``seen``): only the messages after it are read, derived and
+                written, whatever the list's length. ``None``: the whole list.
 
         Returns:
             The :class:`FatigueResponse`: the reading, the actions taken and their receipts.
@@ -538,10 +550,13 @@ class Mnemos(Observing):
         """
         task = validate_task_id(task_id)
         declared = check_window(window, "window")
+        if since is not None and not isinstance(since, SeenMessages):
+            raise InvalidInputError("since must be the SeenMessages of an earlier response")
+        seen = None
         if messages is None:
             reading = self.fatigue(task, window=declared)
         else:
-            reading = self._observed_reading(task, messages, declared)
+            reading, seen = self._observed_reading(task, messages, declared, since)
         plan = plan_actions(reading)
         receipt = consolidation = handoff = None
         if plan.checkpoint:
@@ -559,6 +574,7 @@ class Mnemos(Observing):
             checkpoint=receipt,
             handoff=handoff,
             message=plan.message,
+            seen=seen,
         )
 
     # ---------------------------------------------------------------------------- checkpoints

@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -27,8 +28,13 @@ from urllib.parse import urlsplit, urlunsplit
 import sqlalchemy as sa
 
 from langgraph_mnemon.contracts import safe_text
-from langgraph_mnemon.memory_layers.messages import MessageText, messages_chars
-from langgraph_mnemon.memory_layers.mnemos._models import ContextWindow
+from langgraph_mnemon.memory_layers.messages import (
+    MessageText,
+    message_id,
+    messages_chars,
+    role_of,
+)
+from langgraph_mnemon.memory_layers.mnemos._models import ContextWindow, SeenMessages
 from langgraph_mnemon.memory_layers.mnemos._scope import (
     dir_key,
     extract_paths,
@@ -301,6 +307,31 @@ def store_tool_rows(conn: sa.Connection, task: str, rows: list[dict[str, Any]]) 
     return len(fresh)
 
 
+def merge_tool_rows(conn: sa.Connection, task: str, rows: list[dict[str, Any]]) -> None:
+    """:func:`store_tool_rows` in one statement, without its count: new call ids are
+    inserted, a known one takes a row's outcome (never back to ``pending``)."""
+    if not rows:
+        return
+    unique: dict[Any, dict[str, Any]] = {}
+    for row in rows:  # one row per call id (a statement may not touch a row twice)
+        key = row["call_id"] if row["call_id"] is not None else id(row)
+        if key not in unique or row["status"] != "pending":
+            unique[key] = row
+    conn.execute(_merge_statement(conn.dialect.name), list(unique.values()))
+
+
+@functools.cache
+def _merge_statement(dialect: str) -> Any:
+    """The upsert of :func:`merge_tool_rows` (built once: ``excluded`` proxies every column)."""
+    return upsert(
+        dialect,
+        SIGNALS,
+        ("task_id", "kind", "call_id"),
+        ("status",),
+        where=lambda excluded: excluded.status != "pending",
+    )
+
+
 def _known_statuses(conn: sa.Connection, task: str, ids: list[str]) -> dict[str, str]:
     known: dict[str, str] = {}
     for start in range(0, len(ids), _ID_BATCH):
@@ -343,8 +374,8 @@ def store_usage(
     call_id: str | None,
     *,
     moment: float,
-) -> None:
-    """Record a token reading, once per ``call_id``.
+) -> bool:
+    """Record a token reading, once per ``call_id``; whether it is now the task's newest.
 
     A reading whose ``call_id`` is already stored is updated in place and keeps its place in
     the order: a history that still holds an old AI message (after a compaction) re-observes
@@ -374,15 +405,23 @@ def store_usage(
         result = conn.execute(sa.insert(SIGNALS).values(**row))
         if trim_now(result):  # one reading per model call: keep the newest few
             trim_oldest(conn, SIGNALS, task, USAGE_KEPT, SIGNALS.c.kind == "usage")
-        return
+        return True
     # One statement instead of UPDATE-then-INSERT: the conflict keeps the row (and its seq)
     # and sets the values; a kept row keeps its created_at, so it tells an insert apart.
-    stmt = upsert(conn.dialect.name, SIGNALS, ("task_id", "kind", "call_id"), tuple(values))
-    seq, created = conn.execute(
-        stmt.values(**row).returning(SIGNALS.c.seq, SIGNALS.c.created_at)
-    ).one()
+    seq, created = conn.execute(_usage_statement(conn.dialect.name), row).one()
     if created == moment and trims_at(seq):
         trim_oldest(conn, SIGNALS, task, USAGE_KEPT, SIGNALS.c.kind == "usage")
+    return bool(created == moment)
+
+
+@functools.cache
+def _usage_statement(dialect: str) -> Any:
+    """The reading's upsert: a known call id keeps its row (and seq), takes the values."""
+    stmt = upsert(dialect, SIGNALS, ("task_id", "kind", "call_id"), _USAGE_VALUES)
+    return stmt.returning(SIGNALS.c.seq, SIGNALS.c.created_at)
+
+
+_USAGE_VALUES = ("tokens", "context_window", "window_source", "estimated")
 
 
 # --- reading a message list ----------------------------------------------------------------
@@ -390,46 +429,143 @@ def store_usage(
 
 @dataclass(slots=True)
 class Observation:
-    """What a message list shows: tool rows (with known outcomes) and the token reading."""
+    """What a message list shows: tool rows (with known outcomes), the token reading and the
+    running totals the next pass starts from (see :class:`~._models.SeenMessages`)."""
 
     rows: list[dict[str, Any]] = field(default_factory=list)
     tokens: int | None = None
     estimated: bool = False
     usage_id: str | None = None
+    chars: int = 0
+    usage_ref: str | None = None  # the newest assistant message with usage (no "+n")
+    usage_base: int = 0
+    after_chars: int = 0
+    after_count: int = 0
 
 
 def observe(
-    task: str, messages: Sequence[MessageText], source: SignalSource, chars_per_token: float
+    task: str,
+    messages: Sequence[MessageText],
+    source: SignalSource,
+    chars_per_token: float,
+    *,
+    offset: int = 0,
+    fresh: int = 0,
+    prior: SeenMessages | None = None,
 ) -> Observation:
     """Tool rows of the AI messages' tool calls (outcomes from tool messages: an error by
     status or by content) and the token reading of the last AI message (a character estimate
     of all messages when it reported none). ``messages`` are read with
-    :func:`~langgraph_mnemon.memory_layers.messages.read_messages`: content blocks count."""
+    :func:`~langgraph_mnemon.memory_layers.messages.read_messages`: content blocks count.
+
+    A pass over the new part of a longer list gives ``offset`` (the list position of
+    ``messages[0]``), ``fresh`` (where the messages not seen before start in ``messages``: an
+    assistant message re-read for the calls its tool answers comes before it) and ``prior``
+    (the totals up to ``offset + fresh``): the reading is then the one the whole list gives.
+    """
     seen = Observation()
     outcomes: dict[str, str] = {}
     last_ai: tuple[int, MessageText] | None = None
     for i, message in enumerate(messages):
         if message.role == "assistant":
             last_ai = (i, message)
-            seen.rows += _call_rows(task, i, message, source)
+            seen.rows += _call_rows(task, offset + i, message, source)
         elif message.role == "tool" and message.tool_call_id:
             outcomes[message.tool_call_id] = "error" if message.is_error else "ok"
     for row in seen.rows:
         if row["call_id"] in outcomes:
             row["status"] = outcomes[row["call_id"]]
+    _read_tokens(seen, messages, last_ai, offset, fresh, prior, chars_per_token)
+    return seen
+
+
+def _read_tokens(
+    seen: Observation,
+    messages: Sequence[MessageText],
+    last_ai: tuple[int, MessageText] | None,
+    offset: int,
+    fresh: int,
+    prior: SeenMessages | None,
+    chars_per_token: float,
+) -> None:
+    """The reading: the newest AI message's usage plus what came after it, else estimated."""
+    new_chars = messages_chars(messages[fresh:])
+    seen.chars = (prior.chars if prior is not None else 0) + new_chars
     if last_ai is not None and last_ai[1].usage_tokens is not None:
         # The model counted everything up to its answer; what came after it (tool results, a
         # new user message) is on its way into the next call, so it counts too, estimated.
-        after = messages_chars(messages[last_ai[0] + 1 :])
-        seen.tokens = min(last_ai[1].usage_tokens + round(after / chars_per_token), _MAX_TOKENS)
-        seen.usage_id = last_ai[1].id or f"msg{last_ai[0]}"
-        if after:
-            seen.usage_id = f"{seen.usage_id}+{len(messages) - last_ai[0] - 1}"
-    if seen.tokens is None and messages:
-        seen.tokens = min(round(messages_chars(messages) / chars_per_token), _MAX_TOKENS)
+        i, ai = last_ai
+        seen.usage_ref, seen.usage_base = ai.id or f"msg{offset + i}", ai.usage_tokens
+        seen.after_chars, seen.after_count = (
+            messages_chars(messages[i + 1 :]),
+            len(messages) - i - 1,
+        )
+    elif last_ai is None and prior is not None and prior.usage_id is not None:
+        # The newest AI message came before this part: its reading grows by what is new.
+        seen.usage_ref, seen.usage_base = prior.usage_id, prior.usage_tokens
+        seen.after_chars = prior.after_chars + new_chars
+        seen.after_count = prior.after_count + len(messages) - fresh
+    if seen.usage_ref is not None:
+        seen.tokens = min(seen.usage_base + round(seen.after_chars / chars_per_token), _MAX_TOKENS)
+        seen.usage_id = seen.usage_ref
+        if seen.after_chars:
+            seen.usage_id = f"{seen.usage_ref}+{seen.after_count}"
+    elif offset + len(messages):
+        seen.tokens = min(round(seen.chars / chars_per_token), _MAX_TOKENS)
         seen.estimated = True
-        seen.usage_id = f"estimate:{len(messages)}"
-    return seen
+        seen.usage_id = f"estimate:{offset + len(messages)}"
+
+
+_MAX_ID_CHARS = 512  # SeenMessages.last_id: a longer id is not kept (the next pass reads all)
+
+
+def new_part(
+    messages: Sequence[Any], since: SeenMessages | None
+) -> tuple[int, int, SeenMessages | None]:
+    """Where a pass over ``messages`` reads from: ``(offset, fresh, prior)``.
+
+    ``(0, 0, None)`` reads everything: no cursor, or the list no longer holds the message the
+    cursor stopped at in its place (a compacted or rewritten history). Otherwise the new part
+    starts at ``since.count``; when it starts with tool answers, the assistant message that
+    made those calls is read again (``offset`` before ``offset + fresh``) so the calls get
+    their outcomes and results. Only a few messages are looked at, whatever the list's length.
+
+    Example:
+        >>> new_part(msgs, None)
+        (0, 0, None)
+    """
+    if since is None or since.count > len(messages):
+        return 0, 0, None
+    if message_id(messages[since.count - 1]) != since.last_id:
+        return 0, 0, None
+    offset = since.count
+    if offset < len(messages) and role_of(messages[offset]) == "tool":
+        back = offset - 1
+        while back >= 0 and role_of(messages[back]) == "tool":
+            back -= 1
+        if back >= 0 and role_of(messages[back]) == "assistant":
+            offset = back
+    return offset, since.count - offset, since
+
+
+def cursor_after(messages: Sequence[Any], seen: Observation) -> SeenMessages | None:
+    """Where an observation of all of ``messages`` stopped (``None``: the last message has no
+    usable id, and the next pass reads everything)."""
+    last = message_id(messages[-1]) if messages else None
+    if not last or len(last) > _MAX_ID_CHARS:
+        return None
+    usage = seen.usage_ref
+    if usage is not None and len(usage) > _MAX_ID_CHARS:
+        return None
+    return SeenMessages(
+        last_id=last,
+        count=len(messages),
+        chars=seen.chars,
+        usage_id=usage,
+        usage_tokens=seen.usage_base,
+        after_chars=seen.after_chars,
+        after_count=seen.after_count,
+    )
 
 
 def _call_rows(

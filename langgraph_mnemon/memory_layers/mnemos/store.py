@@ -7,11 +7,12 @@ CheckpointNode commit together. Nothing here validates caller input (the service
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -157,13 +158,35 @@ def fetch_node(conn: Connection, node_id: str) -> MnemoNode | None:
     return _node(row, _links_of(conn, [node_id]).get(node_id, ()))
 
 
-def fetch_derivation_rows(conn: Connection, task_id: str) -> list[Any]:
+def fetch_derivation_rows(
+    conn: Connection,
+    task_id: str,
+    keys: Sequence[str] | None = None,
+    resources: Sequence[str] = (),
+) -> list[Any]:
     """What derivation compares against, in ONE query: every node of the task with a
     ``derived_key`` (any status), plus its active goals and constraints of any origin.
+
+    ``keys``: a pass over the new part of a list reads only the active nodes and the retired
+    ones with these keys, or with a context key of one of ``resources`` (the
+    ``context:<resource hash>:`` prefixes it read), so its cost does not grow with what a long
+    task has retired.
 
     Rows (oldest first) carry ``id, type, status, origin, content, summary, derived_key,
     scope_tags, seq, created_at, last_accessed, weight, access_count``; no links.
     """
+    if keys is None:
+        return list(conn.execute(_derivation_statement(False), {"task": task_id}).all())
+    params = {"task": task_id, "keys": sorted(keys), "resources": sorted(resources) or [""]}
+    return list(conn.execute(_derivation_statement(True), params).all())
+
+
+_CONTEXT_PREFIX = 33  # "context:" + 24 hex + ":" (``_derive._derive_contexts``)
+
+
+@functools.cache
+def _derivation_statement(narrow: bool) -> Any:
+    """The query of :func:`fetch_derivation_rows` (built once; the parameters vary)."""
     cols = [
         NODES.c.id,
         NODES.c.type,
@@ -179,12 +202,21 @@ def fetch_derivation_rows(conn: Connection, task_id: str) -> list[Any]:
         NODES.c.weight,
         NODES.c.access_count,
     ]
+    keyed = NODES.c.derived_key.is_not(None)
+    active = NODES.c.status == "active"
     wanted = sa.or_(
-        NODES.c.derived_key.is_not(None),
-        sa.and_(NODES.c.status == "active", NODES.c.type.in_(["goal", "constraint"])),
+        sa.and_(keyed, active) if narrow else keyed,
+        sa.and_(active, NODES.c.type.in_(["goal", "constraint"])),
     )
-    stmt = sa.select(*cols).where(NODES.c.task_id == task_id, wanted).order_by(NODES.c.seq)
-    return list(conn.execute(stmt).all())
+    if narrow:
+        prefix = sa.func.substr(NODES.c.derived_key, 1, _CONTEXT_PREFIX)
+        wanted = sa.or_(
+            wanted,
+            NODES.c.derived_key.in_(sa.bindparam("keys", expanding=True)),
+            prefix.in_(sa.bindparam("resources", expanding=True)),
+        )
+    task = NODES.c.task_id == sa.bindparam("task")
+    return sa.select(*cols).where(task, wanted).order_by(NODES.c.seq)
 
 
 def resolve_node_id(conn: Connection, ref: str) -> str:
@@ -564,18 +596,7 @@ def tool_window(conn: Connection, task_id: str, size: int) -> list[ToolCall]:
     A row's ``args_digest`` is the digest of its re-read key (``_signals.resource_key``), so
     it is also the call's :attr:`~.fatigue.ToolCall.resource`.
     """
-    rows = conn.execute(
-        sa.select(
-            SIGNALS.c.tool_name,
-            SIGNALS.c.args_digest,
-            SIGNALS.c.dir_key,
-            SIGNALS.c.read_only,
-            SIGNALS.c.status,
-        )
-        .where(SIGNALS.c.task_id == task_id, SIGNALS.c.kind == "tool")
-        .order_by(SIGNALS.c.seq.desc())
-        .limit(size)
-    ).all()
+    rows = conn.execute(_tool_window_statement(), {"task": task_id, "size": size}).all()
     return [
         ToolCall(
             name=r.tool_name or "",
@@ -589,6 +610,22 @@ def tool_window(conn: Connection, task_id: str, size: int) -> list[ToolCall]:
     ]
 
 
+@functools.cache
+def _tool_window_statement() -> Any:
+    return (
+        sa.select(
+            SIGNALS.c.tool_name,
+            SIGNALS.c.args_digest,
+            SIGNALS.c.dir_key,
+            SIGNALS.c.read_only,
+            SIGNALS.c.status,
+        )
+        .where(SIGNALS.c.task_id == sa.bindparam("task"), SIGNALS.c.kind == "tool")
+        .order_by(SIGNALS.c.seq.desc())
+        .limit(sa.bindparam("size"))
+    )
+
+
 def fetch_signals(conn: Connection, task_id: str, limit: int) -> list[Any]:
     """The last ``limit`` tool-call rows of a task, oldest first."""
     rows = conn.execute(
@@ -598,6 +635,15 @@ def fetch_signals(conn: Connection, task_id: str, limit: int) -> list[Any]:
         .limit(limit)
     ).all()
     return list(reversed(rows))
+
+
+class StoredUsage(NamedTuple):
+    """A token reading as the signals table keeps it."""
+
+    tokens: int | None
+    context_window: int | None
+    window_source: str | None
+    estimated: bool
 
 
 def latest_usage(conn: Connection, task_id: str) -> Any:
@@ -653,24 +699,28 @@ def trims_at(seq: Any) -> bool:
     return isinstance(seq, int) and seq % _TRIM_EVERY == 0
 
 
+_FATIGUE_INSERT = sa.insert(FATIGUE_LOG)  # built once: the values are parameters
+
+
 def insert_fatigue(conn: Connection, reading: FatigueReading) -> None:
     """Append a reading to the fatigue log (the newest :data:`FATIGUE_KEPT` per task stay)."""
     result = conn.execute(
-        sa.insert(FATIGUE_LOG).values(
-            task_id=reading.task_id,
-            token_utilization=reading.token_utilization,
-            scope_scatter=reading.scope_scatter,
-            reread_ratio=reading.reread_ratio,
-            error_density=reading.error_density,
-            composite=reading.composite,
-            state=reading.state,
-            tool_calls=reading.tool_calls,
-            tokens_estimated=reading.tokens_estimated,
-            computed_at=reading.computed_at.timestamp(),
-            tokens_used=reading.tokens_used,
-            context_window=reading.context_window,
-            window_source=reading.window_source,
-        )
+        _FATIGUE_INSERT,
+        {
+            "task_id": reading.task_id,
+            "token_utilization": reading.token_utilization,
+            "scope_scatter": reading.scope_scatter,
+            "reread_ratio": reading.reread_ratio,
+            "error_density": reading.error_density,
+            "composite": reading.composite,
+            "state": reading.state,
+            "tool_calls": reading.tool_calls,
+            "tokens_estimated": reading.tokens_estimated,
+            "computed_at": reading.computed_at.timestamp(),
+            "tokens_used": reading.tokens_used,
+            "context_window": reading.context_window,
+            "window_source": reading.window_source,
+        },
     )
     if trim_now(result):
         trim_oldest(conn, FATIGUE_LOG, reading.task_id, FATIGUE_KEPT)

@@ -205,10 +205,23 @@ def test_end_of_turn_commits_are_counted(tmp_path: Path) -> None:
         finally:
             ending.discard(threading.get_ident())
 
+    # The idle-review hooks run in the caller's thread (no hop): their commits are theirs.
+    reviewing: set[int] = set()
+    real_finished = mem.reviews.turn_finished
+
+    def turn_finished(*args: Any, **kwargs: Any) -> Any:
+        reviewing.add(threading.get_ident())
+        try:
+            return real_finished(*args, **kwargs)
+        finally:
+            reviewing.discard(threading.get_ident())
+
     def listener(conn: Any) -> None:
-        commits.append("end" if threading.get_ident() in ending else "other")
+        me = threading.get_ident()
+        commits.append("review" if me in reviewing else "end" if me in ending else "other")
 
     sa.event.listen(mem.database.engine, "commit", listener)
+    mem.reviews.turn_finished = turn_finished  # type: ignore[method-assign]
     agent_turn.end_update = end_update
     try:
         agent.invoke({"messages": [HumanMessage("again")]}, cfg)

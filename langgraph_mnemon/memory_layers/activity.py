@@ -491,6 +491,18 @@ class ReviewGate:
         self._save(thread_id, state)
         self._prune()
 
+    def finish_turn(self, thread_id: str, turn: TurnActivity) -> float | None:
+        """:meth:`record_turn` then :meth:`on_turn_end`, reading the saved activity once.
+
+        Returns:
+            Seconds until a review may run, or None when none should be scheduled.
+        """
+        state = self._state(thread_id)
+        state.activity.add(turn)
+        self._save(thread_id, state)
+        self._prune()
+        return self._turn_end(state)
+
     def on_turn_start(self, thread_id: str) -> bool:
         """A new turn began: cancel the timer and any running review; keep the activity.
 
@@ -506,7 +518,9 @@ class ReviewGate:
 
     def on_turn_end(self, thread_id: str) -> float | None:
         """Seconds until a review may run, or None when none should be scheduled."""
-        state = self._state(thread_id)
+        return self._turn_end(self._state(thread_id))
+
+    def _turn_end(self, state: _ThreadState) -> float | None:
         state.armed = False
         if not self._wanted(state):
             return None

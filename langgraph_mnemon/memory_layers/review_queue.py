@@ -128,17 +128,20 @@ class SqlReviewQueue:
             conn.execute(stmt, _row(job, now))
         return job
 
-    def cancel(self, thread_id: str) -> bool:
+    def cancel(self, thread_id: str, *, pending: bool = False) -> bool:
         """Delete the thread's pending (or running) review; True when there was one.
 
-        Most turns have none: a read finds that out without a write transaction.
+        One statement: most turns have none, and a read finds that out without a write
+        transaction; a caller that knows a row was written (``pending``: it scheduled one)
+        deletes it at once.
         """
         if not self._ready():
             return False
-        exists = sa.select(_Q.thread_id).where(_Q.thread_id == thread_id)
-        with self.db.read() as conn:
-            if conn.execute(exists).first() is None:
-                return False
+        if not pending:
+            exists = sa.select(_Q.thread_id).where(_Q.thread_id == thread_id)
+            with self.db.read() as conn:
+                if conn.execute(exists).first() is None:
+                    return False
         stmt = sa.delete(REVIEW_QUEUE).where(_Q.thread_id == thread_id)
         with self.db.write() as conn:
             return conn.execute(stmt).rowcount > 0

@@ -8,9 +8,11 @@ died, or its host closed), so on a shared database every review runs on exactly 
 even when the one that scheduled it is gone. The gate decides (eligibility, admission, attempt
 budget, minimum interval) once the row is claimed, over the thread's saved activity.
 
-The bookkeeping (the gate, the queue rows of the turn hooks) runs on one thread of its own,
-one call at a time; the hooks wait for it, the agent's thread opens no transaction for it.
-Reviews run on a small pool of worker threads, each in a fresh context
+The bookkeeping (the gate, the queue rows of the turn hooks) runs in the caller's thread
+under one lock, one call at a time: no thread hop on the turn's path. A turn costs the gate's
+read and write of the thread's activity, one queue statement to cancel (a delete when this
+scheduler wrote the thread's row, else a read that finds none) and, when a review is due, one
+to schedule. Reviews run on a small pool of worker threads, each in a fresh context
 (:class:`~langgraph_mnemon.reviews._runner.ReviewRunner`).
 """
 
@@ -33,6 +35,7 @@ from langchain_core.messages import BaseMessage, messages_to_dict
 from langgraph_mnemon.contracts import safe_text
 from langgraph_mnemon.errors import MnemonError
 from langgraph_mnemon.memory_layers.activity import PRUNE_EVERY_SECONDS, ReviewDecision
+from langgraph_mnemon.memory_layers.expiry import ExpiringMap
 from langgraph_mnemon.memory_layers.review_queue import ReviewJob, SqlReviewQueue
 from langgraph_mnemon.nodes import ReviewOutcome
 from langgraph_mnemon.reviews._clock import ReviewClock
@@ -94,20 +97,22 @@ class QueuedReviews:
         self._busy = 0
         self._pruned_at = 0.0
         self._closed = False
-        # The gate's bookkeeping, one call at a time; the reviews beside it.
-        self._books = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mnemon-review-gate")
+        # The gate's bookkeeping, one call at a time, in the caller's thread.
+        self._books = threading.RLock()
+        # thread -> token of the row this scheduler wrote last: a new turn deletes it at once
+        # (a thread without an entry may still have a row, written by another replica).
+        self._rows: ExpiringMap[str, str] = ExpiringMap(
+            ttl_seconds=gate.settings.thread_ttl_seconds, cap=gate.settings.max_threads
+        )
         self._pool = ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="mnemon-review")
         self.clock = ReviewClock(self._due, self._poll, poll_seconds=idle.poll_ms / 1000)
 
     # --- turn hooks ---------------------------------------------------------------------------
 
     def _booked(self, fn: Callable[..., _T], *args: Any) -> _T:
-        """``fn(*args)`` on the bookkeeping thread (here, once the scheduler is closed)."""
-        try:
-            future = self._books.submit(fn, *args)
-        except RuntimeError:
+        """``fn(*args)`` under the bookkeeping lock, in the caller's thread (no hop)."""
+        with self._books:
             return fn(*args)
-        return future.result()
 
     def turn_started(self, thread_id: str) -> None:
         """A new turn: cancel the thread's pending review and abort it if it runs here."""
@@ -117,8 +122,10 @@ class QueuedReviews:
         self.gate.on_turn_start(thread_id)
         self.clock.disarm(thread_id)
         self._forget(thread_id)
+        with self._lock:
+            ours = self._rows.pop(thread_id) is not None
         if self.gate.settings.active:  # else nothing was scheduled (a claim drops the rest)
-            self._guard("cancel", self.queue.cancel, thread_id)
+            self._guard("cancel", self.queue.cancel, thread_id, pending=ours)
         self.runner.abort(thread_id)
 
     def turn_finished(
@@ -134,8 +141,7 @@ class QueuedReviews:
     def _turn_finished(
         self, thread_id: str, messages: list[BaseMessage], turn: TurnActivity
     ) -> float | None:
-        self.gate.record_turn(thread_id, turn)
-        delay = self.gate.on_turn_end(thread_id)
+        delay = self.gate.finish_turn(thread_id, turn)
         if delay is None:
             return None
         job = self._guard(
@@ -150,8 +156,14 @@ class QueuedReviews:
         )
         if job is None:
             return None
+        self._mark(job)
         self._wake(job, delay, again=False)
         return delay
+
+    def _mark(self, job: ReviewJob) -> None:
+        """Remember that this scheduler wrote ``job``'s row (the next turn deletes it)."""
+        with self._lock:
+            self._rows[job.thread_id] = job.token
 
     # --- waking up ----------------------------------------------------------------------------
 
@@ -234,22 +246,31 @@ class QueuedReviews:
                 job, delay=wait, owner=self.owner, lease_seconds=self.lease_seconds
             )
             if again is not None:
+                self._mark(again)
                 self._wake(again, wait, again=True)
             return decision
         if decision.action != "run":
-            self.queue.done(job)
+            self._done(job)
             return decision
         outcome = None if self._closed else self.runner.run(job)
         if outcome is None and self._closed:
             return None  # the host closes: the row stays for another replica
         success = outcome is not None and outcome.action != "failed"
-        if self.queue.done(job):  # still the thread's latest review: the gate may settle it
+        if self._done(job):  # still the thread's latest review: the gate may settle it
             self._booked(
                 functools.partial(self.gate.on_claim_finished, success=success), job.thread_id
             )
         if outcome is not None:
             self.outcomes.append((job.thread_id, outcome))
         return outcome
+
+    def _done(self, job: ReviewJob) -> bool:
+        """Delete a finished job's row (``queue.done``) and forget it was written here."""
+        gone = self.queue.done(job)
+        with self._lock:
+            if self._rows.get(job.thread_id) == job.token:
+                self._rows.pop(job.thread_id)
+        return gone
 
     def _guard(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """A queue call from a turn hook: a database failure is logged, never raised."""
@@ -269,4 +290,3 @@ class QueuedReviews:
         self.runner.abort_all()
         self._guard("release", self.queue.release, self.owner)
         self._pool.shutdown(wait=False, cancel_futures=True)
-        self._books.shutdown(wait=False)

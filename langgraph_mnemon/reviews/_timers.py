@@ -57,8 +57,7 @@ class IdleReviewScheduler:
         Raises:
             RuntimeError: called outside a running event loop while a review is due.
         """
-        self.gate.record_turn(thread_id, turn)
-        delay = self.gate.on_turn_end(thread_id)
+        delay = self.gate.finish_turn(thread_id, turn)
         old = self._tasks.pop(thread_id, None)
         if old is not None:
             old.cancel()

@@ -111,10 +111,9 @@ def insert(
     store namespace are not a conversation; recall's neighbour boost reads ``seq`` order,
     not edges)."""
     if keys is None:
-        receipts, rows, fresh = _new_rows(conn, space.id, items, analyses, hashes, now)
+        receipts, rows, fresh, previous = _new_rows(conn, space.id, items, analyses, hashes, now)
         if not rows:
             return [r for r in receipts if r is not None]
-        previous = _newest_live_id(conn, space.id)
     else:
         receipts: _Receipts = [None] * len(items)
         fresh, previous = list(range(len(items))), None
@@ -151,18 +150,17 @@ def _new_rows(
     analyses: list[Analysis],
     hashes: list[str],
     now: float,
-) -> tuple[_Receipts, list[dict[str, Any]], list[int]]:
-    """Receipts for the duplicates (of a live row or of an earlier item), the rows to insert
-    and the indexes of the items they come from."""
-    existing = dict(
-        conn.execute(
-            sa.select(INSIGHTS.c.content_hash, INSIGHTS.c.id).where(
-                INSIGHTS.c.space_id == space_id,
-                INSIGHTS.c.deleted_at.is_(None),
-                INSIGHTS.c.content_hash.in_(set(hashes)),
-            )
-        ).all()
-    )
+) -> tuple[_Receipts, list[dict[str, Any]], list[int], str | None]:
+    """Receipts for the duplicates (of a live row or of an earlier item), the rows to insert,
+    the indexes of the items they come from, and the space's newest live row (the temporal
+    predecessor), all from one statement."""
+    existing: dict[str, str] = {}
+    previous = None
+    for kind, digest, row_id in conn.execute(_known_rows(space_id, set(hashes))).all():
+        if kind == "newest":
+            previous = row_id
+        else:
+            existing[digest] = row_id
     receipts: _Receipts = [None] * len(items)
     rows: list[dict[str, Any]] = []
     fresh: list[int] = []
@@ -179,7 +177,23 @@ def _new_rows(
         existing[digest] = new_id
         fresh.append(index)
         rows.append(_row(space_id, new_id, item, analysis, digest, now))
-    return receipts, rows, fresh
+    return receipts, rows, fresh, previous
+
+
+def _known_rows(space_id: str, hashes: set[str]) -> sa.CompoundSelect:
+    """``(kind, content_hash, id)``: the live rows of the space with one of ``hashes``
+    (``duplicate``) and its newest live row (``newest``), in one round trip."""
+    live = sa.and_(INSIGHTS.c.space_id == space_id, INSIGHTS.c.deleted_at.is_(None))
+    duplicates = sa.select(
+        sa.literal("duplicate").label("kind"), INSIGHTS.c.content_hash, INSIGHTS.c.id
+    ).where(live, INSIGHTS.c.content_hash.in_(hashes))
+    newest_seq = (
+        sa.select(INSIGHTS.c.seq).where(live).order_by(INSIGHTS.c.seq.desc()).limit(1)
+    ).scalar_subquery()
+    newest = sa.select(
+        sa.literal("newest").label("kind"), INSIGHTS.c.content_hash, INSIGHTS.c.id
+    ).where(INSIGHTS.c.seq == newest_seq)
+    return sa.union_all(duplicates, newest)
 
 
 def _row(
@@ -249,15 +263,6 @@ def _insert_rows(conn: Connection, rows: list[dict[str, Any]]) -> list[int]:
         last = driver.execute("SELECT last_insert_rowid()").fetchone()[0]
     assert last is not None
     return list(range(int(last) - len(rows) + 1, int(last) + 1))
-
-
-def _newest_live_id(conn: Connection, space_id: str) -> str | None:
-    return conn.execute(
-        sa.select(INSIGHTS.c.id)
-        .where(INSIGHTS.c.space_id == space_id, INSIGHTS.c.deleted_at.is_(None))
-        .order_by(INSIGHTS.c.seq.desc())
-        .limit(1)
-    ).scalar()
 
 
 def _index_keywords(

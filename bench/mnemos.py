@@ -36,6 +36,13 @@ runs' ratios. The default run takes about a minute on a quiet 2-core machine.
     python bench/mnemos.py [--steps 200] [--window 50000] [--runs 3] [--seed 7] [--quick]
 
 ``--quick``: one run of each at 80 steps and a 20,000-token window.
+
+``--passes`` (issue 33) measures instead one tending pass (what Mnemos does before every model
+call) over one new tool-call group after 50, 300 and 1,000 messages, incremental (the cursor of
+the previous pass) against a full rescan (the behaviour before), and a pass that finds nothing
+new. Goals: the 1,000 case within 1.3x the 50 case; nothing new ≤ 0.5 ms.
+
+    python bench/mnemos.py --passes [--runs 3] [--pass-count 100]
 """
 
 from __future__ import annotations
@@ -56,7 +63,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    RemoveMessage,
+    ToolMessage,
+)
 from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.sqlite import SqliteSaver
 
@@ -463,6 +476,107 @@ def share(found: Sequence[tuple[int, int]]) -> str:
     return f"{hits}/{total} ({hits / total:.0%}){'' if agree else ', worst run'}"
 
 
+# --- one tending pass against the history's length (issue 33) ---------------------------------
+
+
+def _pass_group(i: int) -> list[BaseMessage]:
+    """One model call's worth of new messages: a read with its answer (usage reported)."""
+    call = {"name": "read_file", "args": {"path": f"src/m{i % 60}.py"}, "id": f"k{i}"}
+    usage = {"input_tokens": 900 + 40 * i, "output_tokens": 5, "total_tokens": 905 + 40 * i}
+    return [
+        AIMessage("", tool_calls=[call], id=f"ai{i}", usage_metadata=usage),
+        ToolMessage(f"def f{i}():\n    return {i}\n" * 8, tool_call_id=f"k{i}", id=f"tm{i}"),
+    ]
+
+
+def _pass_times(mem: Any, task: str, length: int, passes: int, cursor: bool) -> list[float]:
+    """Seconds per pass over one new tool-call group after ``length`` messages."""
+    from langgraph_mnemon.nodes.mnemos import Tending, tend_task
+
+    history: list[BaseMessage] = [first_message()]
+    i = 0
+    while len(history) < length:
+        history += _pass_group(i)
+        i += 1
+    tending = Tending() if cursor else None
+    tend_task(mem, task, history, tending=tending)
+    times = []
+    for _ in range(passes):
+        history = [*history, *_pass_group(i)]
+        i += 1
+        began = time.perf_counter()
+        tend_task(mem, task, history, tending=tending)
+        times.append(time.perf_counter() - began)
+    return times
+
+
+def _idle_times(mem: Any, length: int, passes: int) -> list[float]:
+    """Seconds per pass that finds nothing new (the cursor already covers the history)."""
+    from langgraph_mnemon.nodes.mnemos import Tending, tend_task
+
+    history: list[BaseMessage] = [first_message()]
+    for i in range(length // 2):
+        history += _pass_group(i)
+    tending = Tending()
+    tend_task(mem, "idle", history, tending=tending)
+    times = []
+    for _ in range(passes):
+        began = time.perf_counter()
+        tend_task(mem, "idle", history, tending=tending)
+        times.append(time.perf_counter() - began)
+    return times
+
+
+def passes_table(args: Any) -> None:
+    """The tending pass at 50, 300 and 1,000 messages: incremental against a full rescan."""
+    lengths = (50, 300, 1_000)
+    got: dict[tuple[int, bool], list[tuple[float, float]]] = {}
+    idle: list[float] = []
+    with tempfile.TemporaryDirectory(dir=Path.cwd()) as tmp:
+        mem = Mnemon.open(Path(tmp), idle_review={"delay_ms": 600_000}, mnemos={"git_state": False})
+        for r in range(args.runs):
+            for length in lengths if r % 2 == 0 else lengths[::-1]:
+                for cursor in (True, False) if r % 2 == 0 else (False, True):
+                    task = f"r{r}-{length}-{cursor}"
+                    times = _pass_times(mem, task, length, args.passes, cursor)
+                    got.setdefault((length, cursor), []).append(
+                        (statistics.median(times) * 1000, p95(times) * 1000)
+                    )
+            idle.append(statistics.median(_idle_times(mem, 300, args.passes)) * 1000)
+        mem.close()
+    _print_passes(args, lengths, got, statistics.median(idle))
+
+
+def _print_passes(
+    args: Any,
+    lengths: Sequence[int],
+    got: dict[tuple[int, bool], list[tuple[float, float]]],
+    idle: float,
+) -> None:
+    def fig(length: int, cursor: bool, k: int) -> float:
+        return statistics.median(f[k] for f in got[(length, cursor)])
+
+    print("| history, messages | incremental p50 ms | p95 ms | vs 50 (p50) | full rescan p50 ms "
+          "| p95 ms | full / incremental (p50) |")  # fmt: skip
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for length in lengths:
+        inc, full = fig(length, True, 0), fig(length, False, 0)
+        print(
+            f"| {length:,} | {inc:.2f} | {fig(length, True, 1):.2f} | "
+            f"{inc / fig(lengths[0], True, 0):.2f}x | {full:.2f} | {fig(length, False, 1):.2f} "
+            f"| {full / inc:.2f}x |"
+        )
+    print(f"\nA pass with nothing new (300 messages): p50 {idle * 1000:.1f} µs (goal ≤ 0.5 ms).")
+    print(
+        f"\nOne pass = mem.mnemos observing one new read (an AI message with usage and its tool "
+        f"answer) after the history, deriving nodes, logging the fatigue reading (one SQLite "
+        f"transaction, WAL + NORMAL). Incremental: the cursor (SeenMessages) from the previous "
+        f"pass; full rescan: none (the behaviour before issue 33). Medians over {args.runs} "
+        f"runs of {args.passes} passes, order alternated. Command: python bench/mnemos.py "
+        f"--passes --runs {args.runs} --pass-count {args.passes}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200, help="tool calls before the answer")
@@ -470,7 +584,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="runs of each agent (>= 3 for docs)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--quick", action="store_true", help="1 run, 80 steps, 20k window")
+    parser.add_argument("--passes", action="store_true", help="one tending pass vs history")
+    parser.add_argument("--pass-count", dest="passes_n", type=int, default=100)
     args = parser.parse_args()
+    if args.passes:
+        args.passes = args.passes_n
+        passes_table(args)
+        return
     if args.quick:
         args.steps, args.window, args.runs = 80, 20_000, 1
     tokens = TokenCount()

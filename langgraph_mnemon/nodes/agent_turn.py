@@ -178,13 +178,24 @@ def plan_call(
     begin = begin_update(
         mem, config, history, agent_id=agent_id, root=root, retained=retained, share=False
     )
+    return _tended(mem, config, _begun(begin, history, window, tending), root)
+
+
+def _begun(
+    begin: dict[str, Any],
+    history: list[BaseMessage],
+    window: ContextWindow | None,
+    tending: Tending,
+) -> CallPlan:
+    """The plan of a call that began a turn: ``begin_update``'s messages split into those
+    appended in front of the answer and the stubs that replace older ones by id."""
     begun = begin["mnemon_turn"]
     ids = {m.id for m in history if m.id}
     replaced = [m for m in begin["messages"] if m.id in ids]
     before = [m for m in begin["messages"] if m.id not in ids]
     if replaced:
         tending.seen = None  # older messages changed in place: the next pass reads them all
-    plan = CallPlan(
+    return CallPlan(
         turn_id=begun,
         begun=begun if begun != DEGRADED_TURN else None,
         fresh=True,
@@ -194,7 +205,6 @@ def plan_call(
         window=window,
         tending=tending,
     )
-    return _tended(mem, config, plan, root)
 
 
 def _tended(mem: TurnHost, config: RunnableConfig | None, plan: CallPlan, root: bool) -> CallPlan:

@@ -492,6 +492,8 @@ class Mnemos(Observing):
     ) -> tuple[FatigueReading, SeenMessages | None]:
         """Observe what is new in ``messages`` and log the fatigue reading they lead to: one
         transaction."""
+        if since is not None and not isinstance(since, SeenMessages):
+            raise InvalidInputError("since must be the SeenMessages of an earlier response")
         taken: list[FatigueReading] = []
 
         def log_reading(conn: Any, usage: StoredUsage | None) -> None:
@@ -533,9 +535,8 @@ class Mnemos(Observing):
                 model call's tending is one commit in every state without an action.
             window: the window of the model about to be called (its profile's
                 ``max_input_tokens``; see :meth:`fatigue` for the order).
-            since: where the previous pass over the same growing list stopped (the
-                response's ``seen``): only the messages after it are read, derived and
-                written, whatever the list's length. ``None``: the whole list.
+            since: the ``seen`` of the previous pass over the same growing list: only the
+                messages after it are read and written. ``None``: the whole list.
 
         Returns:
             The :class:`FatigueResponse`: the reading, the actions taken and their receipts.
@@ -550,19 +551,15 @@ class Mnemos(Observing):
         """
         task = validate_task_id(task_id)
         declared = check_window(window, "window")
-        if since is not None and not isinstance(since, SeenMessages):
-            raise InvalidInputError("since must be the SeenMessages of an earlier response")
-        seen = None
-        if messages is None:
-            reading = self.fatigue(task, window=declared)
-        else:
-            reading, seen = self._observed_reading(task, messages, declared, since)
+        reading, seen = (
+            (self.fatigue(task, window=declared), None)
+            if messages is None
+            else self._observed_reading(task, messages, declared, since)
+        )
         plan = plan_actions(reading)
         receipt = consolidation = handoff = None
-        if plan.checkpoint:
-            receipt = self.checkpoint(
-                task, force=plan.force, emergency=plan.emergency, reading=reading
-            )
+        if plan.checkpoint:  # the cooldown applies: no state forces one
+            receipt = self.checkpoint(task, emergency=plan.emergency, reading=reading)
         if plan.consolidate:
             consolidation = self.consolidate(task)
         if plan.handoff and (receipt is None or receipt.status == "committed"):

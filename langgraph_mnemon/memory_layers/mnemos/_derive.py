@@ -516,8 +516,9 @@ def _derive_contexts(
         p.retire(node, "evicted", None)
 
 
-def _derive_working(p: _Pass, messages: Sequence[MessageText]) -> None:
-    plan = next(
+def _latest_plan(messages: Sequence[MessageText]) -> str | None:
+    """The text (else the reasoning) of the newest AI message that calls tools and says so."""
+    return next(
         (
             m.text.strip() or m.reasoning.strip()
             for m in reversed(messages)
@@ -526,6 +527,10 @@ def _derive_working(p: _Pass, messages: Sequence[MessageText]) -> None:
         ),
         None,
     )
+
+
+def _derive_working(p: _Pass, messages: Sequence[MessageText]) -> None:
+    plan = _latest_plan(messages)
     if plan is None:
         return
     content = _clip(plan, _WORKING_CHARS)
@@ -541,19 +546,34 @@ def _derive_working(p: _Pass, messages: Sequence[MessageText]) -> None:
 _MAX_KEYS = 500  # a bigger new part reads every derived node (one query all the same)
 
 
-def _keys_named(messages: Sequence[MessageText], users: Sequence[str]) -> set[str] | None:
-    """The keys ``messages`` could derive (besides contexts): what a pass over a new part
-    compares against among the retired nodes. ``None`` (read them all) past :data:`_MAX_KEYS`."""
-    keys = {GOAL_KEY, WORKING_KEY}
-    keys.update(
-        constraint_key(sentence)
-        for text in users
-        for sentence in split_sentences(text)
-        if is_constraint(sentence)
-    )
-    keys.update(_call_key(call.id) for _, call, _ in _completed_calls(messages) if call.id)
-    keys.update("result:answer:" + _digest(m.id or m.text, 40) for _, m in _final_answers(messages))
-    return keys if len(keys) <= _MAX_KEYS else None
+def _narrowed(
+    messages: Sequence[MessageText], users: Sequence[str], reads: Mapping[str, Any]
+) -> tuple[set[str], set[str]] | None:
+    """``(types, keys)`` a pass over the new part of a list can touch: the node types its
+    rules derive, and the keys it could derive (what it compares against among the retired
+    nodes). ``None`` (read every derived node) past :data:`_MAX_KEYS` keys."""
+    types: set[str] = set()
+    keys: set[str] = set()
+    if users:
+        types |= {"goal", "constraint"}
+        keys.add(GOAL_KEY)
+        keys.update(
+            constraint_key(sentence)
+            for text in users
+            for sentence in split_sentences(text)
+            if is_constraint(sentence)
+        )
+    calls = [_call_key(call.id) for _, call, _ in _completed_calls(messages) if call.id]
+    answers = ["result:answer:" + _digest(m.id or m.text, 40) for _, m in _final_answers(messages)]
+    if calls or answers:
+        types.add("result")
+        keys.update(calls + answers)
+    if reads:
+        types.add("context")
+    if _latest_plan(messages) is not None:
+        types.add("working")
+        keys.add(WORKING_KEY)
+    return (types, keys) if len(keys) <= _MAX_KEYS else None
 
 
 def derive_into(
@@ -595,10 +615,12 @@ def derive_into(
         2
     """
     users = _user_texts(messages)
-    keys = _keys_named(messages, users) if continuing else None
     reads = _reads(messages, config, workspace)
+    narrow = _narrowed(messages, users, reads) if continuing else None
+    if narrow is not None and not narrow[0]:
+        return DerivationResult()  # nothing in the new part derives a node: no statement
     resources = [f"context:{digest}:" for digest in reads]
-    p = _Pass(fetch_derivation_rows(conn, task, keys, resources), moment)
+    p = _Pass(fetch_derivation_rows(conn, task, narrow, resources), moment)
     _derive_goal(p, users, continuing)
     _derive_constraints(p, users, config.max_constraint_nodes)
     _derive_results(p, messages, config.max_result_nodes)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import UTC, datetime
 from functools import cache
 from typing import Any, NamedTuple
@@ -161,23 +161,29 @@ def fetch_node(conn: Connection, node_id: str) -> MnemoNode | None:
 def fetch_derivation_rows(
     conn: Connection,
     task_id: str,
-    keys: Sequence[str] | None = None,
+    narrow: tuple[Collection[str], Collection[str]] | None = None,
     resources: Sequence[str] = (),
 ) -> list[Any]:
     """What derivation compares against, in ONE query: every node of the task with a
     ``derived_key`` (any status), plus its active goals and constraints of any origin.
 
-    ``keys``: a pass over the new part of a list reads only the active nodes and the retired
-    ones with these keys, or with a context key of one of ``resources`` (the
-    ``context:<resource hash>:`` prefixes it read), so its cost does not grow with what a long
-    task has retired.
+    ``narrow`` (``(types, keys)``): a pass over the new part of a list reads only nodes of
+    these types: the active ones, and the retired ones with one of ``keys`` or with a context
+    key of one of ``resources`` (the ``context:<resource hash>:`` prefixes it read), so its
+    cost does not grow with what a long task has retired.
 
     Rows (oldest first) carry ``id, type, status, origin, content, summary, derived_key,
     scope_tags, seq, created_at, last_accessed, weight, access_count``; no links.
     """
-    if keys is None:
+    if narrow is None:
         return list(conn.execute(_derivation_statement(False), {"task": task_id}).all())
-    params = {"task": task_id, "keys": sorted(keys), "resources": sorted(resources) or [""]}
+    types, keys = narrow
+    params = {
+        "task": task_id,
+        "types": sorted(types),
+        "keys": sorted(keys) or [""],
+        "resources": sorted(resources) or [""],
+    }
     return list(conn.execute(_derivation_statement(True), params).all())
 
 
@@ -202,18 +208,26 @@ def _derivation_statement(narrow: bool) -> Any:
         NODES.c.weight,
         NODES.c.access_count,
     ]
-    keyed = NODES.c.derived_key.is_not(None)
     active = NODES.c.status == "active"
     wanted = sa.or_(
-        sa.and_(keyed, active) if narrow else keyed,
+        NODES.c.derived_key.is_not(None),
         sa.and_(active, NODES.c.type.in_(["goal", "constraint"])),
     )
     if narrow:
         prefix = sa.func.substr(NODES.c.derived_key, 1, _CONTEXT_PREFIX)
-        wanted = sa.or_(
-            wanted,
-            NODES.c.derived_key.in_(sa.bindparam("keys", expanding=True)),
-            prefix.in_(sa.bindparam("resources", expanding=True)),
+        wanted = sa.and_(
+            NODES.c.type.in_(sa.bindparam("types", expanding=True)),
+            sa.or_(
+                sa.and_(
+                    active,
+                    sa.or_(
+                        NODES.c.derived_key.is_not(None),
+                        NODES.c.type.in_(["goal", "constraint"]),
+                    ),
+                ),
+                NODES.c.derived_key.in_(sa.bindparam("keys", expanding=True)),
+                prefix.in_(sa.bindparam("resources", expanding=True)),
+            ),
         )
     task = NODES.c.task_id == sa.bindparam("task")
     return sa.select(*cols).where(task, wanted).order_by(NODES.c.seq)

@@ -104,28 +104,30 @@ def _picture(mem: Mnemon, task: str) -> dict[str, Any]:
     }
 
 
-@pytest.fixture
-def pair(tmp_path: Path) -> Iterator[tuple[Mnemon, Mnemon]]:
-    full, cursor = _host(tmp_path / "full"), _host(tmp_path / "cursor")
-    yield full, cursor
-    full.close()
-    cursor.close()
+@pytest.fixture(params=["sqlite", "postgresql"])
+def host(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Mnemon]:
+    """One host on SQLite or on PostgreSQL: the two ways of tending use two task ids."""
+    url = request.getfixturevalue("postgres_url") if request.param == "postgresql" else None
+    mem = Mnemon.open(
+        tmp_path / "r",
+        database_url=url,
+        mnemos={"context_window_tokens": 20_000, "git_state": False},
+    )
+    yield mem
+    mem.close()
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
-def test_passes_over_the_new_part_end_where_full_passes_do(
-    pair: tuple[Mnemon, Mnemon], seed: int
-) -> None:
-    full, cursor = pair
+def test_passes_over_the_new_part_end_where_full_passes_do(host: Mnemon, seed: int) -> None:
     tending = Tending()
     history: list[BaseMessage] = []
     for step in _conversation(seed, groups=14):
         history = [*history, *step]
-        tend_task(full, "task", history)
-        tend_task(cursor, "task", history, tending=tending)
+        tend_task(host, "full", history)
+        tend_task(host, "cursor", history, tending=tending)
         assert tending.seen is not None
         assert tending.seen.count == len(history)
-        assert _picture(cursor, "task") == _picture(full, "task"), len(history)
+        assert _picture(host, "cursor") == _picture(host, "full"), len(history)
 
 
 def test_a_pass_with_nothing_new_runs_no_sql(tmp_path: Path) -> None:
@@ -181,16 +183,15 @@ def test_a_pass_costs_the_same_statements_after_50_or_1000_messages(tmp_path: Pa
     mem.close()
 
 
-def test_a_rewritten_history_is_read_again_whole(pair: tuple[Mnemon, Mnemon]) -> None:
-    full, cursor = pair
+def test_a_rewritten_history_is_read_again_whole(host: Mnemon) -> None:
     history = [m for step in _conversation(3, groups=6) for m in step]
     tending = Tending()
-    tend_task(cursor, "task", history, tending=tending)
+    tend_task(host, "cursor", history, tending=tending)
     kept = [HumanMessage("Summary of what was cut.", id="note"), *history[-3:]]
-    tend_task(cursor, "task", kept, tending=tending)  # not the list the cursor knows
-    tend_task(full, "task", history)
-    tend_task(full, "task", kept)
-    assert _picture(cursor, "task") == _picture(full, "task")
+    tend_task(host, "cursor", kept, tending=tending)  # not the list the cursor knows
+    tend_task(host, "full", history)
+    tend_task(host, "full", kept)
+    assert _picture(host, "cursor") == _picture(host, "full")
 
 
 def test_seen_messages_from_state_refuses_what_it_cannot_read() -> None:

@@ -267,3 +267,56 @@ def test_an_agent_carries_the_cursor_in_its_state_across_turns_and_processes(
     assert any("f2.py" in text for text in results), results
     assert any("f1.py" in text for text in results), results
     second.close()
+
+
+def test_a_hand_built_graph_carries_the_cursor_in_mnemon_seen(tmp_path: Path) -> None:
+    from langgraph.graph import END, START, StateGraph
+
+    from langgraph_mnemon.graphs import MnemonTurnState
+
+    mem = _host(tmp_path / "r")
+    model = _reader_model()
+    tools = {"read_file": read_file}
+
+    def agent(state: MnemonTurnState) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    def act(state: MnemonTurnState) -> dict[str, Any]:
+        call = state["messages"][-1].tool_calls[0]
+        out = tools[call["name"]].invoke(call["args"])
+        return {"messages": [ToolMessage(out, tool_call_id=call["id"])]}
+
+    builder = StateGraph(MnemonTurnState)
+    builder.add_node("memory_begin", mem.turn_graph())
+    builder.add_node("mnemos", mem.model_call_graph(model=model))
+    builder.add_node("agent", agent)
+    builder.add_node("act", act)
+    builder.add_node("memory_end", mem.turn_graph())
+    builder.add_edge(START, "memory_begin")
+    builder.add_edge("memory_begin", "mnemos")
+    builder.add_edge("mnemos", "agent")
+    builder.add_conditional_edges(
+        "agent", lambda s: "act" if s["messages"][-1].tool_calls else "memory_end"
+    )
+    builder.add_edge("act", "mnemos")
+    builder.add_edge("memory_end", END)
+    graph = builder.compile(checkpointer=mem.checkpointer())
+    cfg = {"configurable": {"thread_id": "hand"}}
+    graph.invoke({"messages": [HumanMessage("Read f1.")]}, cfg)
+    statements: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if statement.lstrip().upper().startswith("SELECT") and "mnemos_nodes" in statement:
+            statements.append(statement)
+
+    sa.event.listen(mem.database.engine, "before_cursor_execute", record)
+    state = graph.invoke({"messages": [HumanMessage("Now read f2.")]}, cfg)
+    sa.event.remove(mem.database.engine, "before_cursor_execute", record)
+    seen = SeenMessages.from_state(state["mnemon_seen"])
+    assert seen is not None
+    assert seen.count == len(state["messages"])
+    assert statements
+    assert all("substr" in s.lower() for s in statements)
+    results = [n.content for n in mem.mnemos.nodes("hand") if n.type == "result"]
+    assert any("f2.py" in text for text in results), results
+    mem.close()

@@ -32,7 +32,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 # Re-exported for code that imports them from here (README, examples, benchmarks).
 from langgraph_mnemon.adapters.models import check_window_model
-from langgraph_mnemon.nodes.mnemos import call_window, model_call_update
+from langgraph_mnemon.nodes.mnemos import Tending, call_window, model_call_update
 from langgraph_mnemon.nodes.turn import (
     DEGRADED_TURN,
     TurnHost,
@@ -64,10 +64,13 @@ __all__ = [
 
 
 class MnemonTurnState(TypedDict, total=False):
-    """The state keys the turn subgraph reads and writes in its parent graph."""
+    """The state keys the turn subgraph reads and writes in its parent graph: the messages,
+    the live turn (``mnemon_turn``) and where Mnemos's last pass over the messages stopped
+    (``mnemon_seen``: a parent without it gets a whole-list pass each time)."""
 
     messages: Annotated[list[AnyMessage], add_messages]
     mnemon_turn: str | None
+    mnemon_seen: dict[str, Any] | None
 
 
 class _TurnIO(TypedDict, total=False):
@@ -76,6 +79,7 @@ class _TurnIO(TypedDict, total=False):
     # reducer would hand the parent the whole list back, which cannot express a removal.
     messages: list[AnyMessage]
     mnemon_turn: str | None
+    mnemon_seen: dict[str, Any] | None
 
 
 def build_turn_graph(
@@ -154,8 +158,11 @@ def build_model_call_graph(
     window = call_window(mem, chosen) if chosen is not None else None
 
     def node(state: _TurnIO, config: RunnableConfig) -> dict[str, Any]:
-        update = model_call_update(mem, config, state.get("messages"), root=root, window=window)
-        return update or {"messages": []}  # no reducer here: an empty list changes nothing
+        tending = Tending.from_state(state.get("mnemon_seen"))
+        messages = state.get("messages")
+        update = model_call_update(mem, config, messages, root=root, window=window, tending=tending)
+        # no reducer here: an empty list of messages changes nothing
+        return {"messages": [], **update, "mnemon_seen": tending.state()}
 
     graph = StateGraph(_TurnIO)
     graph.add_node("mnemos", node)

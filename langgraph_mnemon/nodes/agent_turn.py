@@ -269,8 +269,7 @@ def finish_call(
         update = {"mnemon_turn": plan.turn_id} if plan.fresh else {}
     if plan.replaced:  # a compaction after them (RemoveMessage of all) holds them already
         update = {**update, "messages": [*plan.replaced, *(update.get("messages") or [])]}
-    seen = plan.tending.seen
-    return {**update, "mnemon_seen": seen.to_state() if seen is not None else None}
+    return {**update, "mnemon_seen": plan.tending.state()}
 
 
 def release_begun(mem: TurnHost, plan: CallPlan | None) -> None:

@@ -102,6 +102,15 @@ class Tending:
 
     seen: SeenMessages | None = None
 
+    @classmethod
+    def from_state(cls, value: object) -> Tending:
+        """The tending a graph state's ``mnemon_seen`` holds (a bad value: read everything)."""
+        return cls(SeenMessages.from_state(value))
+
+    def state(self) -> dict[str, Any] | None:
+        """``seen`` in the JSON form a graph state keeps (``mnemon_seen``)."""
+        return self.seen.to_state() if self.seen is not None else None
+
     def covers(self, messages: Sequence[BaseMessage]) -> bool:
         """Whether ``messages`` hold nothing after ``seen`` (the same last message)."""
         seen = self.seen

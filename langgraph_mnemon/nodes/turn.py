@@ -344,9 +344,19 @@ def lifecycle(
     """The turn subgraph's one node: end the turn in ``mnemon_turn``, else begin one.
 
     ``window``: the agent model's context window, when the graph was built with the model.
+    The end tends Mnemos from ``mnemon_seen`` (only the messages new since the last pass) and
+    moves it on; a begin that replaced older messages in place resets it.
     """
     messages = state.get("messages")
     turn_id = state.get("mnemon_turn")
     if turn_id:
-        return end_update(mem, config, turn_id, messages, root=root, window=window)
-    return begin_update(mem, config, messages, agent_id=agent_id, root=root, retained=retained)
+        tending = Tending.from_state(state.get("mnemon_seen"))
+        update = end_update(
+            mem, config, turn_id, messages, root=root, window=window, tending=tending
+        )
+        return {**update, "mnemon_seen": tending.state()}
+    update = begin_update(mem, config, messages, agent_id=agent_id, root=root, retained=retained)
+    ids = {m.id for m in messages or () if getattr(m, "id", None)}
+    if any(m.id in ids for m in update["messages"]):
+        return {**update, "mnemon_seen": None}  # older Wakes replaced: the next pass reads all
+    return update

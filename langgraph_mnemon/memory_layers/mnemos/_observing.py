@@ -171,14 +171,12 @@ class Observing:
         check_messages(messages)
         with_nodes = self.config.derive_nodes if derive is None else check_flag(derive, "derive")
         declared = check_window(window, "window")
-        counted: list[int] = []
 
-        def count_and_more(conn: Any, _usage: StoredUsage | None) -> None:
+        def more(conn: Any, _usage: StoredUsage | None) -> None:
             if also is not None:
                 also(conn)
 
-        self._observe(task, messages, None, with_nodes, count_and_more, declared, counted)
-        return counted[0]
+        return self._observe(task, messages, None, with_nodes, more, declared, count=True)[1]
 
     def _observe(
         self,
@@ -188,12 +186,13 @@ class Observing:
         with_nodes: bool,
         also: Callable[[Any, StoredUsage | None], None],
         declared: ContextWindow | None,
-        counted: list[int] | None = None,
-    ) -> SeenMessages | None:
+        *,
+        count: bool = False,
+    ) -> tuple[SeenMessages | None, int]:
         """Observe what is new in ``messages`` since ``since`` (all of it without one), then
         ``also(conn, usage)`` (``usage``: the reading just stored when it is the newest): one
-        transaction. ``counted`` gets the number of new tool calls (one more statement).
-        Returns where this observation stopped."""
+        transaction. Returns where this observation stopped and, with ``count`` (one more
+        statement), how many tool calls were new (else 0)."""
         offset, fresh, prior = new_part(messages, since)
         read = read_messages(messages[offset:])
         seen = observe(
@@ -208,9 +207,8 @@ class Observing:
         self._ready()
         moment = self._clock()
         with self.db.write() as conn:
-            if counted is not None:
-                counted.append(store_tool_rows(conn, task, seen.rows))
-            else:
+            new = store_tool_rows(conn, task, seen.rows) if count else 0
+            if not count:
                 merge_tool_rows(conn, task, seen.rows)
             usage = self._store_usage(conn, task, seen, declared, moment)
             if with_nodes:
@@ -224,7 +222,7 @@ class Observing:
                     continuing=offset > 0,
                 )
             also(conn, usage)
-        return cursor_after(messages, seen)
+        return cursor_after(messages, seen), new
 
     @staticmethod
     def _store_usage(

@@ -501,7 +501,8 @@ class Mnemos(Observing):
             insert_fatigue(conn, taken[0])
 
         check_messages(messages)
-        seen = self._observe(task, messages, since, self.config.derive_nodes, log_reading, window)
+        derive = self.config.derive_nodes
+        seen, _ = self._observe(task, messages, since, derive, log_reading, window)
         return taken[0], seen
 
     def fatigue_history(self, task_id: str, *, limit: int = 20) -> list[FatigueReading]:

@@ -24,12 +24,14 @@ after ``ANALYZE`` (target ≤ 2x).
 (1,000,000) memories with WordLlama vectors through ``remember_many`` (batches of ``--batch``),
 then ``ANALYZE``: ingest rate, and search p50 / p95 of ``mem.spaces.search`` beside the bare
 ``tsv @@ tsquery`` floor (as ``recall_scale.py``). ``--keep`` keeps the corpus in a schema
-named after the size and reuses it on the next run.
+named after the size and reuses it on the next run; a load that was cut off resumes (the rows
+stored are skipped as duplicates). ``--writers N`` loads with N processes at once (pgvector's
+HNSW inserts are single-threaded per connection); the ingest rate counts the new rows.
 
 Run (PostgreSQL URLs default to ``MNEMON_TEST_POSTGRES_URL`` / ``MNEMON_TEST_PGVECTOR_URL``):
     python bench/spaces_scale.py --paraphrase [--size 60000] [--rounds 3]
     python bench/spaces_scale.py --after-bulk [--sizes 2000,20000] [--rounds 3]
-    python bench/spaces_scale.py --million [--size 1000000] [--keep]
+    python bench/spaces_scale.py --million [--size 1000000] [--keep] [--writers 2]
     python bench/spaces_scale.py --paraphrase --after-bulk --size 2000 --sizes 500 --rounds 1
 """
 
@@ -38,6 +40,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -70,6 +73,7 @@ from bench._common import (
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.adapters.providers.text import analyze
 from langgraph_mnemon.memory_layers.spaces import ProviderSearchRequest, SpaceBinding
+from langgraph_mnemon.memory_layers.spaces.schema import vector_index_name
 
 # Everyday facts and a question about each that shares no word with it (after stemming and
 # stop-word removal); written once, not tuned to the engine.
@@ -463,6 +467,105 @@ def _schema(server: str, name: str, keep: bool) -> Iterator[str]:
                 conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
 
 
+def _million_load(
+    host: Mnemon, url: str, args: argparse.Namespace, tmp: Path
+) -> tuple[float | None, list[str]]:
+    """The corpus written by ``--writers`` processes at once (batch ``b`` by writer
+    ``b % writers``; pgvector's HNSW inserts run in parallel), resuming a load that was cut
+    off (its rows are skipped as duplicates). ``(new rows/s or None when reused, sample)``."""
+    corpus, size, batch = Corpus(), args.size, args.batch
+    sample = [
+        str(corpus.memory(i)["content"])
+        for start in range(0, size, batch)
+        for i in range(start, min(size, start + 5))
+    ]
+    known = {s.id: s for s in host.spaces.list_spaces()}
+    if "million" in known and known["million"].description == f"corpus {size}":
+        return None, sample
+    if "million" not in known:
+        host.spaces.create_space("million", space_id="million", description="loading")
+    before = _live_rows(url)
+    if args.defer_index:
+        _without_index(host, url)
+    began = time.perf_counter()
+    defer = ["--defer-index"] if args.defer_index else []
+    others = [
+        subprocess.Popen([sys.executable, __file__, "--million-writer", f"{k}/{args.writers}",
+                          "--size", str(size), "--batch", str(batch), "--database-url", url,
+                          *defer])
+        for k in range(1, args.writers)
+    ]  # fmt: skip
+    _write_share(host, 0, args.writers, size, batch)
+    if any(p.wait() != 0 for p in others):
+        raise SystemExit("a writer process failed")
+    added = _live_rows(url) - before
+    rate = added / (time.perf_counter() - began)
+    if args.defer_index:
+        built = time.perf_counter()
+        _build_index(url, *_vector_model(host))
+        print(f"HNSW index built after the load in {time.perf_counter() - built:.0f} s")
+    host.spaces.update_space("million", description=f"corpus {size}")
+    return rate, sample
+
+
+def _without_index(host: Mnemon, url: str | None) -> None:
+    """Load without the HNSW index (built after, :func:`_build_index`): drop it, and tell this
+    process it exists so no write creates it again."""
+    model, dim = _vector_model(host)
+    with pgvector._LOCK:
+        pgvector._INDEXED.setdefault(host.database.engine, set()).add((model, dim))
+    if url is not None:
+        import psycopg
+
+        with psycopg.connect(plain_url(url), autocommit=True) as conn:
+            conn.execute(f"DROP INDEX IF EXISTS {vector_index_name(model, dim)}")
+
+
+def _build_index(url: str, model: str, dim: int) -> None:
+    """The HNSW index over every stored vector, built in one go (the product's DDL; parallel
+    workers, the graph in memory)."""
+    import sqlalchemy as sa
+
+    from langgraph_mnemon.memory_layers.spaces.schema import create_vector_index, pgvector_schema
+
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.exec_driver_sql("SET LOCAL maintenance_work_mem = '6GB'")
+            conn.exec_driver_sql("SET LOCAL max_parallel_maintenance_workers = 2")
+            schema = pgvector_schema(conn)
+            assert schema is not None, "no vector extension"
+            create_vector_index(conn, schema, model, dim)
+    finally:
+        engine.dispose()
+
+
+def _vector_model(host: Mnemon) -> tuple[str, int]:
+    """The native provider's embedder model id and dimension."""
+    embedder = host.spaces.providers["mnemos"].embedder
+    assert embedder is not None
+    return embedder.model_id, len(embedder.embed_query("probe"))
+
+
+def _write_share(host: Mnemon, k: int, writers: int, size: int, batch: int) -> None:
+    """Writer ``k``'s batches of the corpus into the ``million`` space (duplicates skipped)."""
+    corpus = Corpus()
+    for b, start in enumerate(range(0, size, batch)):
+        if b % writers == k:
+            items = [corpus.memory(i) for i in range(start, min(size, start + batch))]
+            host.spaces.remember_many(items, space_id="million")
+
+
+def _live_rows(url: str) -> int:
+    import psycopg
+
+    with psycopg.connect(plain_url(url)) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM mnemon_insights WHERE space_id = 'million' AND deleted_at IS NULL"
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
 def million(args: argparse.Namespace, tmp: Path) -> None:
     """Load (or reuse) the corpus, ``ANALYZE`` after a load, then floor vs spaces in turn."""
     places = targets(args, sqlite=False)
@@ -476,7 +579,7 @@ def million(args: argparse.Namespace, tmp: Path) -> None:
         Mnemon.open(tmp / "million", database_url=url) as host,
     ):
         began = time.perf_counter()
-        rate, sample = load(host.spaces, "million", args.size, args.batch)
+        rate, sample = _million_load(host, url, args, tmp)
         took = time.perf_counter() - began
         if rate is not None:
             _analyze(host, url)
@@ -487,7 +590,8 @@ def million(args: argparse.Namespace, tmp: Path) -> None:
         }
         result = measure(runs, texts, args.rounds)
         target.indexing = indexing(target, url)
-    loaded = f"{took:.0f} s ({rate:,.0f}/s)" if rate else f"reused ({took:.0f} s to check)"
+    writers = f", {args.writers} writers" if args.writers > 1 else ""
+    loaded = f"{took:.0f} s ({rate:,.0f}/s{writers})" if rate else f"reused ({took:.0f} s to check)"
     print(
         f"| {target.label} {args.size:,} memories | durability | indexing | ingest "
         "| path | p50 ms | p95 ms | p50 / floor | p95 / floor |"
@@ -505,6 +609,8 @@ def million(args: argparse.Namespace, tmp: Path) -> None:
         f"mem.spaces.search(limit=10). Median of {args.rounds} rounds (in turn), "
         f"{args.queries} queries. Command: python bench/spaces_scale.py --million "
         f"--size {args.size}{' --keep' if args.keep else ''}"
+        f"{f' --writers {args.writers}' if args.writers > 1 else ''}"
+        f"{' --defer-index' if args.defer_index else ''}"
     )
 
 
@@ -528,7 +634,22 @@ def main() -> None:
     parser.add_argument(
         "--pgvector", default=os.environ.get("MNEMON_TEST_PGVECTOR_URL"), help="with pgvector"
     )
+    parser.add_argument("--writers", type=int, default=1, help="--million: parallel writers")
+    parser.add_argument(
+        "--defer-index", action="store_true", help="--million: build the HNSW index after"
+    )
+    parser.add_argument("--million-writer", default="", help=argparse.SUPPRESS)  # "k/n"
     args = parser.parse_args()
+    if args.million_writer:  # one of --writers processes: its share of the load, then exit
+        k, n = (int(x) for x in args.million_writer.split("/"))
+        with (
+            tempfile.TemporaryDirectory() as root,
+            Mnemon.open(Path(root), database_url=args.database_url) as host,
+        ):
+            if args.defer_index:
+                _without_index(host, None)
+            _write_share(host, k, n, args.size, args.batch)
+        return
     if not (args.paraphrase or args.after_bulk or args.million):
         parser.error("choose --paraphrase, --after-bulk and/or --million")
     with tempfile.TemporaryDirectory(prefix="spaces-scale-") as tmp:

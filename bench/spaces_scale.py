@@ -473,11 +473,11 @@ def _million_load(
     """The corpus written by ``--writers`` processes at once (batch ``b`` by writer
     ``b % writers``; pgvector's HNSW inserts run in parallel), resuming a load that was cut
     off (its rows are skipped as duplicates). ``(new rows/s or None when reused, sample)``."""
-    corpus, size, batch = Corpus(), args.size, args.batch
+    size, batch = args.size, args.batch
     sample = [
-        str(corpus.memory(i)["content"])
-        for start in range(0, size, batch)
-        for i in range(start, min(size, start + 5))
+        str(item["content"])
+        for b, items in _batches(size, batch)
+        for item in items[:5]  # as load(): the first five texts of each batch
     ]
     known = {s.id: s for s in host.spaces.list_spaces()}
     if "million" in known and known["million"].description == f"corpus {size}":
@@ -547,12 +547,18 @@ def _vector_model(host: Mnemon) -> tuple[str, int]:
     return embedder.model_id, len(embedder.embed_query("probe"))
 
 
-def _write_share(host: Mnemon, k: int, writers: int, size: int, batch: int) -> None:
-    """Writer ``k``'s batches of the corpus into the ``million`` space (duplicates skipped)."""
+def _batches(size: int, batch: int) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+    """``(batch number, items)`` of the corpus, made in order: each memory depends on the ones
+    before it (one random stream), so every writer makes them all and keeps its own."""
     corpus = Corpus()
     for b, start in enumerate(range(0, size, batch)):
+        yield b, [corpus.memory(i) for i in range(start, min(size, start + batch))]
+
+
+def _write_share(host: Mnemon, k: int, writers: int, size: int, batch: int) -> None:
+    """Writer ``k``'s batches of the corpus into the ``million`` space (duplicates skipped)."""
+    for b, items in _batches(size, batch):
         if b % writers == k:
-            items = [corpus.memory(i) for i in range(start, min(size, start + batch))]
             host.spaces.remember_many(items, space_id="million")
 
 

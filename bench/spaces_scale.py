@@ -620,6 +620,34 @@ def million(args: argparse.Namespace, tmp: Path) -> None:
     )
 
 
+def live_ingest(args: argparse.Namespace, tmp: Path) -> None:
+    """``remember_many`` with the HNSW index live, into a space beside the kept ``--million``
+    corpus (the index covers every space): the ingest rate at that scale, one batch at a time.
+    The probe space is removed after."""
+    places = targets(args, sqlite=False)
+    if not places:
+        raise SystemExit("--live-ingest runs on PostgreSQL: give --database-url or --pgvector")
+    target = places[-1]
+    count = args.live_ingest
+    corpus = Corpus(seed=99)  # other texts than the corpus's: none is a duplicate
+    items = [corpus.memory(i) for i in range(count)]
+    with (
+        _schema(target.url or "", f"spaces_scale_{args.size}", True) as url,
+        Mnemon.open(tmp / "probe", database_url=url) as host,
+    ):
+        stored = _live_rows(url)
+        host.spaces.create_space("ingest probe", space_id="ingest-probe", description="probe")
+        began = time.perf_counter()
+        for start in range(0, count, args.batch):
+            host.spaces.remember_many(items[start : start + args.batch], space_id="ingest-probe")
+        took = time.perf_counter() - began
+        host.spaces.remove_space("ingest-probe", confirm="ingest-probe")
+    print(
+        f"| {target.label} | {stored:,} memories stored | remember_many, {count:,} new, batches "
+        f"of {args.batch}, HNSW index live | {took:.1f} s | {count / took:,.0f} memories/s |"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--paraphrase", action="store_true", help="dense recall at 60k")
@@ -642,6 +670,9 @@ def main() -> None:
     )
     parser.add_argument("--writers", type=int, default=1, help="--million: parallel writers")
     parser.add_argument(
+        "--live-ingest", type=int, default=0, help="N memories beside the kept --million corpus"
+    )
+    parser.add_argument(
         "--defer-index", action="store_true", help="--million: build the HNSW index after"
     )
     parser.add_argument("--million-writer", default="", help=argparse.SUPPRESS)  # "k/n"
@@ -655,6 +686,10 @@ def main() -> None:
             if args.defer_index:
                 _without_index(host, None)
             _write_share(host, k, n, args.size, args.batch)
+        return
+    if args.live_ingest:
+        with tempfile.TemporaryDirectory(prefix="spaces-scale-") as tmp:
+            live_ingest(_with(args, size=1_000_000, queries=0), Path(tmp))
         return
     if not (args.paraphrase or args.after_bulk or args.million):
         parser.error("choose --paraphrase, --after-bulk and/or --million")

@@ -38,7 +38,7 @@ from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from langgraph_mnemon.memory_layers.messages import read_messages
+from langgraph_mnemon.memory_layers.messages import read_messages, role_of
 from langgraph_mnemon.memory_layers.mnemos import ContextWindow, SeenMessages
 from langgraph_mnemon.nodes._guard import DEGRADED_TURN
 from langgraph_mnemon.nodes._run import TurnHost
@@ -115,21 +115,12 @@ def left_open(messages: Sequence[BaseMessage]) -> int | None:
     """
     # Only the tail after the newest assistant message is read: the whole history is not.
     tail = len(messages)
-    while tail and _role(messages[tail - 1]) not in ("ai", "assistant"):
+    while tail and role_of(messages[tail - 1]) != "assistant":
         tail -= 1
     read = read_messages(messages[tail:])
     for index in range(len(read) - 1, -1, -1):
         if is_request(read[index]):
             return tail + index
-    return None
-
-
-def _role(message: Any) -> str | None:
-    """A message's type without reading it (a LangChain message or its dict form)."""
-    if isinstance(message, BaseMessage):
-        return message.type
-    if isinstance(message, dict):
-        return message.get("type") or message.get("role")
     return None
 
 

@@ -446,15 +446,22 @@ def _derive_constraints(p: _Pass, users: Sequence[str], cap: int) -> None:
         p.retire(node, "compressed", compress_summary(node.content))
 
 
-def _derive_results(p: _Pass, messages: Sequence[MessageText], cap: int) -> None:
-    known = {n.key for n in p.nodes if n.key}
-    items: list[tuple[int, str, Any]] = []  # the text is built only for a new key
+def _result_items(messages: Sequence[MessageText]) -> list[tuple[int, str, Any]]:
+    """``(position, key, source)`` of every result the messages hold, in the order they
+    happened: a completed call's ``(call, answer)``, or a final answer (the text is built only
+    for a new key)."""
+    items: list[tuple[int, str, Any]] = []
     for i, call, answer in _completed_calls(messages):
         if not call.name.startswith("mnemon_") and call.id:
             items.append((i, _call_key(call.id), (call, answer)))
     for i, m in _final_answers(messages):
         items.append((i, "result:answer:" + _digest(m.id or m.text, 40), m))
-    for _, key, source in sorted(items, key=lambda item: item[0]):  # in the order they happened
+    return sorted(items, key=lambda item: item[0])
+
+
+def _derive_results(p: _Pass, items: Sequence[tuple[int, str, Any]], cap: int) -> None:
+    known = {n.key for n in p.nodes if n.key}
+    for _, key, source in items:
         if key not in known:
             known.add(key)
             text = (
@@ -529,8 +536,7 @@ def _latest_plan(messages: Sequence[MessageText]) -> str | None:
     )
 
 
-def _derive_working(p: _Pass, messages: Sequence[MessageText]) -> None:
-    plan = _latest_plan(messages)
+def _derive_working(p: _Pass, plan: str | None) -> None:
     if plan is None:
         return
     content = _clip(plan, _WORKING_CHARS)
@@ -547,7 +553,10 @@ _MAX_KEYS = 500  # a bigger new part reads every derived node (one query all the
 
 
 def _narrowed(
-    messages: Sequence[MessageText], users: Sequence[str], reads: Mapping[str, Any]
+    users: Sequence[str],
+    results: Sequence[tuple[int, str, Any]],
+    reads: Mapping[str, Any],
+    plan: str | None,
 ) -> tuple[set[str], set[str]] | None:
     """``(types, keys)`` a pass over the new part of a list can touch: the node types its
     rules derive, and the keys it could derive (what it compares against among the retired
@@ -563,14 +572,12 @@ def _narrowed(
             for sentence in split_sentences(text)
             if is_constraint(sentence)
         )
-    calls = [_call_key(call.id) for _, call, _ in _completed_calls(messages) if call.id]
-    answers = ["result:answer:" + _digest(m.id or m.text, 40) for _, m in _final_answers(messages)]
-    if calls or answers:
+    if results:
         types.add("result")
-        keys.update(calls + answers)
+        keys.update(key for _, key, _ in results)
     if reads:
         types.add("context")
-    if _latest_plan(messages) is not None:
+    if plan is not None:
         types.add("working")
         keys.add(WORKING_KEY)
     return (types, keys) if len(keys) <= _MAX_KEYS else None
@@ -615,17 +622,19 @@ def derive_into(
         2
     """
     users = _user_texts(messages)
+    results = _result_items(messages)
     reads = _reads(messages, config, workspace)
-    narrow = _narrowed(messages, users, reads) if continuing else None
+    plan = _latest_plan(messages)
+    narrow = _narrowed(users, results, reads, plan) if continuing else None
     if narrow is not None and not narrow[0]:
         return DerivationResult()  # nothing in the new part derives a node: no statement
     resources = [f"context:{digest}:" for digest in reads]
     p = _Pass(fetch_derivation_rows(conn, task, narrow, resources), moment)
     _derive_goal(p, users, continuing)
     _derive_constraints(p, users, config.max_constraint_nodes)
-    _derive_results(p, messages, config.max_result_nodes)
+    _derive_results(p, results, config.max_result_nodes)
     _derive_contexts(p, reads, config, workspace)
-    _derive_working(p, messages)
+    _derive_working(p, plan)
     insert_derived(conn, task, [n for n in p.nodes if n.new])
     rewrite_derived(conn, [n for n in p.nodes if n.dirty and not n.new])
     return p.result()

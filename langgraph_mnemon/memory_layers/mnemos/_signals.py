@@ -285,31 +285,20 @@ def _record_ids(args: Any) -> list[tuple[str, str]]:
 
 
 def store_tool_rows(conn: sa.Connection, task: str, rows: list[dict[str, Any]]) -> int:
-    """Insert the rows of new call ids and update the status of known ones; returns how many
-    rows were new."""
+    """Insert the rows of new call ids and set the outcome of known ones
+    (:func:`merge_tool_rows`); returns how many rows were new (one read more)."""
     if not rows:
         return 0
-    known = _known_statuses(conn, task, [r["call_id"] for r in rows if r["call_id"] is not None])
-    fresh = []
-    seen: set[str] = set()
-    for row in rows:
-        call_id = row["call_id"]
-        if call_id is None:
-            fresh.append(row)
-        elif call_id in known:
-            if row["status"] != "pending" and known[call_id] != row["status"]:
-                _update_status(conn, task, call_id, row["status"])
-        elif call_id not in seen:
-            seen.add(call_id)
-            fresh.append(row)
-    if fresh:
-        conn.execute(sa.insert(SIGNALS), fresh)
-    return len(fresh)
+    ids = [r["call_id"] for r in rows if r["call_id"] is not None]
+    known = _known_statuses(conn, task, ids)
+    new = len(set(ids).difference(known)) + sum(1 for r in rows if r["call_id"] is None)
+    merge_tool_rows(conn, task, rows)
+    return new
 
 
 def merge_tool_rows(conn: sa.Connection, task: str, rows: list[dict[str, Any]]) -> None:
-    """:func:`store_tool_rows` in one statement, without its count: new call ids are
-    inserted, a known one takes a row's outcome (never back to ``pending``)."""
+    """Store tool rows in one statement: new call ids are inserted, a known one takes a row's
+    outcome (never back to ``pending``)."""
     if not rows:
         return
     unique: dict[Any, dict[str, Any]] = {}
@@ -414,14 +403,14 @@ def store_usage(
     return bool(created == moment)
 
 
+_USAGE_VALUES = ("tokens", "context_window", "window_source", "estimated")
+
+
 @functools.cache
 def _usage_statement(dialect: str) -> Any:
     """The reading's upsert: a known call id keeps its row (and seq), takes the values."""
     stmt = upsert(dialect, SIGNALS, ("task_id", "kind", "call_id"), _USAGE_VALUES)
     return stmt.returning(SIGNALS.c.seq, SIGNALS.c.created_at)
-
-
-_USAGE_VALUES = ("tokens", "context_window", "window_source", "estimated")
 
 
 # --- reading a message list ----------------------------------------------------------------

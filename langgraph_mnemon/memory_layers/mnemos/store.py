@@ -181,8 +181,8 @@ def fetch_derivation_rows(
     params = {
         "task": task_id,
         "types": sorted(types),
-        "keys": sorted(keys) or [""],
-        "resources": sorted(resources) or [""],
+        "keys": sorted(keys),
+        "resources": sorted(resources),
     }
     return list(conn.execute(_derivation_statement(True), params).all())
 

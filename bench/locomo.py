@@ -11,9 +11,10 @@ category 5 (adversarial) is reported separately.
 Systems, all in this process over the same text:
   * ``mnemon default`` — ``Mnemon.open(root).spaces.search`` with the default configuration
     (native provider, smart mode = BM25 + WordLlama hybrid with temporal-neighbour context,
-    strict-v1 quality, anchor/lexical recovery). With ``--embedder`` other than the default,
+    no quality cut, anchor/lexical recovery). With ``--embedder`` other than the default,
     the same pipeline with that embedder (``none`` = keyword only);
-  * ``mnemon exhaustive`` — the same pipeline with the exhaustive-v1 policy (no quality cut);
+  * ``mnemon strict-v1`` — the same search with the strict-v1 cut of the model's envelope
+    (``policy="strict-v1"``; the default search cuts nothing and returns the depth asked);
   * ``SQLite FTS5`` — porter tokenizer, OR of the question's non-stopword terms, bm25 order;
   * ``bm25s`` — BM25 with English stopwords and the Snowball stemmer;
   * ``dense`` — cosine similarity with the same embedder the plugin uses;
@@ -69,6 +70,7 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo-dev.js
 TUNE = ("conv-26", "conv-30", "conv-41")
 CHECK = ("conv-42", "conv-43")
 K = 20
+SESSION_DEPTH = 50  # the deepest search(limit=...) takes
 _EVIDENCE = re.compile(r"D(\d+):(\d+)")
 _WORD = re.compile(r"\w+")
 
@@ -110,6 +112,25 @@ class Scores:
         return sum(values) / len(values) if values else 0.0
 
 
+def session_of(dia_id: str) -> int:
+    """The session number of a dialog id (``"D3:5"`` -> 3)."""
+    return int(dia_id[1:].split(":", 1)[0])
+
+
+def session_hits(ranked: Sequence[str], truth: set[str], k: int = 10) -> tuple[float, float]:
+    """``(any-hit, all-hit)`` at ``k`` sessions, as LongMemEval's turn-to-session evaluation
+    counts them: the ranking is read down until its turns span ``k`` distinct sessions (or it
+    ends), a session counts as retrieved when any of those turns belongs to it, and the
+    question's evidence sessions are those of its evidence turns."""
+    wanted = {session_of(d) for d in truth}
+    seen: set[int] = set()
+    for dia in ranked:
+        if len(seen) >= k:
+            break
+        seen.add(session_of(dia))
+    return float(bool(wanted & seen)), float(wanted <= seen)
+
+
 @dataclass
 class SystemResult:
     name: str
@@ -117,16 +138,29 @@ class SystemResult:
     tune: Scores = field(default_factory=Scores)
     check: Scores = field(default_factory=Scores)
     adversarial: Scores = field(default_factory=Scores)
+    categories: dict[int, Scores] = field(default_factory=dict)
+    session_any: list[float] = field(default_factory=list)
+    session_all: list[float] = field(default_factory=list)
+    returned: list[int] = field(default_factory=list)
     latencies: list[float] = field(default_factory=list)
     ingest_seconds: float = 0.0
     ingested: int = 0
 
     def add(self, question: Question, ranked: Sequence[str]) -> None:
+        self.categories.setdefault(question.category, Scores()).add(ranked, question.evidence)
         if question.category == 5:
             self.adversarial.add(ranked, question.evidence)
             return
+        self.returned.append(len(ranked))
         self.main.add(ranked, question.evidence)
         (self.tune if question.sample in TUNE else self.check).add(ranked, question.evidence)
+
+    def add_sessions(self, question: Question, ranked: Sequence[str]) -> None:
+        """Session-level hits of a deep ranking (main categories only)."""
+        if question.category != 5:
+            hit_any, hit_all = session_hits(ranked, question.evidence)
+            self.session_any.append(hit_any)
+            self.session_all.append(hit_all)
 
 
 def load(path: Path) -> list[tuple[str, list[Turn], list[Question]]]:
@@ -178,7 +212,8 @@ def _terms(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
 
 
-Query = Callable[[str], list[str]]
+Query = Callable[..., list[str]]
+"""``(question, limit=K) -> dia ids``, best first."""
 
 
 def setup_fts5(turns: list[Turn], result: SystemResult) -> Query:
@@ -217,11 +252,11 @@ def setup_bm25s(turns: list[Turn], result: SystemResult) -> Query:
     result.ingest_seconds += time.perf_counter() - start
     result.ingested += len(turns)
 
-    def query(text: str) -> list[str]:
+    def query(text: str, limit: int = K) -> list[str]:
         qt = bm25s.tokenize([text], stopwords="en", stemmer=stemmer, show_progress=False)
         if not qt.ids or not qt.ids[0]:
             return []
-        docs, scores = retriever.retrieve(qt, k=min(K, len(turns)), show_progress=False)
+        docs, scores = retriever.retrieve(qt, k=min(limit, len(turns)), show_progress=False)
         return [turns[int(i)].dia_id for i, s in zip(docs[0], scores[0], strict=False) if s > 0]
 
     return query
@@ -237,11 +272,11 @@ class DenseIndex:
         self.vectors = vectors
         self.turns = turns
 
-    def query(self, text: str) -> list[str]:
+    def query(self, text: str, limit: int = K) -> list[str]:
         q = np.asarray(self.embedder.embed_query(text), dtype=np.float32)
         q /= max(float(np.linalg.norm(q)), 1e-12)
         sims = self.vectors @ q
-        top = np.argsort(-sims)[:K]
+        top = np.argsort(-sims)[:limit]
         return [self.turns[int(i)].dia_id for i in top]
 
 
@@ -256,12 +291,12 @@ def setup_rrf(turns: list[Turn], index: DenseIndex, result: SystemResult) -> Que
     result.ingest_seconds += index.seconds
     result.ingested += len(turns)
 
-    def query(text: str) -> list[str]:
+    def query(text: str, limit: int = K) -> list[str]:
         fused: dict[str, float] = {}
-        for ranking in (lexical(text, K * 3), index.query(text)):
+        for ranking in (lexical(text, limit * 3), index.query(text, limit)):
             for rank, dia in enumerate(ranking, start=1):
                 fused[dia] = fused.get(dia, 0.0) + 1.0 / (60 + rank)
-        return sorted(fused, key=lambda d: -fused[d])[:K]
+        return sorted(fused, key=lambda d: -fused[d])[:limit]
 
     return query
 
@@ -289,18 +324,21 @@ def setup_mnemon(
     for name, result in results.items():
         result.ingest_seconds += seconds
         result.ingested += len(turns)
-        policy = "exhaustive-v1" if "exhaustive" in name else None
+        # The default is search() as a caller gets it (no cut: depth); strict-v1 is the cut
+        # the model's envelope applies (recall_quality.policy).
+        policy = "strict-v1" if "strict-v1" in name else None
 
         weights = dataclasses.replace(default, **(variants or {}).get(name, {}))
 
         def query(
             text: str,
+            limit: int = K,
             policy: str | None = policy,
             space_id: str = space.id,
             weights: HybridWeights = weights,
         ) -> list[str]:
             native.weights = weights  # type: ignore[attr-defined]
-            found = spaces.search(text, limit=K, space_ids=[space_id], policy=policy)
+            found = spaces.search(text, limit=limit, space_ids=[space_id], policy=policy)
             return [str(r.metadata.get("dia_id")) for r in found.results]
 
         queries[name] = query
@@ -333,6 +371,11 @@ def measure(
     for system in systems:
         per_round = times[system.name]
         system.latencies = [statistics.median(v) for v in zip(*per_round, strict=True)]
+        # Session level wants a deep ranking (LongMemEval reads it until it spans 10
+        # sessions): one untimed pass at the deepest limit a search takes.
+        for conv, qs in zip(queries, questions, strict=True):
+            for q in qs:
+                system.add_sessions(q, conv[system.name](q.text, SESSION_DEPTH))
 
 
 def make_embedder(name: str) -> Any:
@@ -377,6 +420,55 @@ def table(results: list[SystemResult], baseline: SystemResult) -> str:
     return "\n".join(lines)
 
 
+CATEGORY_NAMES = {
+    1: "multi-hop",
+    2: "temporal",
+    3: "open-domain",
+    4: "single-hop",
+    5: "adversarial",
+}
+
+
+def depth_table(results: list[SystemResult], baseline: SystemResult) -> str:
+    """Session level (LongMemEval's turn-to-session any-hit / all-hit at 10 sessions, from a
+    ranking of up to 50 turns) and the depth each system returned at limit 20."""
+    lines = [
+        (
+            "| system | session any-hit@10 | session all-hit@10 | any-hit − FTS5 "
+            "| all-hit − FTS5 | rows returned at limit 20, median | questions with < 10 rows |"
+        ),
+        "|---|---|---|---|---|---|---|",
+    ]
+    base_any, base_all = _mean(baseline.session_any), _mean(baseline.session_all)
+    for r in results:
+        few = sum(1 for n in r.returned if n < 10) / max(1, len(r.returned))
+        lines.append(
+            f"| {r.name} | {_mean(r.session_any):.3f} | {_mean(r.session_all):.3f} "
+            f"| {_mean(r.session_any) - base_any:+.3f} | {_mean(r.session_all) - base_all:+.3f} "
+            f"| {statistics.median(r.returned) if r.returned else 0:.1f} | {few:.0%} |"
+        )
+    return "\n".join(lines)
+
+
+def category_table(results: list[SystemResult]) -> str:
+    """R@5 / MRR / R@20 per LoCoMo category (5, adversarial, outside the main set)."""
+    cats = sorted({c for r in results for c in r.categories})
+    head = " | ".join(f"{CATEGORY_NAMES.get(c, c)} ({c}) R@5 / MRR / R@20" for c in cats)
+    lines = [f"| system | {head} |", "|---|" + "---|" * len(cats)]
+    for r in results:
+        cells = []
+        for c in cats:
+            sc = r.categories.get(c, Scores())
+            cells.append(f"{sc.mean(5):.3f} / {sc.mean():.3f} / {sc.mean(20):.3f}")
+        lines.append(f"| {r.name} | " + " | ".join(cells) + " |")
+    counts = ", ".join(f"{c}: {len(results[0].categories.get(c, Scores()).mrr)}" for c in cats)
+    return "\n".join(lines) + f"\n\nQuestions per category: {counts}."
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
 def _ours(
     label: str, ablation: bool
 ) -> tuple[dict[str, SystemResult], dict[str, dict[str, float]]]:
@@ -384,7 +476,7 @@ def _ours(
     and without feedback and lead) and the weight changes of the ablation systems."""
     ours = {
         f"mnemon default ({label})": SystemResult(f"mnemon default ({label})"),
-        f"mnemon exhaustive-v1 ({label})": SystemResult(f"mnemon exhaustive-v1 ({label})"),
+        f"mnemon strict-v1 ({label})": SystemResult(f"mnemon strict-v1 ({label})"),
     }
     variants: dict[str, dict[str, float]] = {}
     if ablation:
@@ -470,6 +562,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         "rounds per query (systems in rotated order each round)."
     )
     print(table(systems, fts))
+    print()
+    print(depth_table(systems, fts))
+    print()
+    print(category_table(systems))
 
 
 if __name__ == "__main__":

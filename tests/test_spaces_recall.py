@@ -100,7 +100,7 @@ def test_policy_boundaries_end_to_end(tmp_path: Path, closing: list[MemorySpaces
     ]
     spaces = scripted_spaces(tmp_path, ScriptedProvider(rows))
     closing.append(spaces)
-    result = spaces.search("anything at all", limit=10)
+    result = spaces.search("anything at all", limit=10, policy=spaces.envelope_policy)
     got = {r.content: (r.relevance_tier, r.normalized_score, r.score) for r in result.results}
     assert got == {
         "exactly high": ("high", 0.6, 0.6),
@@ -115,6 +115,19 @@ def test_policy_boundaries_end_to_end(tmp_path: Path, closing: list[MemorySpaces
     assert (stats.dropped_low_score, stats.dropped_non_positive_score) == (1, 1)
     assert (stats.unscored, stats.unscaled, stats.dropped_invalid_score) == (1, 1, 0)
     assert stats.policy_id == "strict-v1"
+    # Without a policy nothing is cut: every finite row, each with its tier.
+    deep = spaces.search("anything at all", limit=10)
+    tiers = {r.content: r.relevance_tier for r in deep.results}
+    assert tiers == {
+        "exactly high": "high",
+        "just medium": "medium",
+        "low edge medium": "medium",
+        "just low": "low",
+        "zero": "low",
+        "no score": "unknown",
+        "above one": "unknown",
+    }
+    assert deep.policy_id == "exhaustive-v1"
 
 
 def test_non_normalized_provider_rows_are_unknown_and_capped(
@@ -123,8 +136,9 @@ def test_non_normalized_provider_rows_are_unknown_and_capped(
     rows = [(f"row {i}", 0.95) for i in range(5)]
     spaces = scripted_spaces(tmp_path, ScriptedProvider(rows, normalized=False))
     closing.append(spaces)
-    result = spaces.search("rows please", limit=10)
+    result = spaces.search("rows please", limit=10, policy=spaces.envelope_policy)
     assert [r.content for r in result.results] == ["row 0", "row 1"]
+    assert len(spaces.search("rows please", limit=10).results) == 5
     assert {r.relevance_tier for r in result.results} == {"unknown"}
     assert all(r.score == 0.95 for r in result.results)
 
@@ -137,7 +151,7 @@ def test_medium_and_unknown_caps_and_no_padding(
     rows += [(f"low {i}", 0.1) for i in range(5)]
     spaces = scripted_spaces(tmp_path, ScriptedProvider(rows))
     closing.append(spaces)
-    result = spaces.search("caps", limit=20)
+    result = spaces.search("caps", limit=20, policy="strict-v1")
     contents = [r.content for r in result.results]
     # Single provider: sorted by raw score; unscored rows after scored ones.
     assert contents == [
@@ -149,13 +163,16 @@ def test_medium_and_unknown_caps_and_no_padding(
         "unknown a",
         "unknown b",
     ]
-    small = spaces.search("caps", limit=3)
+    small = spaces.search("caps", limit=3, policy="strict-v1")
     assert [r.content for r in small.results] == ["high one", "medium 0", "medium 1"]
     balanced = spaces.search("caps", limit=20, policy="balanced-v1")
     assert [r.content for r in balanced.results][-5:] == [f"low {i}" for i in range(5)]
     exhaustive = spaces.search("caps", limit=20, policy="exhaustive-v1")
     assert len(exhaustive.results) == 15
     assert exhaustive.policy_id == "exhaustive-v1"
+    # The default search is the depth: the same 15 rows, in the same order.
+    deep = spaces.search("caps", limit=20)
+    assert [r.content for r in deep.results] == [r.content for r in exhaustive.results]
 
 
 def test_a_failing_policy_falls_back_to_strict() -> None:

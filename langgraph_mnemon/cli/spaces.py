@@ -128,7 +128,8 @@ def spaces_search(
         list[str] | None, typer.Option("--space", "-s", help="Only this space (repeat).")
     ] = None,
     policy: Annotated[
-        str | None, typer.Option(help="strict-v1, balanced-v1 or exhaustive-v1.")
+        str | None,
+        typer.Option(help="A quality cut: strict-v1, balanced-v1 or exhaustive-v1 (none: depth)."),
     ] = None,
     as_json: JsonOption = False,
 ) -> None:

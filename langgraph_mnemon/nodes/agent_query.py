@@ -36,7 +36,10 @@ def search(state: dict[str, Any], *, spaces: MemorySpaces) -> dict[str, Any]:
     """Memory Spaces recall for the question; a kernel refusal is raised as it is."""
     try:
         found = spaces.search(
-            state["query"], limit=state.get("limit", 10), space_ids=state.get("space_ids")
+            state["query"],
+            limit=state.get("limit", 10),
+            space_ids=state.get("space_ids"),
+            policy=spaces.envelope_policy,  # the rows go to the answering model
         )
     except MnemonError as exc:
         if exc.decision is not None:  # a kernel refusal comes out typed: nothing was read

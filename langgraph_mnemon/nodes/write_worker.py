@@ -207,7 +207,9 @@ class WorkerRun:
 
     def _recall(self, args: dict[str, Any]) -> Any:
         a = _Recall.model_validate(args)
-        found = self.spaces.search(a.query, limit=6, space_ids=a.space_ids or None)
+        found = self.spaces.search(
+            a.query, limit=6, space_ids=a.space_ids or None, policy=self.spaces.envelope_policy
+        )
         return [
             {"id": r.id, "memory_body_id": r.space_id, "content": r.content[:1200]}
             for r in found.results

@@ -357,9 +357,14 @@ def forget(host: Mnemon, space_id: str, memory_id: str) -> MemoryReceipt:
 
 
 def recall(host: Mnemon, body: m.RecallRequest) -> RecallResult:
-    """Direct federated search over active (or named) spaces, without a turn envelope."""
+    """Direct federated search over active (or named) spaces, without a turn envelope: the
+    depth asked, cut only by the ``policy`` the body names."""
     return host.spaces.search(
-        body.query, limit=body.limit, mode=body.mode, space_ids=body.space_ids
+        body.query,
+        limit=body.limit,
+        mode=body.mode,
+        space_ids=body.space_ids,
+        policy=body.policy,
     )
 
 

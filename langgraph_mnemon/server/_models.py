@@ -234,6 +234,8 @@ class RecallRequest(Body):
     ) = None
     limit: Annotated[int, Field(ge=1, le=50)] | SkipJsonSchema[None] = None
     mode: SearchMode = "smart"
+    # None: no cut (the depth asked); a policy id applies that quality cut to the ranking.
+    policy: Literal["strict-v1", "balanced-v1", "exhaustive-v1"] | SkipJsonSchema[None] = None
 
     _spaces = field_validator("space_ids")(_at_least_one_space)
 

@@ -113,7 +113,9 @@ def related_space(view: TurnView, space_id: str | None) -> str:
 def _search_spaces(
     ctx: ToolContext, route: RouteOffer, q: SpacesSearchInput, spaces: list[str]
 ) -> dict[str, Any]:
-    found = ctx.spaces.search(q.query, limit=q.limit, space_ids=spaces)
+    found = ctx.spaces.search(
+        q.query, limit=q.limit, space_ids=spaces, policy=ctx.spaces.envelope_policy
+    )
     items, cut = bounded(route, list(found.results))
     out: dict[str, Any] = {"query": found.query, "results": items, "truncated": cut}
     if found.hint:

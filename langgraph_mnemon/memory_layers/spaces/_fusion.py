@@ -3,9 +3,10 @@
 * :func:`candidate_limit` — rows asked of each provider: ``min(50, max(limit, ⌈limit×m⌉))``.
 * :func:`fuse` — reciprocal-rank fusion ``1/(60+rank)`` when more than one provider *kind* was
   queried; otherwise rows are ordered by their raw score. Raw scores are never rewritten.
-* Quality policies (:func:`apply_quality`): ``strict-v1`` (default), ``balanced-v1`` and
-  ``exhaustive-v1``, registered by id; a policy that raises or returns something invalid falls
-  back to ``strict-v1`` and the fallback is recorded.
+* Quality policies (:func:`apply_quality`): ``strict-v1`` (the model's envelope by default),
+  ``balanced-v1`` and ``exhaustive-v1`` (what a search without a policy runs: every ranked
+  row, each classified, nothing cut), registered by id; a policy that raises or returns
+  something invalid falls back to ``strict-v1`` and the fallback is recorded.
 * Anchors and coverage plans (:func:`extract_anchors`, :func:`coverage_plan`): dates, letter-led
   identifiers, percentages (``12%``, ``12 percent``, ``百分之12``, ``百分之十二``), clock times,
   versions and integers; a lexical plan uses the Documents tokenizer (§4.4).
@@ -28,6 +29,7 @@ from langgraph_mnemon.memory_layers.text import required_coverage, tokenize
 
 __all__ = [
     "CANDIDATE_CAP",
+    "DEPTH_POLICY",
     "MAX_ANCHORS",
     "RECOVERY_TOKEN_CAP",
     "RRF_K",
@@ -48,6 +50,7 @@ __all__ = [
     "normalize_anchor_text",
     "quality_policies",
     "register_quality_policy",
+    "strict_selection",
 ]
 
 CANDIDATE_CAP = 50
@@ -55,6 +58,7 @@ RRF_K = 60
 MAX_ANCHORS = 8
 RECOVERY_TOKEN_CAP = 32
 DEFAULT_POLICY = "strict-v1"
+DEPTH_POLICY = "exhaustive-v1"  # a search no caller asked to cut: depth, tiers on every row
 _POLICY_ID = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
 
 Tier = Literal["high", "medium", "low", "unknown"]
@@ -216,6 +220,12 @@ class StrictV1:
         unknowns = [c for c in ranked if c.tier == "unknown"][: settings.max_unknown_results]
         chosen = {id(c) for c in (highs + mediums + unknowns)[:limit]}
         return [c for c in ranked if id(c) in chosen]
+
+
+def strict_selection(ranked: Sequence[Candidate], settings: QualitySettings) -> list[Candidate]:
+    """The rows of ``ranked`` strict-v1 keeps, with no row limit: the head a deeper selection
+    must leave in its place (coverage ordering never lifts a deeper row above it)."""
+    return StrictV1().select(ranked, len(ranked), settings)
 
 
 class BalancedV1:

@@ -31,6 +31,7 @@ from langgraph_mnemon.memory_layers.spaces._fusion import (
     covering,
     fuse,
     quality_stats,
+    strict_selection,
 )
 from langgraph_mnemon.memory_layers.spaces._models import (
     MemoryProvider,
@@ -248,8 +249,12 @@ class FederatedSearch:
         need = plan.required
         # Plan-covering rows first; each group keeps the fused order (sorting the covering
         # rows by raw match count measured worse on LoCoMo-R: common words inflate counts).
+        # Depth must not reorder the top: the rows strict-v1 would keep come first (covering
+        # ones ahead), then the deeper rows (covering ones ahead).
+        head = {id(c) for c in strict_selection(outcome.selected, self.quality)}
         outcome.selected = sorted(
-            outcome.selected, key=lambda c: 0 if need and c.coverage >= need else 1
+            outcome.selected,
+            key=lambda c: (id(c) not in head, 0 if need and c.coverage >= need else 1),
         )
         report = RecoveryReport(
             kind=plan.kind,

@@ -61,7 +61,7 @@ from langgraph_mnemon.memory_layers.spaces._catalog import (
     owners_of,
 )
 from langgraph_mnemon.memory_layers.spaces._fanout import ProviderCalls
-from langgraph_mnemon.memory_layers.spaces._fusion import QualitySettings
+from langgraph_mnemon.memory_layers.spaces._fusion import DEPTH_POLICY, QualitySettings
 from langgraph_mnemon.memory_layers.spaces._health import (
     HEALTH_TIMEOUT_SECONDS,
     PROBE_BINDING,
@@ -158,7 +158,9 @@ class MemorySpaces:
             database on open).
         providers: :class:`MemoryProvider` objects, keyed by their descriptor id.
         quality: Thresholds of the recall quality policies.
-        policy: The recall quality policy id (``strict-v1``, ``balanced-v1``, ...).
+        policy: The quality policy of the model's recall envelope (``strict-v1``,
+            ``balanced-v1``, ...): what :attr:`envelope_policy` names. A plain :meth:`search`
+            is not the envelope and cuts nothing unless a caller names a policy.
         candidate_multiplier: Rows asked of each space per result wanted (1-5).
         default_limit: Results of a search without ``limit`` (1-50).
         timeout_ms: How long a provider may take per call (100-120,000).
@@ -782,12 +784,18 @@ class MemorySpaces:
             category: Only rows of this category (``fact``, ``decision``, ... ``CATEGORIES``).
             source: Only rows from this source (user, agent, external).
             intent: The question's intent (WHY, WHEN, ENTITY, GENERAL), handed to providers.
-            policy: A quality policy id for this call instead of the configured one.
+            policy: A quality policy that selects among the ranked rows (e.g.
+                :attr:`envelope_policy`, ``strict-v1``). Default: none cuts, ``limit`` rows
+                come back whenever the spaces hold that many matching rows (smart mode ranks
+                every row with a vector), each with its ``normalized_score`` and
+                ``relevance_tier``.
             verbatim: Keep every row's content as stored (a store item's JSON text: what the
                 ``BaseStore`` facade decodes back into the value).
 
         Returns:
             A :class:`RecallResult`: ``results`` best first, one ``sources`` report per space.
+            The model's envelope (turn recall, a view's search tool) passes
+            ``policy=spaces.envelope_policy`` and so gets the configured cut.
 
         Raises:
             InvalidInputError: a bad ``query``, ``limit``, ``mode``, filter, policy or space list.
@@ -807,7 +815,7 @@ class MemorySpaces:
             category=category,
             source=source,
             intent=intent,
-            policy_id=self._policy if policy is None else policy,
+            policy_id=DEPTH_POLICY if policy is None else policy,
             default_limit=self._default_limit,
         )
         records = self._catalog.readable(space_ids)
@@ -815,6 +823,18 @@ class MemorySpaces:
         return found if verbatim else recalled(found)
 
     asearch = async_form(search)
+
+    @property
+    def envelope_policy(self) -> str:
+        """The quality policy of the model's recall envelope (``recall_quality.policy``,
+        ``strict-v1`` by default): the callers that show rows to a model pass it to
+        :meth:`search`.
+
+        Example:
+            >>> spaces.search("staging port", policy=spaces.envelope_policy).policy_id
+            'strict-v1'
+        """
+        return self._policy
 
     def _federated(self) -> FederatedSearch:
         return FederatedSearch(

@@ -290,8 +290,19 @@ class RelatedEvidence(FrozenModel):
 class SpaceSearcher(Protocol):
     """What recall needs of Memory Spaces (``MemorySpaces`` satisfies it)."""
 
+    @property
+    def envelope_policy(self) -> str:
+        """The quality policy recall passes to :meth:`search` (the model's envelope)."""
+        ...
+
     def search(
-        self, query: str, *, limit: int | None = ..., mode: str = ..., space_ids: Any = ...
+        self,
+        query: str,
+        *,
+        limit: int | None = ...,
+        mode: str = ...,
+        space_ids: Any = ...,
+        policy: str | None = ...,
     ) -> Any: ...
 
     def related(

@@ -356,6 +356,7 @@ class RecallEnvelope:
                     limit=request.limit,
                     mode=request.mode,
                     space_ids=list(request.space_ids),
+                    policy=spaces.envelope_policy,  # the model's envelope: the configured cut
                 )
             except BaseException as exc:
                 return self._settle(step, request, None, exc)

@@ -498,9 +498,23 @@ def apply_feedback(
             final[seq] = min(1.0, value + share * lexical(texts[seq]))
 
 
-def ranked_seqs(final: Mapping[int, float], limit: int) -> list[int]:
-    """The ``limit`` best rows with a positive score; ties go to the newer row."""
-    return sorted((s for s in final if final[s] > 0), key=lambda s: (-final[s], -s))[:limit]
+def ranked_seqs(
+    final: Mapping[int, float], limit: int, fill: Mapping[int, float] | None = None
+) -> list[int]:
+    """The ``limit`` best rows with a positive score (ties go to the newer row); when fewer
+    than ``limit`` score, the depth is filled with the scored rows of ``fill`` (seq -> cosine:
+    the dense pool) that scored nothing, most similar first: a search asked for k rows
+    returns k whenever the space holds them.
+
+    Example:
+        >>> ranked_seqs({1: 0.5, 2: 0.0, 3: 0.0}, 3, fill={2: 0.1, 3: 0.2})
+        [1, 3, 2]
+    """
+    ranked = sorted((s for s in final if final[s] > 0), key=lambda s: (-final[s], -s))[:limit]
+    if fill and len(ranked) < limit:
+        rest = (s for s in fill if s in final and final[s] <= 0)
+        ranked += sorted(rest, key=lambda s: (-fill[s], -s))[: limit - len(ranked)]
+    return ranked
 
 
 def matched_via(lexical: float, semantic: float) -> str:

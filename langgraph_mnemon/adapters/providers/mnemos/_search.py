@@ -291,7 +291,7 @@ def rank(
         apply_neighbour_boost(final, base, near, weights.neighbour)
     if weights.prf > 0 and request.mode == "smart" and frequencies is not None and final:
         _feedback(final, fetched, terms, weights, frequencies, score.parsed)
-    return ranked_seqs(final, request.limit), base, final
+    return ranked_seqs(final, request.limit, fetched.dense), base, final
 
 
 def _feedback(
@@ -444,6 +444,7 @@ def results(
         if row is None:
             continue
         _, lexical, semantic = base[seq]
-        via = matched_via(lexical, semantic)
+        # A row that scored nothing is there to fill the depth, from the dense pool.
+        via = matched_via(lexical, semantic) if final[seq] > 0 else "semantic"
         out.append(insight(row, space, score=round(final[seq], 6), via=via))
     return ProviderSearchResult(results=out)

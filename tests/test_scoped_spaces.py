@@ -93,7 +93,12 @@ def mem(database_url: str, tmp_path: Path) -> Iterator[Mnemon]:
 
 
 def _contents(result: Any) -> list[str]:
-    return sorted(r.content for r in result.results)
+    """The rows the query matched. A search's depth adds their neighbours in the same space
+    (``matched_via="neighbour"``); those must be the caller's too, checked here."""
+    spaces = {r.space_id for r in result.results if r.matched_via != "neighbour"}
+    for row in result.results:
+        assert row.matched_via != "neighbour" or row.space_id in spaces, row
+    return sorted(r.content for r in result.results if r.matched_via != "neighbour")
 
 
 def _not_found(call: Callable[[], Any]) -> NotFoundError:

@@ -11,6 +11,7 @@ Real hosts on a SQLite file and on PostgreSQL, with the default offline embedder
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -136,3 +137,54 @@ def test_the_envelope_policy_is_the_configured_one(tmp_path: Path) -> None:
         assert host.spaces.search("kitchen tap", space_ids=["notes"]).policy_id == ("exhaustive-v1")
     finally:
         host.close()
+
+
+TALK = [
+    "Caroline: I repaired the old bicycle chain this weekend.",
+    "Melanie: We celebrated my daughter's birthday with a concert last night!",
+    "Caroline: Wow, who played?",
+    "Melanie: It was Matt Patterson, he is so talented.",
+    "Caroline: My sister adopted a grey rabbit.",
+    "Melanie: The museum trip with the kids was fun.",
+]
+
+
+@pytest.fixture
+def talk(database_url: str, tmp_path: Path) -> Iterator[Mnemon]:
+    """A chat, one memory per turn, keyword-only (the lift comes from the neighbours)."""
+    host = Mnemon.open(
+        tmp_path / "t",
+        database_url=database_url,
+        chroma={"enabled": False},
+        embedding={"enabled": False},
+    )
+    try:
+        host.spaces.create_space("Chat", space_id="chat")
+        host.spaces.remember_many(
+            [{"content": t, "category": "context"} for t in TALK], space_id="chat"
+        )
+        yield host
+    finally:
+        host.close()
+
+
+def test_the_reply_beside_a_matching_turn_is_ranked(talk: Mnemon) -> None:
+    question = "Who performed at the concert for the daughter's birthday?"
+    found = talk.spaces.search(question, limit=4, space_ids=["chat"])
+    contents = [r.content for r in found.results]
+    assert contents[0] == TALK[1]
+    assert TALK[2] in contents  # the turns either side of it
+    assert TALK[0] in contents
+    beside = [r for r in found.results if r.content in (TALK[0], TALK[2])]
+    assert {r.matched_via for r in beside} == {"neighbour"}
+    assert all(0 < (r.score or 0) < found.results[0].score for r in beside)  # type: ignore[operator]
+    # A filtered search reads neighbours unfiltered, so none joins it.
+    filtered = talk.spaces.search(question, limit=4, space_ids=["chat"], category="context")
+    assert [r.content for r in filtered.results] == [TALK[1]]
+
+
+def test_the_neighbour_lift_can_be_turned_off(talk: Mnemon) -> None:
+    native = talk.spaces.provider("mnemos")
+    native.weights = dataclasses.replace(native.weights, adjacent=0.0)  # type: ignore[attr-defined]
+    found = talk.spaces.search("concert birthday", limit=4, space_ids=["chat"])
+    assert [r.content for r in found.results] == [TALK[1]]

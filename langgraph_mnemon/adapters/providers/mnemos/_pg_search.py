@@ -42,7 +42,11 @@ from langgraph_mnemon.adapters.providers.mnemos._search import (
     rank,
     results,
 )
-from langgraph_mnemon.adapters.providers.mnemos._sql import SqlVectors, document_frequencies
+from langgraph_mnemon.adapters.providers.mnemos._sql import (
+    SqlVectors,
+    document_frequencies,
+    full_rows,
+)
 from langgraph_mnemon.memory_layers.mnemos.schema import JsonText
 from langgraph_mnemon.memory_layers.spaces import (
     ProviderSearchRequest,
@@ -398,7 +402,11 @@ def _ranked(
     ranked, base, final = rank(
         fetched, terms, request, query_vector, context, neighbours, frequencies
     )
-    return results(space, ranked, {seq: _row(read.full[seq]) for seq in ranked}, base, final)
+    full = {seq: _row(read.full[seq]) for seq in ranked if seq in read.full}
+    beside = [seq for seq in ranked if seq not in full]  # neighbours that joined the ranking
+    if beside:
+        full.update(full_rows(conn, beside))
+    return results(space, ranked, full, base, final)
 
 
 _JSON = JsonText()

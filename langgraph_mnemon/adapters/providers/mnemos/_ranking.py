@@ -42,6 +42,7 @@ __all__ = [
     "VectorCache",
     "VectorCaches",
     "VectorSource",
+    "apply_adjacent",
     "apply_feedback",
     "apply_neighbour_boost",
     "expansion_terms",
@@ -67,7 +68,12 @@ class HybridWeights:
     is ``1 - dense``). ``unknown_term_weight`` is how much a query term that no row of the space
     contains counts in the ideal score. ``neighbour`` is the share of the best temporal
     neighbour's score added to a row in smart mode (a memory is often only meaningful next to
-    the one written just before or after it), computed for the ``neighbour_top`` best rows.
+    the one written just before or after it), computed for the ``neighbour_top`` best rows;
+    ``adjacent`` works the other way: a neighbour of one of those rows that was no candidate
+    joins the ranking with its own score plus ``adjacent`` times that row's score, so the
+    reply after a matching turn, which often shares no word with the question, is ranked
+    (0 turns it off; only in a search without category or source filters: neighbours are
+    read unfiltered).
     ``pool`` / ``dense_pool`` are the candidate pools taken from the keyword index and from the
     dense ranking; the keyword pool reads the postings of the rarest query terms up to
     ``posting_budget`` rows. The dense pool comes from an HNSW index in the database on
@@ -94,6 +100,7 @@ class HybridWeights:
     unknown_term_weight: float = 0.25
     neighbour: float = 0.2
     neighbour_top: int = 50
+    adjacent: float = 0.5
     pool: int = 100
     dense_pool: int = 50
     posting_budget: int = 10_000
@@ -421,6 +428,38 @@ class HybridScorer:
             return score
         first = self.parsed[text][2]
         return min(1.0, score + self.weights.lead) if first in self.query_terms else score
+
+
+def apply_adjacent(
+    final: dict[int, float],
+    base: Mapping[int, Score],
+    near: Mapping[int, tuple[int, ...]],
+    share: float,
+) -> set[int]:
+    """Add to ``final`` each neighbour of the rows of ``near`` that was no candidate, scored
+    its own score plus ``share`` of the best such row's final score (capped at 1); the
+    candidates keep their scores (lifting them too measured worse at the top ranks). Returns
+    the rows added.
+
+    Example:
+        >>> final = {1: 0.8}
+        >>> apply_adjacent(final, {1: (0.8, 0.8, 0), 2: (0.0, 0, 0)}, {1: (2,)}, 0.5)
+        {2}
+        >>> final
+        {1: 0.8, 2: 0.4}
+    """
+    candidates = set(final)
+    lifted: set[int] = set()
+    for seq, pair in near.items():
+        lift = share * final.get(seq, 0.0)
+        for other in pair:
+            if other not in base or other in candidates:
+                continue
+            value = min(1.0, base[other][0] + lift)
+            if value > final.get(other, 0.0):
+                final[other] = value
+                lifted.add(other)
+    return lifted
 
 
 def neighbour_candidates(base: Mapping[int, Score], top: int) -> list[int]:

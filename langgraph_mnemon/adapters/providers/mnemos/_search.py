@@ -35,6 +35,7 @@ from langgraph_mnemon.adapters.providers.mnemos._ranking import (
     Score,
     VectorCache,
     VectorCaches,
+    apply_adjacent,
     apply_feedback,
     apply_neighbour_boost,
     expansion_terms,
@@ -282,6 +283,7 @@ def rank(
     base = {seq: score(seq, text) for seq, text in fetched.rows.items()}
     final = {seq: parts[0] for seq, parts in base.items()}
     weights = context.weights
+    near: dict[int, tuple[int, ...]] = {}
     if weights.neighbour > 0 and request.mode == "smart" and base:
         # Score the neighbours of the best rows (reading the ones not yet scored) and lift
         # each of those rows by its best neighbour.
@@ -291,6 +293,9 @@ def rank(
         apply_neighbour_boost(final, base, near, weights.neighbour)
     if weights.prf > 0 and request.mode == "smart" and frequencies is not None and final:
         _feedback(final, fetched, terms, weights, frequencies, score.parsed)
+    if weights.adjacent > 0 and near and not (request.category or request.source):
+        # After feedback, which reads only candidates' terms: the neighbours join the ranking.
+        apply_adjacent(final, base, near, weights.adjacent)
     return ranked_seqs(final, request.limit, fetched.dense), base, final
 
 
@@ -424,6 +429,16 @@ def dense_pool(
     return cache, cache.top(query_vector, weights.dense_pool)
 
 
+def _via(lexical: float, semantic: float, final: float) -> str:
+    """How a ranked row was found: a row that scored nothing fills the depth from the dense
+    pool (``semantic``); one with neither signal that scored came with a neighbour."""
+    if final <= 0:
+        return "semantic"
+    if lexical <= 0 and semantic <= 0:
+        return "neighbour"
+    return matched_via(lexical, semantic)
+
+
 def results(
     space: SpaceBinding,
     ranked: list[int],
@@ -444,7 +459,6 @@ def results(
         if row is None:
             continue
         _, lexical, semantic = base[seq]
-        # A row that scored nothing is there to fill the depth, from the dense pool.
-        via = matched_via(lexical, semantic) if final[seq] > 0 else "semantic"
+        via = _via(lexical, semantic, final[seq])
         out.append(insight(row, space, score=round(final[seq], 6), via=via))
     return ProviderSearchResult(results=out)

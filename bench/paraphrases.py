@@ -166,8 +166,10 @@ def table(rows: Sequence[dict[str, Any]], size: int, command: str) -> str:
     lines = [
         f"Paraphrase pairs: {n} among {size:,} distractors; share with the memory in the top 5.",
         "",
-        "| embedder | (a) cosine | (b) provider smart | (c) spaces.search exhaustive "
-        "| provider p50 ms | target ≥ 80 % |",
+        (
+            "| embedder | (a) cosine | (b) provider smart | (c) spaces.search exhaustive "
+            "| provider p50 ms | target ≥ 80 % |"
+        ),
         "|---|---:|---:|---:|---:|---|",
     ]
     for r in rows:

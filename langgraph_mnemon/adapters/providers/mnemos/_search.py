@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -84,14 +84,17 @@ MAX_QUERY_TERMS = 64
 @dataclass(frozen=True)
 class SearchContext:
     """What a search needs from its provider: its weights, embedder and vector caches, the
-    time (``now``, the provider's clock) rows whose time to live ran out are gone at, and the
-    database's pgvector (None: the vectors are searched in memory)."""
+    time (``now``, the provider's clock) rows whose time to live ran out are gone at, the
+    database's pgvector (None: the vectors are searched in memory) and the rows' analysed terms
+    already split (``parsed``: a pure function of the text, so the provider keeps one across
+    searches; a new context starts empty)."""
 
     weights: HybridWeights
     embedder: Embedder | None
     caches: VectorCaches
     now: float
     pgvector: PgVector | None = None
+    parsed: dict[str, Any] = field(default_factory=dict)
 
 
 Neighbours = Callable[[list[int], set[int]], tuple[dict[int, tuple[int, ...]], dict[int, str]]]
@@ -278,6 +281,7 @@ def rank(
         context.weights,
         similarity_range(context.embedder),
         (fetched.cache, fetched.dense, query_vector),
+        parsed=context.parsed,
     )
     base = {seq: score(seq, text) for seq, text in fetched.rows.items()}
     final = {seq: parts[0] for seq, parts in base.items()}

@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from langgraph_mnemon.errors import ProviderError
+from langgraph_mnemon.memory_layers.mnemos.schema import JsonText
 from langgraph_mnemon.memory_layers.spaces import (
     BrowseRequest,
     DiscoveredSpace,
@@ -119,6 +120,44 @@ def _neighbour_statement(dialect: str) -> sa.Select[Any]:
     )
 
 
+# What :func:`insight` reads of a row, the JSON columns as their raw text: a search's rows are
+# decoded by :func:`_envelope` (most tags / entities lists are empty, and json.loads through
+# the column type was a good part of a search's time).
+_ENVELOPE = (
+    INSIGHTS.c.seq,
+    INSIGHTS.c.id,
+    INSIGHTS.c.content,
+    INSIGHTS.c.category,
+    INSIGHTS.c.importance,
+    sa.type_coerce(INSIGHTS.c.tags, sa.Text).label("tags"),
+    sa.type_coerce(INSIGHTS.c.entities, sa.Text).label("entities"),
+    INSIGHTS.c.source,
+    sa.type_coerce(INSIGHTS.c.metadata, sa.Text).label("metadata"),
+    INSIGHTS.c.created_at,
+)
+_ENVELOPE_KEYS = tuple(c.key for c in _ENVELOPE)
+_JSON_KEYS = ("tags", "entities", "metadata")
+_JSON = JsonText()
+
+
+def _json_value(text: str | None) -> Any:
+    """One stored JSON column's value, as the column type reads it (empty ones without a
+    parse)."""
+    if text == "[]":
+        return []
+    if text == "{}":
+        return {}
+    return _JSON.process_result_value(text, None)  # type: ignore[arg-type]
+
+
+def _envelope(row: Sequence[Any]) -> dict[str, Any]:
+    """A row of :data:`_ENVELOPE` as the mapping :func:`insight` reads."""
+    out = dict(zip(_ENVELOPE_KEYS, row, strict=True))
+    for key in _JSON_KEYS:
+        out[key] = _json_value(out[key])
+    return out
+
+
 # Not yet expired at ``now`` (rows without a time to live never expire; schema step 3).
 UNEXPIRED = sa.or_(INSIGHTS.c.expires_at.is_(None), INSIGHTS.c.expires_at > sa.bindparam("now"))
 
@@ -134,7 +173,7 @@ def _search_statements(dialect: str) -> dict[str, Any]:
             INSIGHTS.c.deleted_at.is_(None),
             UNEXPIRED,
         ),
-        "rows": sa.select(INSIGHTS).where(seqs),
+        "rows": sa.select(*_ENVELOPE).where(seqs),
         "near": _neighbour_statement(dialect),
         "df": sa.select(SPACE_TERMS.c.term, SPACE_TERMS.c.df).where(
             SPACE_TERMS.c.space_id == sa.bindparam("space"),
@@ -389,12 +428,12 @@ def terms_by_seq(
 
 
 def full_rows(conn: Connection, seqs: list[int]) -> dict[int, Mapping[str, Any]]:
-    """Whole rows by seq."""
+    """The rows by seq, with every field :func:`insight` reads (one statement)."""
     if not seqs:
         return {}
     params = {"seqs": _list_param(conn.dialect.name, seqs)}
-    rows = conn.execute(_reads(conn)["rows"], params).mappings()
-    return {int(r["seq"]): r for r in rows}
+    rows = conn.execute(_reads(conn)["rows"], params).all()
+    return {int(r[0]): _envelope(r) for r in rows}
 
 
 def neighbour_seqs(

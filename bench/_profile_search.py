@@ -69,8 +69,10 @@ _STAGES: list[tuple[Any, str, str]] = [
     (_provider.MnemosProvider, "search", "4 provider: search (public, all calls)"),
     (_provider.MnemosProvider, "_embed_query", "5 provider: embed query"),
     (_provider.MnemosProvider, "_search_rows", "5 provider: _search_rows"),
-    (_search, "search", "6 sql+rank: _search.search"),
+    (_provider, "search", "6 sql+rank: _search.search"),
     (_search, "space_stats", "7 sql: space_stats"),
+    (_search, "stats_and_frequencies", "7 sql: stats_and_frequencies"),
+    (_search, "neighbour_terms", "7 sql: neighbour_terms"),
     (_search, "document_frequencies", "7 sql: document_frequencies"),
     (_search, "_keyword_pool", "7 sql: keyword pool (FTS5)"),
     (_search, "_dense_pool", "7 dense pool (cache refresh + top)"),
@@ -82,13 +84,14 @@ _STAGES: list[tuple[Any, str, str]] = [
     (_search, "_feedback", "8 rank: feedback pass"),
     (_search, "apply_neighbour_boost", "8 rank: apply_neighbour_boost"),
     (_search, "ranked_seqs", "8 rank: ranked_seqs"),
-    (_ranking.HybridScorer, "__call__", "8 rank: HybridScorer.__call__"),
-    (_ranking.HybridScorer, "lexical", "9 rank: HybridScorer.lexical"),
+    (_ranking.HybridScorer, "__init__", "8 rank: HybridScorer.__init__"),
 ]
 
 
 def _install(fine: bool) -> None:
     for owner, attr, name in _STAGES if fine else _STAGES[:1]:
+        if not hasattr(owner, attr):  # a stage of another version of the code
+            continue
         setattr(owner, attr, _timed(name, getattr(owner, attr)))
 
 
@@ -136,7 +139,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                     mem.spaces.search(q.text, limit=K, space_ids=[sample])
             profile.disable()
             out = io.StringIO()
-            pstats.Stats(profile, stream=out).sort_stats("tottime").print_stats(40)
+            pstats.Stats(profile, stream=out).sort_stats("tottime").print_stats(45)
+            pstats.Stats(profile, stream=out).sort_stats("cumulative").print_stats(70)
             print(out.getvalue())
         _install(not args.total)
         per_search: dict[str, list[float]] = defaultdict(list)

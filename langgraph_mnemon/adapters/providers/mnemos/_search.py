@@ -52,8 +52,9 @@ from langgraph_mnemon.adapters.providers.mnemos._sql import (
     insight,
     lexical_pool,
     live_seqs,
-    neighbour_seqs,
+    neighbour_terms,
     space_stats,
+    stats_and_frequencies,
     terms_by_seq,
 )
 from langgraph_mnemon.memory_layers.spaces import (
@@ -143,11 +144,10 @@ def search(
         >>> with db.read() as conn:
         ...     search(conn, space, ProviderSearchRequest(query="tea"), ["tea"], None, ctx)
     """
-    stats = space_stats(conn, space.id)
+    stats, df = stats_and_frequencies(conn, space.id, terms)
     if stats is None:
         return ProviderSearchResult(results=[])
     docs, total_terms, version = stats
-    df = document_frequencies(conn, space.id, terms)
     pool = _keyword_pool(conn, space.id, request, terms, df, context.weights)
     cache, dense = _dense_pool(conn, space.id, version, request, query_vector, context)
     candidates = list(dict.fromkeys([*pool, *dense]))
@@ -160,10 +160,7 @@ def search(
     fetched = Fetched((docs, total_terms), df, rows, cache, dense)
 
     def neighbours(top: list[int], known: set[int]) -> tuple[dict, dict[int, str]]:
-        near = neighbour_seqs(conn, space.id, top, context.now)
-        missing = {s for pair in near.values() for s in pair} - known
-        found = terms_by_seq(conn, space.id, list(missing), None, context.now) if missing else {}
-        return near, found
+        return neighbour_terms(conn, space.id, top, context.now, known)
 
     def frequencies(words: list[str]) -> Mapping[str, int]:
         return document_frequencies(conn, space.id, words)

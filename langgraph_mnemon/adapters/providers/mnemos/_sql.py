@@ -62,11 +62,13 @@ __all__ = [
     "live_rows",
     "live_seqs",
     "neighbour_seqs",
+    "neighbour_terms",
     "related_walk",
     "rows_by_metadata",
     "space_stats",
     "space_status",
     "space_token",
+    "stats_and_frequencies",
     "terms_by_seq",
     "uncatalogued_spaces",
     "vector_models",
@@ -115,9 +117,45 @@ def _neighbour_statement(dialect: str) -> sa.Select[Any]:
         .order_by(inner.c.space_id, inner.c.deleted_at, inner.c.seq)
         .limit(1)
     ).scalar_subquery()
-    return sa.select(INSIGHTS.c.seq, before, after).where(
+    return sa.select(INSIGHTS.c.seq, before.label("before"), after.label("after")).where(
         _listed(INSIGHTS.c.seq, "seqs", sa.BigInteger, dialect)
     )
+
+
+def _neighbour_terms_statement(dialect: str) -> sa.Select[Any]:
+    """:func:`_neighbour_statement` with the analysed terms of both neighbours (one read where
+    the neighbours and then their terms were two)."""
+    near = _neighbour_statement(dialect).subquery("near")
+    before, after = INSIGHTS.alias("b"), INSIGHTS.alias("a")
+    joined = near.outerjoin(before, before.c.seq == near.c.before).outerjoin(
+        after, after.c.seq == near.c.after
+    )
+    return sa.select(
+        near.c.seq, near.c.before, before.c.terms, near.c.after, after.c.terms
+    ).select_from(joined)
+
+
+def _stats_and_df_statement(dialect: str) -> Any:
+    """The space's statistics (``kind`` 0) and its query terms' document frequencies
+    (``kind`` 1) in one read."""
+    stats = sa.select(
+        sa.literal(0).label("kind"),
+        sa.cast(sa.null(), sa.Text).label("term"),
+        SPACE_STATS.c.docs.label("n"),
+        SPACE_STATS.c.terms.label("total"),
+        SPACE_STATS.c.version.label("version"),
+    ).where(SPACE_STATS.c.space_id == sa.bindparam("space"))
+    df = sa.select(
+        sa.literal(1),
+        SPACE_TERMS.c.term,
+        SPACE_TERMS.c.df,
+        sa.null(),
+        sa.null(),
+    ).where(
+        SPACE_TERMS.c.space_id == sa.bindparam("space"),
+        _listed(SPACE_TERMS.c.term, "terms", sa.Text, dialect),
+    )
+    return sa.union_all(stats, df)
 
 
 # What :func:`insight` reads of a row, the JSON columns as their raw text: a search's rows are
@@ -175,6 +213,8 @@ def _search_statements(dialect: str) -> dict[str, Any]:
         ),
         "rows": sa.select(*_ENVELOPE).where(seqs),
         "near": _neighbour_statement(dialect),
+        "near_terms": _neighbour_terms_statement(dialect),
+        "stats_df": _stats_and_df_statement(dialect),
         "df": sa.select(SPACE_TERMS.c.term, SPACE_TERMS.c.df).where(
             SPACE_TERMS.c.space_id == sa.bindparam("space"),
             _listed(SPACE_TERMS.c.term, "terms", sa.Text, dialect),
@@ -298,6 +338,28 @@ def space_stats(conn: Connection, space_id: str) -> tuple[int, int, int] | None:
     return int(stats[0]), int(stats[1]), int(stats[2])
 
 
+def stats_and_frequencies(
+    conn: Connection, space_id: str, terms: list[str]
+) -> tuple[tuple[int, int, int] | None, dict[str, int]]:
+    """:func:`space_stats` and :func:`document_frequencies` of ``terms`` in one statement.
+
+    Example:
+        >>> stats_and_frequencies(conn, "notes", ["tea"])
+        ((12, 80, 3), {'tea': 2})
+    """
+    if not terms:
+        return space_stats(conn, space_id), {}
+    params = {"space": space_id, "terms": _list_param(conn.dialect.name, terms)}
+    stats: tuple[int, int, int] | None = None
+    df: dict[str, int] = {}
+    for kind, term, n, total, version in conn.execute(_reads(conn)["stats_df"], params).all():
+        if kind == 0:
+            stats = (int(n), int(total), int(version)) if int(n) > 0 else None
+        elif int(n) > 0:
+            df[term] = int(n)
+    return stats, df
+
+
 def document_frequencies(conn: Connection, space_id: str, terms: list[str]) -> dict[str, int]:
     """Per-space document frequency of the query terms that some live row contains."""
     if not terms:
@@ -347,9 +409,15 @@ class SqlVectors:
 
     def __init__(self, conn: Connection, space_id: str, model: str) -> None:
         self.conn = conn
-        # Space and model: the vector index covers them, so the summary and the seqs are read
-        # from the index alone (a vector of another dimension is the cache's to set aside).
-        self.where = sa.and_(VECTORS.c.space_id == space_id, VECTORS.c.model == model)
+        self.space_id = space_id
+        self.model = model
+
+    @property
+    def where(self) -> sa.ColumnElement[bool]:
+        """Space and model: the vector index covers them, so the summary and the seqs are read
+        from the index alone (a vector of another dimension is the cache's to set aside).
+        Built on first use: a search whose cache is current reads nothing."""
+        return sa.and_(VECTORS.c.space_id == self.space_id, VECTORS.c.model == self.model)
 
     def after(self, seq: int) -> tuple[list[Any], tuple[int, int]]:
         """``(seq, bytes)`` of the vectors with a seq above ``seq``, and ``(count, sum of
@@ -446,6 +514,31 @@ def neighbour_seqs(
     params = {"seqs": _list_param(conn.dialect.name, seqs), "space": space_id, "now": now}
     rows = conn.execute(_reads(conn)["near"], params).all()
     return {int(s): tuple(int(x) for x in (b, a) if x is not None) for s, b, a in rows}
+
+
+def neighbour_terms(
+    conn: Connection, space_id: str, seqs: list[int], now: float, known: set[int]
+) -> tuple[dict[int, tuple[int, ...]], dict[int, str]]:
+    """:func:`neighbour_seqs` and the analysed terms of the neighbours not in ``known`` (the
+    neighbours are live and unexpired, as :func:`terms_by_seq` reads them): one statement.
+
+    Example:
+        >>> neighbour_terms(conn, "notes", [5], now, {5})
+        ({5: (4, 6)}, {4: 'alic hike', 6: 'bob tea'})
+    """
+    if not seqs:
+        return {}, {}
+    params = {"seqs": _list_param(conn.dialect.name, seqs), "space": space_id, "now": now}
+    near: dict[int, tuple[int, ...]] = {}
+    found: dict[int, str] = {}
+    for seq, before, before_terms, after, after_terms in conn.execute(
+        _reads(conn)["near_terms"], params
+    ).all():
+        near[int(seq)] = tuple(int(x) for x in (before, after) if x is not None)
+        for other, text in ((before, before_terms), (after, after_terms)):
+            if other is not None and int(other) not in known:
+                found[int(other)] = text or ""
+    return near, found
 
 
 # ------------------------------------------------------------------ other reads

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -124,8 +125,12 @@ def _neighbour_statement(dialect: str) -> sa.Select[Any]:
 
 def _neighbour_terms_statement(dialect: str) -> sa.Select[Any]:
     """:func:`_neighbour_statement` with the analysed terms of both neighbours (one read where
-    the neighbours and then their terms were two)."""
-    near = _neighbour_statement(dialect).subquery("near")
+    the neighbours and then their terms were two). On SQLite the neighbours are a materialised
+    CTE: as a subquery SQLite flattens them into the join and looks each one up twice."""
+    if dialect == "sqlite" and sqlite3.sqlite_version_info >= (3, 35):
+        near = _neighbour_statement(dialect).cte("near").prefix_with("MATERIALIZED")
+    else:
+        near = _neighbour_statement(dialect).subquery("near")
     before, after = INSIGHTS.alias("b"), INSIGHTS.alias("a")
     joined = near.outerjoin(before, before.c.seq == near.c.before).outerjoin(
         after, after.c.seq == near.c.after

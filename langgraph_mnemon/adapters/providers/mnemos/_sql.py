@@ -245,6 +245,29 @@ def _reads(conn: Connection) -> dict[str, Any]:
     return found
 
 
+# SQLite: each search read compiled once to ``(SQL, parameter order, default values)``.
+_DRIVER: dict[str, tuple[str, tuple[str, ...], dict[str, Any]]] = {}
+
+
+def _search_rows(conn: Connection, name: str, params: Mapping[str, Any]) -> list[Any]:
+    """The rows of the search read ``name`` (:func:`_search_statements`). On SQLite it runs on
+    the transaction's driver connection with its SQL compiled once (the read's columns need
+    no result processing), where SQLAlchemy's per-call statement and row handling cost as
+    much as SQLite's own work; elsewhere through SQLAlchemy."""
+    if conn.dialect.name != "sqlite":
+        return list(conn.execute(_reads(conn)[name], params).all())
+    found = _DRIVER.get(name)
+    if found is None:
+        compiled = _reads(conn)[name].compile(dialect=conn.dialect)
+        order = tuple(compiled.positiontup or ())
+        found = _DRIVER.setdefault(name, (str(compiled), order, dict(compiled.params)))
+    sql, order, defaults = found
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    values = tuple(params[k] if k in params else defaults[k] for k in order)
+    return driver.execute(sql, values).fetchall()
+
+
 # ------------------------------------------------------------------ keyword-index tokens
 
 
@@ -357,7 +380,7 @@ def stats_and_frequencies(
     params = {"space": space_id, "terms": _list_param(conn.dialect.name, terms)}
     stats: tuple[int, int, int] | None = None
     df: dict[str, int] = {}
-    for kind, term, n, total, version in conn.execute(_reads(conn)["stats_df"], params).all():
+    for kind, term, n, total, version in _search_rows(conn, "stats_df", params):
         if kind == 0:
             stats = (int(n), int(total), int(version)) if int(n) > 0 else None
         elif int(n) > 0:
@@ -370,7 +393,7 @@ def document_frequencies(conn: Connection, space_id: str, terms: list[str]) -> d
     if not terms:
         return {}
     params = {"space": space_id, "terms": _list_param(conn.dialect.name, terms)}
-    return {t: int(n) for t, n in conn.execute(_reads(conn)["df"], params).all() if int(n) > 0}
+    return {t: int(n) for t, n in _search_rows(conn, "df", params) if int(n) > 0}
 
 
 def lexical_pool(
@@ -491,12 +514,14 @@ def terms_by_seq(
     ``request`` when given)."""
     if not seqs:
         return {}
-    stmt = _reads(conn)["terms"]
-    if request is not None and request.category:
-        stmt = stmt.where(INSIGHTS.c.category == request.category)
-    if request is not None and request.source:
-        stmt = stmt.where(INSIGHTS.c.source == request.source)
     params = {"seqs": _list_param(conn.dialect.name, seqs), "space": space_id, "now": now}
+    if request is None or not (request.category or request.source):
+        return {int(s): t or "" for s, t in _search_rows(conn, "terms", params)}
+    stmt = _reads(conn)["terms"]
+    if request.category:
+        stmt = stmt.where(INSIGHTS.c.category == request.category)
+    if request.source:
+        stmt = stmt.where(INSIGHTS.c.source == request.source)
     return {int(s): t or "" for s, t in conn.execute(stmt, params).all()}
 
 
@@ -505,8 +530,7 @@ def full_rows(conn: Connection, seqs: list[int]) -> dict[int, Mapping[str, Any]]
     if not seqs:
         return {}
     params = {"seqs": _list_param(conn.dialect.name, seqs)}
-    rows = conn.execute(_reads(conn)["rows"], params).all()
-    return {int(r[0]): _envelope(r) for r in rows}
+    return {int(r[0]): _envelope(r) for r in _search_rows(conn, "rows", params)}
 
 
 def neighbour_seqs(
@@ -536,9 +560,7 @@ def neighbour_terms(
     params = {"seqs": _list_param(conn.dialect.name, seqs), "space": space_id, "now": now}
     near: dict[int, tuple[int, ...]] = {}
     found: dict[int, str] = {}
-    for seq, before, before_terms, after, after_terms in conn.execute(
-        _reads(conn)["near_terms"], params
-    ).all():
+    for seq, before, before_terms, after, after_terms in _search_rows(conn, "near_terms", params):
         near[int(seq)] = tuple(int(x) for x in (before, after) if x is not None)
         for other, text in ((before, before_terms), (after, after_terms)):
             if other is not None and int(other) not in known:

@@ -281,6 +281,11 @@ def fts_text(space_token: str, terms: str) -> str:
     return " ".join(space_token + t for t in terms.split())
 
 
+_FTS_POOL = (
+    f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? ORDER BY bm25({FTS_TABLE}) LIMIT ?"
+)
+
+
 def _fts_query(space_token: str, terms: Sequence[str], conjunction: str) -> str:
     return f" {conjunction} ".join(f'"{space_token}{t}"' for t in terms)
 
@@ -404,14 +409,9 @@ def lexical_pool(
         return []
     if conn.dialect.name == "sqlite":
         query = _fts_query(space_token(space_id), terms, conjunction)
-        return [
-            int(r[0])
-            for r in conn.exec_driver_sql(
-                f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? "
-                f"ORDER BY bm25({FTS_TABLE}) LIMIT ?",
-                (query, pool),
-            ).all()
-        ]
+        driver = conn.connection.driver_connection  # as _search_rows: no per-call wrapping
+        assert driver is not None
+        return [int(r[0]) for r in driver.execute(_FTS_POOL, (query, pool)).fetchall()]
     if conn.dialect.name == "postgresql":
         return [
             int(r[0])

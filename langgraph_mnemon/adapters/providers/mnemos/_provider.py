@@ -73,7 +73,7 @@ from langgraph_mnemon.storage.db import Database, sqlite_file
 
 __all__ = ["MnemosProvider"]
 
-_PARSED_ROWS = 200_000  # split rows kept across searches (a few hundred bytes each)
+_PARSED_ROWS = 20_000  # split rows kept across searches (about 3 KB each: ~60 MB at most)
 
 
 class MnemosProvider(BaseProvider):

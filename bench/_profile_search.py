@@ -14,6 +14,7 @@ Not a test; it needs ``../shared/bench/locomo-dev.json``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import functools
 import io
@@ -23,12 +24,13 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._common import fresh_database
 from bench.locomo import DATA, K, load, memory_items
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.adapters.providers.mnemos import _provider, _ranking, _search
@@ -116,6 +118,16 @@ def _table(per_search: dict[str, list[float]], calls: dict[str, list[int]]) -> s
     return "\n".join(lines)
 
 
+@contextlib.contextmanager
+def _database(url: str | None) -> Iterator[str | None]:
+    """A fresh PostgreSQL database on ``url``'s server (dropped after), or None: SQLite."""
+    if not url:
+        yield None
+        return
+    with fresh_database(url, "profile") as fresh:
+        yield fresh
+
+
 def _print_min_of(mem: Any, data: list[tuple[str, list[Any]]], repeat: int) -> None:
     """Each question searched ``repeat`` times in a row, its fastest time kept: a measure of
     the work a search does that the other processes of a busy machine disturb little."""
@@ -140,14 +152,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument(
+        "--database-url", default=None, help="PostgreSQL server (a fresh database on it)."
+    )
+    parser.add_argument(
         "--min-of", type=int, default=0, help="Also each question's fastest of N searches."
     )
     parser.add_argument(
         "--total", action="store_true", help="Time only the whole search (no stage wrappers)."
     )
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp:
-        mem = Mnemon.open(Path(tmp) / "root")
+    with tempfile.TemporaryDirectory() as tmp, _database(args.database_url) as url:
+        mem = Mnemon.open(Path(tmp) / "root", **({"database_url": url} if url else {}))
         data = _load(mem, args.data)
         for sample, questions in data:  # warm-up: caches, statements, the embedder
             for q in questions[:5]:

@@ -73,6 +73,8 @@ from langgraph_mnemon.storage.db import Database, sqlite_file
 
 __all__ = ["MnemosProvider"]
 
+_PARSED_ROWS = 20_000  # split rows kept across searches (about 3 KB each: ~60 MB at most)
+
 
 class MnemosProvider(BaseProvider):
     """Native Memory Space provider on a :class:`Database` (SQLite or PostgreSQL).
@@ -146,6 +148,9 @@ class MnemosProvider(BaseProvider):
         self.weights = weights or HybridWeights()
         self._clock = clock
         self._vectors = VectorCaches()
+        # Rows' analysed terms split once per process, not once per search (see
+        # SearchContext.parsed); replaced by an empty one when it grows past _PARSED_ROWS.
+        self._parsed: dict[str, Any] = {}
         # Spaces whose rows and queries another embedder serves in this process (a store
         # with its own index ``embed``); every other space uses ``embedder``.
         self._space_embedders: dict[str, Embedder] = {}
@@ -421,6 +426,7 @@ class MnemosProvider(BaseProvider):
             caches=self._vectors,
             now=self._clock(),
             pgvector=self._pgvector(),
+            parsed=self._parsed_rows(),
         )
         if context.pgvector is not None and query_vector is not None and request.mode == "smart":
             with self.db.read() as conn:  # SET LOCAL of the HNSW scan: a transaction
@@ -431,6 +437,13 @@ class MnemosProvider(BaseProvider):
                 return found
         with self.db.read() as conn:
             return search(conn, space, request, terms, query_vector, context)
+
+    def _parsed_rows(self) -> dict[str, Any]:
+        """The process's split rows (see ``SearchContext.parsed``), a new dict once it holds
+        ``_PARSED_ROWS`` texts (a search in flight keeps the one it has)."""
+        if len(self._parsed) > _PARSED_ROWS:
+            self._parsed = {}
+        return self._parsed
 
     def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
         """Live rows of the space, newest first."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -53,8 +53,9 @@ from langgraph_mnemon.adapters.providers.mnemos._sql import (
     insight,
     lexical_pool,
     live_seqs,
-    neighbour_seqs,
+    neighbour_terms,
     space_stats,
+    stats_and_frequencies,
     terms_by_seq,
 )
 from langgraph_mnemon.memory_layers.spaces import (
@@ -85,14 +86,17 @@ MAX_QUERY_TERMS = 64
 @dataclass(frozen=True)
 class SearchContext:
     """What a search needs from its provider: its weights, embedder and vector caches, the
-    time (``now``, the provider's clock) rows whose time to live ran out are gone at, and the
-    database's pgvector (None: the vectors are searched in memory)."""
+    time (``now``, the provider's clock) rows whose time to live ran out are gone at, the
+    database's pgvector (None: the vectors are searched in memory) and the rows' analysed terms
+    already split (``parsed``: a pure function of the text, so the provider keeps one across
+    searches; a new context starts empty)."""
 
     weights: HybridWeights
     embedder: Embedder | None
     caches: VectorCaches
     now: float
     pgvector: PgVector | None = None
+    parsed: dict[str, Any] = field(default_factory=dict)
 
 
 Neighbours = Callable[[list[int], set[int]], tuple[dict[int, tuple[int, ...]], dict[int, str]]]
@@ -141,11 +145,10 @@ def search(
         >>> with db.read() as conn:
         ...     search(conn, space, ProviderSearchRequest(query="tea"), ["tea"], None, ctx)
     """
-    stats = space_stats(conn, space.id)
+    stats, df = stats_and_frequencies(conn, space.id, terms)
     if stats is None:
         return ProviderSearchResult(results=[])
     docs, total_terms, version = stats
-    df = document_frequencies(conn, space.id, terms)
     pool = _keyword_pool(conn, space.id, request, terms, df, context.weights)
     cache, dense = _dense_pool(conn, space.id, version, request, query_vector, context)
     candidates = list(dict.fromkeys([*pool, *dense]))
@@ -158,10 +161,7 @@ def search(
     fetched = Fetched((docs, total_terms), df, rows, cache, dense)
 
     def neighbours(top: list[int], known: set[int]) -> tuple[dict, dict[int, str]]:
-        near = neighbour_seqs(conn, space.id, top, context.now)
-        missing = {s for pair in near.values() for s in pair} - known
-        found = terms_by_seq(conn, space.id, list(missing), None, context.now) if missing else {}
-        return near, found
+        return neighbour_terms(conn, space.id, top, context.now, known)
 
     def frequencies(words: list[str]) -> Mapping[str, int]:
         return document_frequencies(conn, space.id, words)
@@ -279,6 +279,7 @@ def rank(
         context.weights,
         similarity_range(context.embedder),
         (fetched.cache, fetched.dense, query_vector),
+        parsed=context.parsed,
     )
     base = {seq: score(seq, text) for seq, text in fetched.rows.items()}
     final = {seq: parts[0] for seq, parts in base.items()}

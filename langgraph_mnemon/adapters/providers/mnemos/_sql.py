@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from langgraph_mnemon.errors import ProviderError
+from langgraph_mnemon.memory_layers.mnemos.schema import JsonText
 from langgraph_mnemon.memory_layers.spaces import (
     BrowseRequest,
     DiscoveredSpace,
@@ -61,11 +63,13 @@ __all__ = [
     "live_rows",
     "live_seqs",
     "neighbour_seqs",
+    "neighbour_terms",
     "related_walk",
     "rows_by_metadata",
     "space_stats",
     "space_status",
     "space_token",
+    "stats_and_frequencies",
     "terms_by_seq",
     "uncatalogued_spaces",
     "vector_models",
@@ -114,9 +118,87 @@ def _neighbour_statement(dialect: str) -> sa.Select[Any]:
         .order_by(inner.c.space_id, inner.c.deleted_at, inner.c.seq)
         .limit(1)
     ).scalar_subquery()
-    return sa.select(INSIGHTS.c.seq, before, after).where(
+    return sa.select(INSIGHTS.c.seq, before.label("before"), after.label("after")).where(
         _listed(INSIGHTS.c.seq, "seqs", sa.BigInteger, dialect)
     )
+
+
+def _neighbour_terms_statement(dialect: str) -> sa.Select[Any]:
+    """:func:`_neighbour_statement` with the analysed terms of both neighbours (one read where
+    the neighbours and then their terms were two). On SQLite the neighbours are a materialised
+    CTE: as a subquery SQLite flattens them into the join and looks each one up twice."""
+    if dialect == "sqlite" and sqlite3.sqlite_version_info >= (3, 35):
+        near = _neighbour_statement(dialect).cte("near").prefix_with("MATERIALIZED")
+    else:
+        near = _neighbour_statement(dialect).subquery("near")
+    before, after = INSIGHTS.alias("b"), INSIGHTS.alias("a")
+    joined = near.outerjoin(before, before.c.seq == near.c.before).outerjoin(
+        after, after.c.seq == near.c.after
+    )
+    return sa.select(
+        near.c.seq, near.c.before, before.c.terms, near.c.after, after.c.terms
+    ).select_from(joined)
+
+
+def _stats_and_df_statement(dialect: str) -> Any:
+    """The space's statistics (``kind`` 0) and its query terms' document frequencies
+    (``kind`` 1) in one read."""
+    stats = sa.select(
+        sa.literal(0).label("kind"),
+        sa.cast(sa.null(), sa.Text).label("term"),
+        SPACE_STATS.c.docs.label("n"),
+        SPACE_STATS.c.terms.label("total"),
+        SPACE_STATS.c.version.label("version"),
+    ).where(SPACE_STATS.c.space_id == sa.bindparam("space"))
+    df = sa.select(
+        sa.literal(1),
+        SPACE_TERMS.c.term,
+        SPACE_TERMS.c.df,
+        sa.null(),
+        sa.null(),
+    ).where(
+        SPACE_TERMS.c.space_id == sa.bindparam("space"),
+        _listed(SPACE_TERMS.c.term, "terms", sa.Text, dialect),
+    )
+    return sa.union_all(stats, df)
+
+
+# What :func:`insight` reads of a row, the JSON columns as their raw text: a search's rows are
+# decoded by :func:`_envelope` (most tags / entities lists are empty, and json.loads through
+# the column type was a good part of a search's time).
+_ENVELOPE = (
+    INSIGHTS.c.seq,
+    INSIGHTS.c.id,
+    INSIGHTS.c.content,
+    INSIGHTS.c.category,
+    INSIGHTS.c.importance,
+    sa.type_coerce(INSIGHTS.c.tags, sa.Text).label("tags"),
+    sa.type_coerce(INSIGHTS.c.entities, sa.Text).label("entities"),
+    INSIGHTS.c.source,
+    sa.type_coerce(INSIGHTS.c.metadata, sa.Text).label("metadata"),
+    INSIGHTS.c.created_at,
+)
+_ENVELOPE_KEYS = tuple(c.key for c in _ENVELOPE)
+_JSON_KEYS = ("tags", "entities", "metadata")
+_JSON = JsonText()
+
+
+def _json_value(text: str | None) -> Any:
+    """One stored JSON column's value, as the column type reads it (empty ones without a
+    parse)."""
+    if text == "[]":
+        return []
+    if text == "{}":
+        return {}
+    return _JSON.process_result_value(text, None)  # type: ignore[arg-type]
+
+
+def _envelope(row: Sequence[Any]) -> dict[str, Any]:
+    """A row of :data:`_ENVELOPE` as the mapping :func:`insight` reads."""
+    out = dict(zip(_ENVELOPE_KEYS, row, strict=True))
+    for key in _JSON_KEYS:
+        out[key] = _json_value(out[key])
+    return out
 
 
 # Not yet expired at ``now`` (rows without a time to live never expire; schema step 3).
@@ -134,8 +216,10 @@ def _search_statements(dialect: str) -> dict[str, Any]:
             INSIGHTS.c.deleted_at.is_(None),
             UNEXPIRED,
         ),
-        "rows": sa.select(INSIGHTS).where(seqs),
+        "rows": sa.select(*_ENVELOPE).where(seqs),
         "near": _neighbour_statement(dialect),
+        "near_terms": _neighbour_terms_statement(dialect),
+        "stats_df": _stats_and_df_statement(dialect),
         "df": sa.select(SPACE_TERMS.c.term, SPACE_TERMS.c.df).where(
             SPACE_TERMS.c.space_id == sa.bindparam("space"),
             _listed(SPACE_TERMS.c.term, "terms", sa.Text, dialect),
@@ -161,6 +245,29 @@ def _reads(conn: Connection) -> dict[str, Any]:
     return found
 
 
+# SQLite: each search read compiled once to ``(SQL, parameter order, default values)``.
+_DRIVER: dict[str, tuple[str, tuple[str, ...], dict[str, Any]]] = {}
+
+
+def _search_rows(conn: Connection, name: str, params: Mapping[str, Any]) -> list[Any]:
+    """The rows of the search read ``name`` (:func:`_search_statements`). On SQLite it runs on
+    the transaction's driver connection with its SQL compiled once (the read's columns need
+    no result processing), where SQLAlchemy's per-call statement and row handling cost as
+    much as SQLite's own work; elsewhere through SQLAlchemy."""
+    if conn.dialect.name != "sqlite":
+        return list(conn.execute(_reads(conn)[name], params).all())
+    found = _DRIVER.get(name)
+    if found is None:
+        compiled = _reads(conn)[name].compile(dialect=conn.dialect)
+        order = tuple(compiled.positiontup or ())
+        found = _DRIVER.setdefault(name, (str(compiled), order, dict(compiled.params)))
+    sql, order, defaults = found
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    values = tuple(params[k] if k in params else defaults[k] for k in order)
+    return driver.execute(sql, values).fetchall()
+
+
 # ------------------------------------------------------------------ keyword-index tokens
 
 
@@ -172,6 +279,11 @@ def space_token(space_id: str) -> str:
 def fts_text(space_token: str, terms: str) -> str:
     """The FTS5 document of one row: its analysed terms, each prefixed by the space token."""
     return " ".join(space_token + t for t in terms.split())
+
+
+_FTS_POOL = (
+    f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? ORDER BY bm25({FTS_TABLE}) LIMIT ?"
+)
 
 
 def _fts_query(space_token: str, terms: Sequence[str], conjunction: str) -> str:
@@ -259,12 +371,34 @@ def space_stats(conn: Connection, space_id: str) -> tuple[int, int, int] | None:
     return int(stats[0]), int(stats[1]), int(stats[2])
 
 
+def stats_and_frequencies(
+    conn: Connection, space_id: str, terms: list[str]
+) -> tuple[tuple[int, int, int] | None, dict[str, int]]:
+    """:func:`space_stats` and :func:`document_frequencies` of ``terms`` in one statement.
+
+    Example:
+        >>> stats_and_frequencies(conn, "notes", ["tea"])
+        ((12, 80, 3), {'tea': 2})
+    """
+    if not terms:
+        return space_stats(conn, space_id), {}
+    params = {"space": space_id, "terms": _list_param(conn.dialect.name, terms)}
+    stats: tuple[int, int, int] | None = None
+    df: dict[str, int] = {}
+    for kind, term, n, total, version in _search_rows(conn, "stats_df", params):
+        if kind == 0:
+            stats = (int(n), int(total), int(version)) if int(n) > 0 else None
+        elif int(n) > 0:
+            df[term] = int(n)
+    return stats, df
+
+
 def document_frequencies(conn: Connection, space_id: str, terms: list[str]) -> dict[str, int]:
     """Per-space document frequency of the query terms that some live row contains."""
     if not terms:
         return {}
     params = {"space": space_id, "terms": _list_param(conn.dialect.name, terms)}
-    return {t: int(n) for t, n in conn.execute(_reads(conn)["df"], params).all() if int(n) > 0}
+    return {t: int(n) for t, n in _search_rows(conn, "df", params) if int(n) > 0}
 
 
 def lexical_pool(
@@ -275,14 +409,9 @@ def lexical_pool(
         return []
     if conn.dialect.name == "sqlite":
         query = _fts_query(space_token(space_id), terms, conjunction)
-        return [
-            int(r[0])
-            for r in conn.exec_driver_sql(
-                f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? "
-                f"ORDER BY bm25({FTS_TABLE}) LIMIT ?",
-                (query, pool),
-            ).all()
-        ]
+        driver = conn.connection.driver_connection  # as _search_rows: no per-call wrapping
+        assert driver is not None
+        return [int(r[0]) for r in driver.execute(_FTS_POOL, (query, pool)).fetchall()]
     if conn.dialect.name == "postgresql":
         return [
             int(r[0])
@@ -308,9 +437,15 @@ class SqlVectors:
 
     def __init__(self, conn: Connection, space_id: str, model: str) -> None:
         self.conn = conn
-        # Space and model: the vector index covers them, so the summary and the seqs are read
-        # from the index alone (a vector of another dimension is the cache's to set aside).
-        self.where = sa.and_(VECTORS.c.space_id == space_id, VECTORS.c.model == model)
+        self.space_id = space_id
+        self.model = model
+
+    @property
+    def where(self) -> sa.ColumnElement[bool]:
+        """Space and model: the vector index covers them, so the summary and the seqs are read
+        from the index alone (a vector of another dimension is the cache's to set aside).
+        Built on first use: a search whose cache is current reads nothing."""
+        return sa.and_(VECTORS.c.space_id == self.space_id, VECTORS.c.model == self.model)
 
     def after(self, seq: int) -> tuple[list[Any], tuple[int, int]]:
         """``(seq, bytes)`` of the vectors with a seq above ``seq``, and ``(count, sum of
@@ -379,22 +514,23 @@ def terms_by_seq(
     ``request`` when given)."""
     if not seqs:
         return {}
-    stmt = _reads(conn)["terms"]
-    if request is not None and request.category:
-        stmt = stmt.where(INSIGHTS.c.category == request.category)
-    if request is not None and request.source:
-        stmt = stmt.where(INSIGHTS.c.source == request.source)
     params = {"seqs": _list_param(conn.dialect.name, seqs), "space": space_id, "now": now}
+    if request is None or not (request.category or request.source):
+        return {int(s): t or "" for s, t in _search_rows(conn, "terms", params)}
+    stmt = _reads(conn)["terms"]
+    if request.category:
+        stmt = stmt.where(INSIGHTS.c.category == request.category)
+    if request.source:
+        stmt = stmt.where(INSIGHTS.c.source == request.source)
     return {int(s): t or "" for s, t in conn.execute(stmt, params).all()}
 
 
 def full_rows(conn: Connection, seqs: list[int]) -> dict[int, Mapping[str, Any]]:
-    """Whole rows by seq."""
+    """The rows by seq, with every field :func:`insight` reads (one statement)."""
     if not seqs:
         return {}
     params = {"seqs": _list_param(conn.dialect.name, seqs)}
-    rows = conn.execute(_reads(conn)["rows"], params).mappings()
-    return {int(r["seq"]): r for r in rows}
+    return {int(r[0]): _envelope(r) for r in _search_rows(conn, "rows", params)}
 
 
 def neighbour_seqs(
@@ -407,6 +543,29 @@ def neighbour_seqs(
     params = {"seqs": _list_param(conn.dialect.name, seqs), "space": space_id, "now": now}
     rows = conn.execute(_reads(conn)["near"], params).all()
     return {int(s): tuple(int(x) for x in (b, a) if x is not None) for s, b, a in rows}
+
+
+def neighbour_terms(
+    conn: Connection, space_id: str, seqs: list[int], now: float, known: set[int]
+) -> tuple[dict[int, tuple[int, ...]], dict[int, str]]:
+    """:func:`neighbour_seqs` and the analysed terms of the neighbours not in ``known`` (the
+    neighbours are live and unexpired, as :func:`terms_by_seq` reads them): one statement.
+
+    Example:
+        >>> neighbour_terms(conn, "notes", [5], now, {5})
+        ({5: (4, 6)}, {4: 'alic hike', 6: 'bob tea'})
+    """
+    if not seqs:
+        return {}, {}
+    params = {"seqs": _list_param(conn.dialect.name, seqs), "space": space_id, "now": now}
+    near: dict[int, tuple[int, ...]] = {}
+    found: dict[int, str] = {}
+    for seq, before, before_terms, after, after_terms in _search_rows(conn, "near_terms", params):
+        near[int(seq)] = tuple(int(x) for x in (before, after) if x is not None)
+        for other, text in ((before, before_terms), (after, after_terms)):
+            if other is not None and int(other) not in known:
+                found[int(other)] = text or ""
+    return near, found
 
 
 # ------------------------------------------------------------------ other reads

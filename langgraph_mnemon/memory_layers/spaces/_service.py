@@ -770,11 +770,10 @@ class MemorySpaces:
         policy: str | None = None,
         verbatim: bool = False,
     ) -> RecallResult:
-        """Search the readable spaces concurrently and return fused, quality-selected rows.
+        """Search the readable spaces concurrently and return fused, ranked rows.
 
-        The kernel is asked first (Memory Spaces recall): a refusal reaches no provider. A
-        provider that fails or times out becomes a per-space hint (``sources``), never an error.
-        A store item (a row the ``BaseStore`` facade wrote) comes back as its text (item_text).
+        The kernel is asked first: a refusal reaches no provider. A failing or slow provider
+        becomes a per-space hint (``sources``), never an error; a store item comes as its text.
 
         Args:
             query: Up to 2,000 characters.

@@ -16,6 +16,7 @@ No I/O here: everything is a function of its arguments.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -511,13 +512,29 @@ def coverage_plan(query: str) -> CoveragePlan:
 
 def coverage_count(plan: CoveragePlan, content: str) -> int:
     """How many of the plan's terms ``content`` contains."""
+    short = len(content) <= _CACHED_CHARS  # the caches hold short rows only: bounded memory
     if plan.kind == "exact":
-        norm = normalize_anchor_text(content)
+        norm = _anchor_text(content) if short else normalize_anchor_text(content)
         return sum(1 for p in plan._patterns if p.search(norm))
     if plan.kind == "lexical":
-        present = set(tokenize(content, 512))
+        present = _token_set(content) if short else frozenset(tokenize(content, 512))
         return sum(1 for t in plan.terms if t in present)
     return 0
+
+
+_CACHED_CHARS = 2000
+
+
+# A row's analysis depends on its text alone, and the same rows come back search after search
+# (tokenising them was most of the layer's own time once searches returned their depth).
+@functools.lru_cache(maxsize=4096)
+def _token_set(content: str) -> frozenset[str]:
+    return frozenset(tokenize(content, 512))
+
+
+@functools.lru_cache(maxsize=4096)
+def _anchor_text(content: str) -> str:
+    return normalize_anchor_text(content)
 
 
 def covering(

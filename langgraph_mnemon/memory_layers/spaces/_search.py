@@ -1,6 +1,7 @@
 """Federated search over Memory Spaces (§5.1 of the reference).
 
 Each readable space is asked for ``min(50, max(limit, ⌈limit × candidate_multiplier⌉))`` rows
+(``limit`` when one space is searched with no quality cut: its ranking is the answer)
 (one space in the caller's thread, several concurrently on the service's pool,
 :mod:`._fanout`); a provider that raises or times out becomes a per-space hint with status
 ``unavailable`` (the search itself never fails for it); rows are fused with reciprocal-rank
@@ -19,6 +20,7 @@ from typing import Any, NamedTuple
 
 from langgraph_mnemon.memory_layers.spaces._fanout import ProviderCalls
 from langgraph_mnemon.memory_layers.spaces._fusion import (
+    DEPTH_POLICY,
     RRF_K,
     Candidate,
     CoveragePlan,
@@ -116,6 +118,8 @@ class FederatedSearch:
     def run(self, args: SearchArgs, records: Sequence[SpaceRecord]) -> RecallResult:
         """Ask every space, fuse, select, recover coverage and report per space."""
         fetch = candidate_limit(args.limit, self.candidate_multiplier)
+        if len(records) == 1 and args.policy_id == DEPTH_POLICY:
+            fetch = args.limit  # one ranking, nothing cut: the first `limit` rows are the answer
         request = ProviderSearchRequest(
             query=args.query,
             mode=args.mode,

@@ -7,6 +7,7 @@ opens one transaction on the :class:`Database` and runs a step function of :mod:
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
@@ -420,8 +421,11 @@ class MnemosProvider(BaseProvider):
         if not self._readable():
             return ProviderSearchResult(results=[])
         terms = query_terms(request.query, MAX_QUERY_TERMS)
+        weights = self.weights
+        if weights.dense_pool < request.limit:  # the dense pool fills a search's depth
+            weights = dataclasses.replace(weights, dense_pool=request.limit)
         context = SearchContext(
-            weights=self.weights,
+            weights=weights,
             embedder=self.embedder_for(space.id),
             caches=self._vectors,
             now=self._clock(),

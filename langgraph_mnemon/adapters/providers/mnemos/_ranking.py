@@ -78,7 +78,8 @@ class HybridWeights:
     dense ranking; the keyword pool reads the postings of the rarest query terms up to
     ``posting_budget`` rows. The dense pool comes from an HNSW index in the database on
     PostgreSQL with pgvector, else from an exact scan of the space's vectors held in memory,
-    whatever the space's size. ``lead`` is added to a matching row (any positive
+    whatever the space's size; a search asking for more rows than ``dense_pool`` gets that
+    many (the dense pool fills its depth). ``lead`` is added to a matching row (any positive
     score) whose leading term is a query term (see the module docstring); 0 turns it off.
     ``prf`` is the weight of the pseudo-relevance feedback query (0 turns it off): the
     ``prf_terms`` rarest terms (summed idf, each seen in at least two rows) of the
@@ -105,7 +106,7 @@ class HybridWeights:
     neighbour_top: int = 50
     adjacent: float = 0.5
     pool: int = 100
-    dense_pool: int = 50
+    dense_pool: int = 30
     posting_budget: int = 10_000
 
 

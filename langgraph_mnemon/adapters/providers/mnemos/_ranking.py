@@ -439,21 +439,19 @@ def apply_adjacent(
     base: Mapping[int, Score],
     near: Mapping[int, tuple[int, ...]],
     share: float,
-) -> set[int]:
+) -> None:
     """Add to ``final`` each neighbour of the rows of ``near`` that was no candidate, scored
     its own score plus ``share`` × the row's final score × the row's keyword score (the best
     such row counts; capped at 1); the candidates keep their scores (lifting them too
-    measured worse at the top ranks). Returns the rows added.
+    measured worse at the top ranks).
 
     Example:
         >>> final = {1: 0.8}
         >>> apply_adjacent(final, {1: (0.8, 0.5, 0), 2: (0.0, 0, 0)}, {1: (2,)}, 0.5)
-        {2}
         >>> final
         {1: 0.8, 2: 0.2}
     """
     candidates = set(final)
-    lifted: set[int] = set()
     for seq, pair in near.items():
         # Scaled by the row's own keyword share: beside a row that matched by meaning or by
         # one common word, a neighbour must not crowd out what the dense side found.
@@ -464,8 +462,6 @@ def apply_adjacent(
             value = min(1.0, base[other][0] + lift)
             if value > final.get(other, 0.0):
                 final[other] = value
-                lifted.add(other)
-    return lifted
 
 
 def neighbour_candidates(base: Mapping[int, Score], top: int) -> list[int]:
@@ -562,10 +558,19 @@ def ranked_seqs(
     return ranked
 
 
-def matched_via(lexical: float, semantic: float) -> str:
-    """Which signal found the row: ``hybrid``, ``semantic`` or ``keyword``."""
+def matched_via(lexical: float, semantic: float, final: float) -> str:
+    """Which signal found a ranked row: ``hybrid``, ``semantic`` or ``keyword``; a row that
+    scored nothing fills the depth from the dense pool (``semantic``), and one with neither
+    signal that scored came with a neighbour (``neighbour``).
+
+    Example:
+        >>> matched_via(0.4, 0.0, 0.4), matched_via(0.0, 0.0, 0.2), matched_via(0.0, 0.0, 0.0)
+        ('keyword', 'neighbour', 'semantic')
+    """
+    if final <= 0:
+        return "semantic"
     if lexical > 0 and semantic > 0:
         return "hybrid"
     if semantic > 0:
         return "semantic"
-    return "keyword"
+    return "keyword" if lexical > 0 else "neighbour"

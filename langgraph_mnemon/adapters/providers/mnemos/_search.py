@@ -430,16 +430,6 @@ def dense_pool(
     return cache, cache.top(query_vector, weights.dense_pool)
 
 
-def _via(lexical: float, semantic: float, final: float) -> str:
-    """How a ranked row was found: a row that scored nothing fills the depth from the dense
-    pool (``semantic``); one with neither signal that scored came with a neighbour."""
-    if final <= 0:
-        return "semantic"
-    if lexical <= 0 and semantic <= 0:
-        return "neighbour"
-    return matched_via(lexical, semantic)
-
-
 def results(
     space: SpaceBinding,
     ranked: list[int],
@@ -460,6 +450,6 @@ def results(
         if row is None:
             continue
         _, lexical, semantic = base[seq]
-        via = _via(lexical, semantic, final[seq])
+        via = matched_via(lexical, semantic, final[seq])
         out.append(insight(row, space, score=round(final[seq], 6), via=via))
     return ProviderSearchResult(results=out)

@@ -63,6 +63,7 @@ __all__ = [
     "IdleReviewConfig",
     "LayerConfig",
     "LayersConfig",
+    "LearningConfig",
     "Mem0Config",
     "MnemonConfig",
     "MnemosConfig",
@@ -240,6 +241,22 @@ class IdleReviewConfig(_Section):
     poll_ms: int = Field(10_000, ge=200, le=600_000)
     thread_ttl_hours: float = Field(168.0, gt=0, le=8_760)
     max_threads: int = Field(10_000, ge=1, le=10_000_000)
+
+
+class LearningConfig(_Section):
+    """Learning passes: memories distilled from conversations into the user's Memory Space.
+
+    After a thread goes idle (the idle review's scheduler and activity score), the messages new
+    since its last pass are distilled: by the worker model when one is set, else by the offline
+    heuristic. ``max_writes`` bounds the changes of one pass; ``space_name`` names the per-user
+    space a pass creates when it needs one. Every write is still decided by the kernel (Memory
+    Spaces write channel, automatic trigger).
+    """
+
+    enabled: bool = True
+    max_writes: int = Field(8, ge=1, le=100)
+    max_context_chars: int = Field(24_000, ge=1_000, le=1_000_000)
+    space_name: str = Field("Learned", min_length=1, max_length=120)
 
 
 class PersistenceRulesConfig(_Section):
@@ -520,10 +537,12 @@ class MnemonConfig(BaseSettings):
     recall_mode: Literal["guided", "off"] = "guided"
     writeback_mode: Literal["guided", "off"] = "guided"
     idle_review: IdleReviewConfig = Field(default_factory=IdleReviewConfig)
+    learning: LearningConfig = Field(default_factory=LearningConfig)
     write_enabled: bool = True
-    worker_model: str | None = Field(
+    worker_model: Any = Field(
         None,
-        description='Chat model for worker graphs as "provider:model"; none = heuristics.',
+        description='Chat model for worker graphs: "provider:model" or a LangChain chat model '
+        "object; none = heuristics.",
     )
     model: str | None = Field(
         None,
@@ -672,7 +691,14 @@ class MnemonConfig(BaseSettings):
 
     @field_validator("worker_model", "model")
     @classmethod
-    def _check_model_spec(cls, value: str | None) -> str | None:
+    def _check_model_spec(cls, value: Any, info: Any) -> Any:
+        if info.field_name == "worker_model" and value is not None and not isinstance(value, str):
+            if callable(getattr(value, "invoke", None)) and hasattr(value, "bind_tools"):
+                return value  # a chat model object (BaseChatModel): used as it is
+            raise ValueError(
+                'must be "provider:model" (e.g. "openai:gpt-4.1-mini") or a chat model object '
+                f"(got {type(value).__name__})"
+            )
         if value is not None and not _MODEL_SPEC.match(value):
             raise ValueError('must look like "provider:model", e.g. "openai:gpt-4.1-mini"')
         return value

@@ -1,8 +1,12 @@
-"""``Mnemon``: the composition root. Builds every layer from one :class:`MnemonConfig`."""
+"""``Mnemon``: the composition root. Builds every layer from one :class:`MnemonConfig`.
+
+Over 900 lines and still one concept: it is the public API of the host, each entry point a
+documented, thin hand-over to a service; cutting it would scatter that API over mixins.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
@@ -57,6 +61,7 @@ if TYPE_CHECKING:
     from langgraph_mnemon.checkpointers import AsyncMnemosSaver, MnemosSaver
     from langgraph_mnemon.memory_layers.activity import ReviewGate
     from langgraph_mnemon.memory_layers.agent_query import QueryAnswer
+    from langgraph_mnemon.memory_layers.learning import Learning, LearnPass
     from langgraph_mnemon.memory_layers.mnemos import Mnemos
     from langgraph_mnemon.memory_layers.turns import ScopeSources, Turns
     from langgraph_mnemon.memory_layers.write_worker import WriteCandidate, WriteReceipt
@@ -115,6 +120,7 @@ class Mnemon:
         self._reviews: ReviewScheduler | None = None
         self._worker_model: Any = _UNSET
         self._store: MnemonStore | None = None
+        self._learning: Learning | None = None  # built on first use, one per scope view
         self._indexed_stores: list[MnemonStore] = []  # mem.store(index=...): closed with it
         # Failed memory steps of agent runs (the guard records; status() shows them).
         self.health = HealthRecord()
@@ -196,6 +202,7 @@ class Mnemon:
         view.scope, view._parent, view._graphs = scope, self, {}
         view.runtime, view.documents = self._runtimes.get(scope), self._documents.get(scope)
         view._spaces = None
+        view._learning = None  # the scope's own learning service
         return view
 
     @classmethod
@@ -778,6 +785,56 @@ class Mnemon:
 
         graph = self._graph
         return remember(self.spaces, self.worker_model, candidate, lambda: graph("write_worker"))
+
+    @property
+    def learning(self) -> Learning:
+        """This scope's learning passes: ``learn``, ``list_passes``, ``get_pass``, ``undo``.
+
+        Example:
+            >>> mem.learning.undo(mem.learn("t1", messages=history).pass_id).status
+            'undone'
+        """
+        from langgraph_mnemon.memory_layers.learning import Learning, LearnPasses
+
+        if self._learning is None:
+            passes = LearnPasses(lambda: self.database)
+            self._learning = Learning(
+                self.spaces, self.kernel, passes, self.scope, self.config.learning
+            )
+        return self._learning
+
+    def learn(
+        self, thread_id: str, *, model: Any = None, messages: Sequence[Any] | None = None
+    ) -> LearnPass:
+        """Learn from a thread now: its messages new since the last pass become memories in
+        this scope's learned Memory Space, each change a receipt (undo with
+        ``mem.learning.undo(pass_id)``).
+
+        The kernel decides as for every automatic write: with the Memory Spaces write channel
+        ``off`` or ``manual`` the pass writes nothing and its ``reason`` says why.
+
+        Args:
+            thread_id: the conversation's LangGraph thread id.
+            model: a chat model object or ``"provider:model"``; None uses ``worker_model``,
+                and with none configured the offline heuristic.
+            messages: the thread's messages; None reads the thread's newest checkpoint in
+                :meth:`checkpointer`.
+
+        Returns:
+            The recorded :class:`~langgraph_mnemon.memory_layers.learning.LearnPass`.
+
+        Raises:
+            InvalidInputError: a bad ``thread_id``, ``model`` or ``messages``.
+            NotFoundError: no ``messages`` given and the thread has no checkpoint here.
+
+        Example:
+            >>> done = mem.learn("t1", messages=[HumanMessage("I'm allergic to peanuts.")])
+            >>> [(r.action, r.status) for r in done.receipts]
+            [('add', 'committed')]
+        """
+        from langgraph_mnemon._learning import run_learning
+
+        return run_learning(self, thread_id, model, messages)
 
     def query(self, question: str, *, space_ids: list[str] | None = None) -> QueryAnswer:
         """Answer ``question`` from direct-search evidence; citations are real rows only.

@@ -7,6 +7,7 @@ compiles; it never reads globals or the environment. The idle-review *schedulers
 
 from langgraph_mnemon.graphs.agent_query import build_agent_query_graph
 from langgraph_mnemon.graphs.document_archive import build_document_archive_graph
+from langgraph_mnemon.graphs.learning import LearningState, build_learning_graph
 from langgraph_mnemon.graphs.memory_archival import build_memory_archival_graph
 from langgraph_mnemon.graphs.recall import build_recall_graph
 from langgraph_mnemon.graphs.review import (
@@ -24,12 +25,14 @@ from langgraph_mnemon.graphs.write_worker import build_write_worker_graph
 
 __all__ = [
     "CompactionState",
+    "LearningState",
     "MnemonTurnState",
     "ReviewOutcome",
     "ReviewServices",
     "ReviewState",
     "build_agent_query_graph",
     "build_document_archive_graph",
+    "build_learning_graph",
     "build_memory_archival_graph",
     "build_model_call_graph",
     "build_recall_graph",

@@ -1,7 +1,7 @@
 """LangGraph node functions: each unpacks state, calls one layer service, returns an update.
 
 One module per graph (``turn`` with ``mnemos``, its per-model-call step, ``recall``,
-``review``, ``write_worker``, ``agent_query``, ``user_compaction``, ``memory_archival``,
+``review``, ``learning``, ``write_worker``, ``agent_query``, ``user_compaction``, ``memory_archival``,
 ``document_archive``): module-level node functions
 that take the graph state and their dependencies as keyword arguments, which the graph
 builders in :mod:`langgraph_mnemon.graphs` bind. Shared here: the memory-step guard, the
@@ -16,6 +16,7 @@ Example:
 from langgraph_mnemon.nodes import (
     agent_query,
     document_archive,
+    learning,
     memory_archival,
     mnemos,
     recall,
@@ -45,6 +46,7 @@ __all__ = [
     "compact_history",
     "compact_to_budget",
     "document_archive",
+    "learning",
     "memory_archival",
     "memory_step",
     "mnemos",

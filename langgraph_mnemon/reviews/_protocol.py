@@ -66,6 +66,10 @@ class ReviewHost(Protocol):
         """The compiled idle-review graph (``{"messages": [...]}`` in, ``outcome`` out)."""
         ...
 
+    def learn(self, thread_id: str, *, model: Any = None, messages: list[Any] | None = None) -> Any:
+        """A learning pass over the thread's new messages (after its idle review)."""
+        ...
+
     def scoped(self, scope: Scope) -> ReviewHost:
         """The host in ``scope`` (a review runs in the scope of the turn that scheduled it)."""
         ...

@@ -56,7 +56,7 @@ class ReviewRunner:
         *,
         lease_seconds: float,
     ) -> None:
-        self._host, self._queue = host, queue
+        self._host, self._queue, self._model = host, queue, model
         self.lease_seconds = lease_seconds
         self._graphs: ScopedLayers[Any] = ScopedLayers(
             lambda scope: host.scoped(scope).review_graph(model), keep=64
@@ -99,6 +99,7 @@ class ReviewRunner:
         self, graph: Any, job: ReviewJob, stop: threading.Event
     ) -> ReviewOutcome | None:
         outcome: ReviewOutcome | None = None
+        messages: list[Any] = []
         # A review is an automatic trigger: manual and off channels refuse its writes. Its
         # worker threads stop at their next step once ``stop`` is set.
         with (
@@ -106,9 +107,21 @@ class ReviewRunner:
             acting("automatic"),
             abortable(stop),
         ):
-            out = await graph.ainvoke({"messages": messages_from_dict(job.transcript)})
+            messages = messages_from_dict(job.transcript)
+            out = await graph.ainvoke({"messages": messages})
             outcome = out["outcome"]
+        if messages and not stop.is_set():
+            await asyncio.to_thread(self._learn, job, messages)
         return None if step.failed else outcome
+
+    def _learn(self, job: ReviewJob, messages: list[Any]) -> None:
+        """The thread's learning pass, after its review (an idle thread); its failure is
+        recorded like a failed review step, never raised."""
+        if not self._host.config.learning.enabled:
+            return
+        with memory_step(self._host.health, "learning"), acting("automatic"):
+            view = self._host.scoped(job.scope)
+            view.learn(job.thread_id, model=self._model, messages=messages)
 
     def _beat(self, job: ReviewJob) -> bool:
         try:

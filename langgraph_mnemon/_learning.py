@@ -1,0 +1,59 @@
+"""The host's learning entry: which messages a pass reads and which model proposes.
+
+``mem.learn(thread_id)`` reads the thread from the given ``messages``, else from the newest
+checkpoint of the thread in this host's Mnemos checkpointer (the one ``mem.checkpointer()``
+gives an agent, and ``langgraph.json``'s). A thread that was never checkpointed there needs
+its messages passed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from langgraph_mnemon.errors import InvalidInputError, NotFoundError
+
+if TYPE_CHECKING:
+    from langgraph_mnemon.host import Mnemon
+    from langgraph_mnemon.memory_layers.learning import LearnPass
+
+__all__ = ["run_learning", "thread_messages"]
+
+
+def thread_messages(mem: Mnemon, thread_id: str) -> list[Any]:
+    """The messages of the newest checkpoint of ``thread_id`` in the host's checkpointer.
+
+    Raises:
+        NotFoundError: the thread has no checkpoint with messages there.
+    """
+    saver = mem.checkpointer()
+    found = saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
+    values = (found.checkpoint.get("channel_values") or {}) if found else {}
+    messages = values.get("messages") if isinstance(values, dict) else None
+    if not messages:
+        raise NotFoundError(
+            f"thread {thread_id!r} has no checkpointed messages in this host's checkpointer; "
+            "pass messages=[...] or run the agent with checkpointer=mem.checkpointer()"
+        )
+    return list(messages)
+
+
+def run_learning(
+    mem: Mnemon, thread_id: str, model: Any, messages: Sequence[Any] | None
+) -> LearnPass:
+    """One learning pass of ``mem``'s scope over the thread (see :meth:`Mnemon.learn`)."""
+    from langgraph_mnemon.adapters.models import resolve_chat_model
+    from langgraph_mnemon.graphs import build_learning_graph
+    from langgraph_mnemon.memory_layers.kernel import acting
+    from langgraph_mnemon.memory_layers.learning import check_thread
+
+    thread = check_thread(thread_id)
+    if messages is not None and (
+        isinstance(messages, (str, bytes)) or not hasattr(messages, "__iter__")
+    ):
+        raise InvalidInputError("messages must be a list of chat messages (or their dicts)")
+    chosen = mem.worker_model if model is None else resolve_chat_model(model)
+    listed = list(messages) if messages is not None else thread_messages(mem, thread)
+    graph = build_learning_graph(mem.learning, chosen)
+    with acting("automatic"):  # a pass is never a person's explicit write
+        return graph.invoke({"thread_id": thread, "messages": listed})["outcome"]

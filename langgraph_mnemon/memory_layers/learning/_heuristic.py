@@ -40,7 +40,8 @@ __all__ = ["content_words", "extract_candidates"]
 # A sentence ends at . ! ? followed by a space or the end (so "x@evil.example" stays whole).
 _SENTENCE = re.compile(r"(?:[^.!?。！？\n]|[.!?](?=\S))+(?:[.!?。！？]+|$)")
 _FILLER = re.compile(
-    r"^\s*(?:by\s+the\s+way|btw|also|oh|anyway|fyi|so|and|well)\s*[,:]?\s+", re.IGNORECASE
+    r"^\s*(?:by\s+the\s+way|btw|also|oh|anyway|fyi|so|and|well|guess\s+what)\s*[-,:!]?\s+",
+    re.IGNORECASE,
 )
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 _EXPLICIT = re.compile(
@@ -110,7 +111,7 @@ _KINDS: tuple[tuple[CandidateKind, re.Pattern[str]], ...] = (
             r"\b(?:i|we)\s+(?:just\s+|recently\s+|finally\s+|also\s+)?(?:went|visited|started|"
             r"finished|joined|bought|adopted|attended|met|won|graduated|painted|signed|"
             r"launched|shipped|traveled|travelled|ran|completed|published|released|hired|"
-            r"celebrated|volunteered|lost|got)\b"
+            r"celebrated|volunteered|lost|got)\b(?!')"
             r"|\b(?:yesterday|last\s+(?:week|weekend|month|year|night))\b.{0,40}\b(?:i|we)\b",
             re.IGNORECASE,
         ),
@@ -231,7 +232,23 @@ _STOP = frozenset(
     ]
 )
 _VAGUE_OBJECTS = re.compile(
-    r"\b(?:like|love|prefer|enjoy|hate)\s+(?:it|that|this|them|those|you|him|her)\b\W*$",
+    r"\b(?:like|love|prefer|enjoy|hate)\s+(?:it|that|this|them|those|you|him|her)\b\W*$"
+    # a reaction to what the other person said, not a fact about the speaker
+    r"|\b(?:like|love|enjoy|hate)\s+(?:that|how|the\s+way)\s+(?:you|it|they|this|that)\b"
+    r"|\b(?:like|love|enjoy)\s+the\s+\w+(?:\s+and\s+\w+)?\s+(?:it|they|this|that)\s+\w+",
+    re.IGNORECASE,
+)
+# Showing, feeling and fragments: chat about the moment, not a fact to keep.
+_CHITCHAT = re.compile(
+    r"^\s*(?:to|check\s+out|look\s+at|here's|here\s+is|looky|i\s+feel|i\s+felt|"
+    r"i\s+think|i\s+guess|i\s+hope\s+you|i\s+bet)\b",
+    re.IGNORECASE,
+)
+_DEMONSTRATIVE = re.compile(r"\b(?:this|that|these|those|your)\b", re.IGNORECASE)
+# A sentence about "it" / "that" / "they" means nothing once the conversation is gone.
+_PRONOUN_SUBJECT = re.compile(
+    r"^\s*(?:it|it's|its|that|that's|this|this's|they|they're|they've|those|these|"
+    r"seeing|having|being)\b",
     re.IGNORECASE,
 )
 MIN_CONTENT_WORDS = 2
@@ -266,9 +283,13 @@ def _candidate(sentence: str, message: LearnMessage) -> Candidate | None:
     body = _FILLER.sub("", clean_line(body, 1_000)).strip(" ,;:-")
     if not body or body.endswith("?") or _SMALL_TALK.match(body) or _VAGUE_OBJECTS.search(body):
         return None
+    if (_PRONOUN_SUBJECT.match(body) or _CHITCHAT.match(body)) and not explicit:
+        return None
     if len(content_words(body)) < MIN_CONTENT_WORDS:
         return None
     kind = _kind(body)
+    if kind == "preference" and _DEMONSTRATIVE.search(body) and not explicit:
+        return None  # "I love this city": which one is lost with the conversation
     corrects = bool(correction) or bool(_CHANGED_MIND.search(body))
     if kind is None and not explicit and not (correction and corrects):
         return None  # a bare "actually, ..." is no correction without a change word

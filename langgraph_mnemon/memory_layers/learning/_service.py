@@ -53,7 +53,7 @@ from langgraph_mnemon.memory_layers.learning._models import (
     Proposal,
     category_of,
 )
-from langgraph_mnemon.memory_layers.learning._statement import render_statement
+from langgraph_mnemon.memory_layers.learning._statement import clean_line, render_statement
 from langgraph_mnemon.memory_layers.learning._store import LearnPasses
 from langgraph_mnemon.memory_layers.messages import read_message
 from langgraph_mnemon.memory_layers.spaces import MemoryRecord, MemorySpaces
@@ -61,6 +61,7 @@ from langgraph_mnemon.memory_layers.spaces import MemoryRecord, MemorySpaces
 __all__ = ["Learning", "PassContext", "check_thread", "learned_space_id"]
 
 _NORMAL = re.compile(r"[\W_]+", re.UNICODE)
+_GENERIC_SPEAKERS = frozenset({"", "user", "human", "assistant", "ai"})
 SUPERSEDE_OVERLAP = 0.25
 """A correction supersedes the most similar learned memory sharing at least this share of its
 content words (Jaccard); below it, the correction is added as a new memory."""
@@ -303,6 +304,8 @@ class Learning:
         if problem:
             return _receipt("rejected", problem, **base)
         content, quoted = render_statement(proposal.content, proposal.who, limit=MAX_LEARNED_CHARS)
+        if not quoted and proposal.who.lower() not in _GENERIC_SPEAKERS:
+            content = f"{clean_line(proposal.who, 80)}: {content}"  # say who, e.g. "Caroline: I …"
         base.update(content=content, quoted=quoted)
         try:
             space = self._target_space(proposal)

@@ -1065,21 +1065,16 @@ class MemorySpaces:
         """Replace one memory with a new one, keeping the old one as superseded.
 
         The kernel is asked first (Memory Spaces write). In one transaction the new memory is
-        stored (its metadata gains ``supersedes``: the old id) and the old one leaves recall
-        as :meth:`forget` would take it out (keyword index, statistics, vectors), its metadata
-        recording ``superseded_by`` (the new id) and ``superseded_at`` (the time). Default
-        recall (search, related, browse) shows only the new one; :meth:`get`,
-        :meth:`history` and ``browse(history=True)`` show both; :meth:`restore` undoes it.
+        stored (metadata ``supersedes``: the old id) and the old one leaves recall as
+        :meth:`forget` takes it out, its metadata recording ``superseded_by`` (the new id) and
+        ``superseded_at``. Default recall shows only the new one; :meth:`get`, :meth:`history`
+        and ``browse(history=True)`` show both; :meth:`restore` undoes it.
 
         Args:
             memory_id: The exact id of the live memory replaced.
             content: The new memory (up to 65,536 characters).
             space_id: The space of both; without it exactly one active space must exist.
-            category: preference, decision, fact, insight, context or general.
-            importance: 1 (low) to 5 (critical).
-            tags: Up to 20 short labels.
-            entities: Up to 50 names the memory is about.
-            source: user, agent or external.
+            category, importance, tags, entities, source: As for :meth:`remember`.
             metadata: Up to 31 scalar values (``supersedes`` is added; the history keys
                 ``supersedes``, ``superseded_by``, ``superseded_at`` are refused).
 

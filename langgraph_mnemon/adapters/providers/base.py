@@ -204,6 +204,34 @@ class BaseProvider:
         insight_id = check_text(insight_id, "the memory id").strip()
         return settle(self._forget(self._space(space), insight_id))
 
+    def supersede(self, space: SpaceBinding, memory_id: str, item: RememberItem) -> dict[str, Any]:
+        """Store ``item`` in place of the live row ``memory_id``, keeping the old row as
+        superseded (history providers); returns the raw receipt."""
+        self._require("history")
+        if not isinstance(item, RememberItem):
+            raise InvalidInputError("item must be a RememberItem")
+        check_item(item)
+        memory_id = self._memory_id(memory_id, "supersede")
+        return settle(self._supersede(self._space(space), memory_id, item))
+
+    def restore(self, space: SpaceBinding, memory_id: str) -> dict[str, Any]:
+        """Make a forgotten or superseded row live again (history providers)."""
+        self._require("history")
+        memory_id = self._memory_id(memory_id, "restore")
+        return settle(self._restore(self._space(space), memory_id))
+
+    def get(self, space: SpaceBinding, memory_id: str) -> MemoryRecord:
+        """Any row of the space by id, live or not, with its status (history providers)."""
+        self._require("history")
+        memory_id = self._memory_id(memory_id, "get")
+        return settle(self._get(self._space(space), memory_id))
+
+    @staticmethod
+    def _memory_id(memory_id: Any, operation: str) -> str:
+        if not isinstance(memory_id, str) or not memory_id.strip():
+            raise InvalidInputError(f"{operation} needs the exact id of a stored memory")
+        return check_text(memory_id, "the memory id").strip()
+
     def discover(
         self, config: Mapping[str, Any], secrets: Mapping[str, str]
     ) -> list[DiscoveredSpace]:
@@ -248,6 +276,15 @@ class BaseProvider:
 
     def _forget(self, space: SpaceBinding, insight_id: str) -> dict[str, Any]:
         raise unsupported(self.descriptor.id, "forget")
+
+    def _supersede(self, space: SpaceBinding, memory_id: str, item: RememberItem) -> dict[str, Any]:
+        raise unsupported(self.descriptor.id, "history")
+
+    def _restore(self, space: SpaceBinding, memory_id: str) -> dict[str, Any]:
+        raise unsupported(self.descriptor.id, "history")
+
+    def _get(self, space: SpaceBinding, memory_id: str) -> MemoryRecord:
+        raise unsupported(self.descriptor.id, "history")
 
     def _discover(
         self, config: Mapping[str, Any], secrets: Mapping[str, str]

@@ -44,6 +44,7 @@ __all__ = [
     "GraphEdge",
     "GraphNode",
     "GraphProjection",
+    "HistoryProvider",
     "Insight",
     "Intent",
     "LinkRequest",
@@ -51,6 +52,7 @@ __all__ = [
     "MemoryReceipt",
     "MemoryRecord",
     "MemorySource",
+    "MemoryStatus",
     "ProviderDescriptor",
     "ProviderSearchRequest",
     "ProviderSearchResult",
@@ -76,6 +78,8 @@ ScoreSemantics = Literal["normalized", "unknown"]
 WriteMode = Literal["exact", "async"]
 """``exact``: a committed write is searchable at once. ``async``: the provider extracts later."""
 DeletionMode = Literal["soft", "hard", "unsupported"]
+MemoryStatus = Literal["current", "superseded", "forgotten"]
+"""Where a row stands in its history: live, replaced by a newer row, or deleted."""
 
 SEARCH_MODES: tuple[str, ...] = ("smart", "keyword", "basic")
 CATEGORIES: tuple[str, ...] = ("preference", "decision", "fact", "insight", "context", "general")
@@ -99,6 +103,9 @@ class Capabilities(FrozenModel):
     link: bool = False
     forget: bool = False
     discover: bool = False
+    history: bool = False
+    """Keeps what a write replaced: ``supersede``, ``restore`` and ``get`` (any row by id,
+    current or not) on the provider; see :class:`HistoryProvider`."""
 
     def names(self) -> list[str]:
         """The supported operation names, in declaration order."""
@@ -160,6 +167,11 @@ class MemoryRecord(BaseModel):
     ``score`` is the provider's raw score, never rewritten. Recall adds ``normalized_score``
     (0..1, or ``None`` when the scale is unknown), ``relevance_tier`` and, when more than one
     provider kind was queried, ``federated_score`` (reciprocal-rank fusion).
+
+    ``status`` says where the row stands (``current``, ``superseded`` or ``forgotten``; None
+    where the provider cannot tell: it is set by reads of a provider that keeps history,
+    ``get``, ``history`` and ``browse``). ``superseded_by`` and ``supersedes`` mirror the
+    row's metadata links of the same names (see :meth:`MemorySpaces.supersede`).
     """
 
     # Mutable, unlike the request models: it always was, and providers or callers may adjust
@@ -189,6 +201,9 @@ class MemoryRecord(BaseModel):
     provider_id: str | None = None
     capabilities: list[str] | None = None
     external_uri: str | None = None
+    status: MemoryStatus | None = None
+    superseded_by: str | None = None
+    supersedes: str | None = None
 
 
 Insight = MemoryRecord
@@ -215,11 +230,13 @@ class ProviderSearchResult(FrozenModel):
 
 
 class BrowseRequest(FrozenModel):
-    """List stored rows, newest first."""
+    """List stored rows, newest first (``history``: superseded rows too, on a provider that
+    keeps history; the host sets it only for one)."""
 
     limit: int = Field(50, ge=1, le=500)
     offset: int = Field(0, ge=0)
     category: str | None = None
+    history: bool = False
 
 
 class RememberItem(FrozenModel):
@@ -397,7 +414,10 @@ class MemoryProvider(Protocol):
     host passes every result through :func:`settle`, so a provider whose methods are still
     ``async def`` keeps working. Optional extras the host looks up when present: ``close()``
     (release clients; an older provider's ``aclose()`` too), ``remove_space(space)``,
-    ``merge(target, sources)``, ``find_by_metadata`` and ``check_destination(config)``; and
+    ``merge(target, sources)``, ``find_by_metadata`` and ``check_destination(config)``; the
+    :class:`HistoryProvider` methods ``supersede``, ``restore`` and ``get`` (asked only of a
+    provider whose capabilities declare ``history``, so a provider without them keeps
+    working); and
     ``runs_inline = True`` for a provider whose calls bound themselves (in-process storage):
     a search of one of its spaces then runs in the caller's thread instead of on the pool
     under the provider timeout.
@@ -458,6 +478,28 @@ class MemoryProvider(Protocol):
         ...
 
 
+@runtime_checkable
+class HistoryProvider(Protocol):
+    """The optional history methods of a provider whose capabilities declare ``history``.
+
+    They are not part of :class:`MemoryProvider` (a provider without them stays a valid
+    provider); the host checks the capability before it calls one.
+    """
+
+    def supersede(self, space: SpaceBinding, memory_id: str, item: RememberItem) -> dict[str, Any]:
+        """Store ``item`` and retire the live row ``memory_id`` in one transaction, linked both
+        ways; return the raw receipt (``status="superseded"``, the new ``id``, ``replaced``)."""
+        ...
+
+    def restore(self, space: SpaceBinding, memory_id: str) -> dict[str, Any]:
+        """Make a forgotten or superseded row live again; return the raw receipt."""
+        ...
+
+    def get(self, space: SpaceBinding, memory_id: str) -> MemoryRecord:
+        """Any row of the space by id, live or not, with its ``status``."""
+        ...
+
+
 # --------------------------------------------------------------------------------------------
 # Receipt classification
 
@@ -491,9 +533,11 @@ _COMMITTED_STATES = frozenset(
         "merged",
         "removed",
         "replaced",
+        "restored",
         "stored",
         "succeeded",
         "success",
+        "superseded",
         "updated",
     }
 )
@@ -516,11 +560,11 @@ def is_committed(receipt: Any) -> bool:
     non-empty, or ``action/status/state`` says accepted, candidate, canceled/cancelled, error,
     failed, pending, partial, processing, queued, running or skipped. Committed when
     ``committed``/``durable`` is ``True``, a state says added, committed, completed, created,
-    deleted, forgotten, imported, invalidated, linked, merged, removed, replaced, stored,
-    succeeded, success or updated, a count among created, deleted, edges_inserted, imported,
-    removed, stored, updated is positive, or a ``memory_receipt`` (``memoryReceipt``) says
-    ``status="succeeded"`` with ``completion="committed"`` and a ``committed_at`` time.
-    Anything else is not committed.
+    deleted, forgotten, imported, invalidated, linked, merged, removed, replaced, restored,
+    stored, succeeded, success, superseded or updated, a count among created, deleted,
+    edges_inserted, imported, removed, stored, updated is positive, or a ``memory_receipt``
+    (``memoryReceipt``) says ``status="succeeded"`` with ``completion="committed"`` and a
+    ``committed_at`` time. Anything else is not committed.
     """
     if not isinstance(receipt, Mapping):
         return False

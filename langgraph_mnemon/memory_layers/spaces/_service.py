@@ -48,8 +48,10 @@ from typing import Any, Self
 from langgraph_mnemon.contracts import Scope
 from langgraph_mnemon.errors import (
     AuthorityError,
+    ConflictError,
     InvalidInputError,
     MnemonError,
+    NotFoundError,
     ProviderError,
     SecretKeyError,
 )
@@ -82,6 +84,7 @@ from langgraph_mnemon.memory_layers.spaces._models import (
     BrowseRequest,
     DiscoveredSpace,
     GraphProjection,
+    HistoryProvider,
     LinkRequest,
     MemoryProvider,
     MemoryReceipt,
@@ -121,6 +124,7 @@ from langgraph_mnemon.memory_layers.spaces._validation import (
     check_text_arg,
     remember_item,
     remember_items,
+    supersede_item,
 )
 from langgraph_mnemon.memory_layers.spaces._writes import merge, write_many, write_one
 from langgraph_mnemon.storage.db import Database
@@ -130,6 +134,8 @@ from langgraph_mnemon.storage.secret_box import SecretBox
 __all__ = ["MemorySpaces", "durable_copy"]
 
 _ENTITY_PAGE = 500
+MAX_HISTORY_LINKS = 100
+"""How many supersede links :meth:`MemorySpaces.history` follows at most."""
 
 
 class MemorySpaces:
@@ -146,6 +152,7 @@ class MemorySpaces:
       ``test_connection``, ``test_space``, ``secrets_report``, ``rotate_secrets``;
     * memories: ``search``, ``remember``, ``remember_many``, ``validate_items``, ``link``,
       ``forget``, ``related``, ``browse``, ``graph``, ``entities``;
+    * history: ``supersede``, ``restore``, ``get``, ``history``;
     * state: ``status``, ``health``, ``kernel``, ``setup``, ``close``.
 
     A space whose provider is not registered stays in the catalog and reports
@@ -1024,6 +1031,219 @@ class MemorySpaces:
 
     aforget = async_form(forget)
 
+    # ------------------------------------------------------------------ history
+
+    def _historian(self, record: SpaceRecord) -> HistoryProvider:
+        """The space's provider when it keeps history (declares it and has the methods)."""
+        # Not registered: ``capable`` raises its provider-disabled error.
+        provider = self._registry.get(record.provider_id) or self._registry.capable(
+            record, "history"
+        )
+        if not provider.descriptor.capabilities.history or not isinstance(
+            provider, HistoryProvider
+        ):
+            raise ProviderError(
+                f"Memory Space {record.id!r} ({record.provider_id}) keeps no history; "
+                "choose a space whose provider keeps history (the native mnemos provider)",
+                code="unsupported",
+            )
+        return provider
+
+    def supersede(
+        self,
+        memory_id: str,
+        content: str,
+        *,
+        space_id: str | None = None,
+        category: str = "general",
+        importance: int = 3,
+        tags: Sequence[str] | None = None,
+        entities: Sequence[str] | None = None,
+        source: str = "agent",
+        metadata: Mapping[str, Any] | None = None,
+    ) -> MemoryReceipt:
+        """Replace one memory with a new one, keeping the old one as superseded.
+
+        The kernel is asked first (Memory Spaces write). In one transaction the new memory is
+        stored (metadata ``supersedes``: the old id) and the old one leaves recall as
+        :meth:`forget` takes it out, its metadata recording ``superseded_by`` (the new id) and
+        ``superseded_at``. Default recall shows only the new one; :meth:`get`, :meth:`history`
+        and ``browse(history=True)`` show both; :meth:`restore` undoes it.
+
+        Args:
+            memory_id: The exact id of the live memory replaced.
+            content: The new memory (up to 65,536 characters).
+            space_id: The space of both; without it exactly one active space must exist.
+            category, importance, tags, entities, source: As for :meth:`remember`.
+            metadata: Up to 31 scalar values (``supersedes`` is added; the history keys
+                ``supersedes``, ``superseded_by``, ``superseded_at`` are refused).
+
+        Returns:
+            A :class:`MemoryReceipt` whose ``id`` is the NEW memory's id and whose
+            ``provider_receipt`` is ``{"status": "superseded", "id": new, "replaced": old}``.
+
+        Raises:
+            InvalidInputError: a bad argument or no single target space.
+            NotFoundError: no space ``space_id``, or no live memory ``memory_id`` in it
+                (nothing was written).
+            ProviderError: the space's provider keeps no history (code ``unsupported``) or
+                is not registered.
+            ParticipationError: the kernel refused Memory Spaces writes.
+            ReadOnlyError: writes are switched off (``write_enabled=false``).
+            StorageError: the local database refused the write.
+
+        Example:
+            >>> new = spaces.supersede(old.id, "Deploys need three approvals.")
+            >>> spaces.get(old.id).status, spaces.get(old.id).superseded_by == new.id
+            ('superseded', True)
+        """
+        self.kernel.admit("memory_spaces", "write")
+        mid = check_text_arg(memory_id, "memory_id", limit=MAX_MEMORY_ID_CHARS)
+        item = supersede_item(mid, content, category, importance, tags, entities, source, metadata)
+        record = self._target(space_id, "supersede")
+        provider = self._historian(record)
+
+        def call() -> Any:
+            return settle(provider.supersede(self._catalog.binding(record), mid, item))
+
+        return write_one(record, "supersede", call, self._activate)
+
+    asupersede = async_form(supersede)
+
+    def restore(self, memory_id: str, *, space_id: str | None = None) -> MemoryReceipt:
+        """Make a forgotten or superseded memory current again (the undo of :meth:`forget`
+        and of a :meth:`supersede`'s retirement).
+
+        The kernel is asked first (Memory Spaces write). The memory returns to the keyword
+        index, the term statistics and (re-embedded) the vectors, so search finds it as
+        before; ``superseded_by`` / ``superseded_at`` leave its metadata. The memory that
+        superseded it stays current. A memory that is current already is a committed no-op
+        (``changed=False``).
+
+        Args:
+            memory_id: The memory's exact id.
+            space_id: Its space; without it exactly one active space must exist.
+
+        Returns:
+            A :class:`MemoryReceipt` whose ``id`` is ``memory_id``.
+
+        Raises:
+            InvalidInputError: an empty or too long ``memory_id``, or no single target space.
+            NotFoundError: no space ``space_id``, or no memory ``memory_id`` in it.
+            ConflictError: the memory is a keyed item whose key a current memory holds now.
+            ProviderError: the space's provider keeps no history or is not registered.
+            ParticipationError: the kernel refused Memory Spaces writes.
+            ReadOnlyError: writes are switched off (``write_enabled=false``).
+            StorageError: the local database refused the write.
+
+        Example:
+            >>> spaces.restore(old.id).status, spaces.get(old.id).status
+            ('committed', 'current')
+        """
+        self.kernel.admit("memory_spaces", "write")
+        mid = check_text_arg(memory_id, "memory_id", limit=MAX_MEMORY_ID_CHARS)
+        record = self._target(space_id, "restore")
+        provider = self._historian(record)
+
+        def call() -> Any:
+            return settle(provider.restore(self._catalog.binding(record), mid))
+
+        return write_one(
+            record, "restore", call, self._activate, object_id=mid, raises=(ConflictError,)
+        )
+
+    arestore = async_form(restore)
+
+    def get(self, memory_id: str, *, space_id: str | None = None) -> MemoryRecord:
+        """One memory by id, current or not (a management read: the kernel is not asked).
+
+        Args:
+            memory_id: The memory's exact id.
+            space_id: Its space; without it exactly one active space must exist.
+
+        Returns:
+            The :class:`MemoryRecord` with ``status`` (``current``, ``superseded`` or
+            ``forgotten``) and the ``supersedes`` / ``superseded_by`` links.
+
+        Raises:
+            InvalidInputError: an empty or too long ``memory_id``, or no single target space.
+            NotFoundError: no space ``space_id``, or no memory ``memory_id`` in it.
+            ProviderError: the space's provider keeps no history or is not registered.
+            StorageError: the database cannot be read.
+
+        Example:
+            >>> spaces.get(old.id).status
+            'superseded'
+        """
+        mid = check_text_arg(memory_id, "memory_id", limit=MAX_MEMORY_ID_CHARS)
+        record = self._target(space_id, "get")
+        provider = self._historian(record)
+        return self._fetch(record, provider, mid)
+
+    aget = async_form(get)
+
+    def _fetch(
+        self, record: SpaceRecord, provider: HistoryProvider, memory_id: str
+    ) -> MemoryRecord:
+        row = settle(provider.get(self._catalog.binding(record), memory_id))
+        return decorate(record, row, self._registry)
+
+    def history(self, memory_id: str, *, space_id: str | None = None) -> list[MemoryRecord]:
+        """The chain of versions ``memory_id`` belongs to, oldest first, itself included.
+
+        A management read (the kernel is not asked): it follows the ``supersedes`` links back
+        and the ``superseded_by`` links forward, at most ``MAX_HISTORY_LINKS`` (100) links,
+        and stops at a row it has seen (a cycle cannot loop) or one it cannot read.
+
+        Args:
+            memory_id: Any version's exact id.
+            space_id: Its space; without it exactly one active space must exist.
+
+        Returns:
+            :class:`MemoryRecord` rows with ``status`` and links, oldest first.
+
+        Raises:
+            InvalidInputError: an empty or too long ``memory_id``, or no single target space.
+            NotFoundError: no space ``space_id``, or no memory ``memory_id`` in it.
+            ProviderError: the space's provider keeps no history or is not registered.
+            StorageError: the database cannot be read.
+
+        Example:
+            >>> [(m.content, m.status) for m in spaces.history(new.id)]
+            [('Deploys need two approvals.', 'superseded'), ('... three approvals.', 'current')]
+        """
+        mid = check_text_arg(memory_id, "memory_id", limit=MAX_MEMORY_ID_CHARS)
+        record = self._target(space_id, "history")
+        provider = self._historian(record)
+        start = self._fetch(record, provider, mid)
+        seen = {start.id}
+        older = self._walk(record, provider, start, "supersedes", seen)
+        newer = self._walk(record, provider, start, "superseded_by", seen)
+        return [*reversed(older), start, *newer]
+
+    ahistory = async_form(history)
+
+    def _walk(
+        self,
+        record: SpaceRecord,
+        provider: HistoryProvider,
+        start: MemoryRecord,
+        link: str,
+        seen: set[str],
+    ) -> list[MemoryRecord]:
+        """Rows reached from ``start`` through ``link``, nearest first (bounded, acyclic)."""
+        out: list[MemoryRecord] = []
+        nxt = getattr(start, link)
+        while nxt and nxt not in seen and len(seen) <= MAX_HISTORY_LINKS:
+            seen.add(nxt)
+            try:
+                row = self._fetch(record, provider, nxt)
+            except NotFoundError:  # a link to a row removed for good ends the chain
+                break
+            out.append(row)
+            nxt = getattr(row, link)
+        return out
+
     # ------------------------------------------------------------------ reads of one space
 
     def related(
@@ -1091,10 +1311,12 @@ class MemorySpaces:
         limit: int = 50,
         offset: int = 0,
         category: str | None = None,
+        history: bool = False,
     ) -> list[MemoryRecord]:
         """Stored memories of one space, newest first.
 
         A management read (what ``mnemon spaces browse`` shows): the kernel is not asked.
+        Only current memories, unless ``history``.
 
         Args:
             space_id: The space; without it exactly one active space must exist.
@@ -1102,6 +1324,8 @@ class MemorySpaces:
             offset: Skip this many of the newest first (0-10,000,000), to page.
             category: Only memories of this category (preference, decision, fact, insight,
                 context, general).
+            history: Also list superseded memories (``status="superseded"``) on a provider
+                that keeps history; forgotten ones stay hidden.
 
         Returns:
             The memories as :class:`MemoryRecord` rows, newest first (empty past the last one).
@@ -1125,7 +1349,13 @@ class MemorySpaces:
         rows = settle(
             provider.browse(
                 self._catalog.binding(record),
-                BrowseRequest(limit=limit, offset=offset, category=category),
+                BrowseRequest(
+                    limit=limit,
+                    offset=offset,
+                    category=category,
+                    # Only a provider that keeps history has superseded rows to add.
+                    history=bool(history) and provider.descriptor.capabilities.history,
+                ),
             )
         )
         return [decorate(record, r, self._registry) for r in rows]

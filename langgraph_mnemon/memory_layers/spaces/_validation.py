@@ -57,6 +57,7 @@ __all__ = [
     "remember_item",
     "remember_items",
     "string_list",
+    "supersede_item",
 ]
 
 DEFAULT_SPACE_ID = "default"
@@ -268,6 +269,37 @@ def remember_item(
         )
     except ValidationError as exc:
         raise InvalidInputError(f"invalid memory: {exc.errors()[0]['msg']}") from None
+
+
+HISTORY_KEYS = ("supersedes", "superseded_by", "superseded_at")
+"""Metadata keys the host writes for a supersede (a caller's own are refused there)."""
+
+
+def supersede_item(
+    old_id: str,
+    content: Any,
+    category: Any,
+    importance: Any,
+    tags: Any,
+    entities: Any,
+    source: Any,
+    metadata: Any,
+) -> RememberItem:
+    """The checked successor of ``old_id``: :func:`remember_item` with ``supersedes`` added to
+    its metadata (the 32-key limit counts it)."""
+    item = remember_item(content, category, importance, tags, entities, source, metadata)
+    taken = [key for key in HISTORY_KEYS if key in item.metadata]
+    if taken:
+        raise InvalidInputError(
+            f"metadata key {taken[0]!r} is written by supersede itself; leave it out"
+        )
+    linked = {**item.metadata, "supersedes": old_id}
+    if len(linked) > MAX_METADATA_KEYS:
+        raise InvalidInputError(
+            f"metadata has {len(item.metadata)} keys; a supersede adds 'supersedes', so at "
+            f"most {MAX_METADATA_KEYS - 1}"
+        )
+    return item.model_copy(update={"metadata": linked})
 
 
 def _mapped_item(index: int, raw_item: Any) -> RememberItem:

@@ -81,11 +81,13 @@ def write_one(
     activate: Activator,
     *,
     object_id: str | None = None,
+    raises: tuple[type[Exception], ...] = (),
 ) -> MemoryReceipt:
-    """Run one provider write (``call``) and classify its raw receipt."""
+    """Run one provider write (``call``) and classify its raw receipt; ``raises`` are more
+    errors raised as they are (a refusal the operation documents, such as a conflict)."""
     try:
         raw = call()
-    except NOT_PROVIDER_FAILURES:
+    except (*NOT_PROVIDER_FAILURES, *raises):
         raise
     except Exception as exc:
         return failed(record, action, exc)
@@ -161,14 +163,17 @@ def _committed(
     record: SpaceRecord, raw: dict[str, Any], action: str, rid: str | None, activated: bool
 ) -> MemoryReceipt:
     duplicate = bool(raw.get("duplicate"))
+    unchanged = bool(raw.get("unchanged"))  # e.g. a restore of a live row: nothing to do
+    if unchanged:
+        message = f"Already current in {record.id!r}; nothing changed."
+    elif duplicate:
+        message = f"Already stored in {record.id!r}."
+    else:
+        message = f"{action.capitalize()} committed in {record.id!r}."
     return MemoryReceipt(
         status="committed",
-        message=(
-            f"Already stored in {record.id!r}."
-            if duplicate
-            else f"{action.capitalize()} committed in {record.id!r}."
-        ),
-        changed=not duplicate,
+        message=message,
+        changed=not (duplicate or unchanged),
         revision=rid or "",
         space_id=record.id,
         id=rid,

@@ -119,6 +119,7 @@ class MnemosProvider(BaseProvider):
             link=True,
             forget=True,
             discover=True,
+            history=True,
         ),
         score_semantics="normalized",
         write_mode="exact",
@@ -348,6 +349,65 @@ class MnemosProvider(BaseProvider):
         with self.db.write() as conn:
             return _write.forget(conn, space, insight_id, self._clock)
 
+    # ------------------------------------------------------------------ history
+
+    def _missing(self, space: SpaceBinding, memory_id: str) -> NotFoundError:
+        return NotFoundError(
+            f"no memory {memory_id!r} in Memory Space {space.id!r}; search or browse the "
+            "space for the exact id"
+        )
+
+    def _vector_of(self, space: SpaceBinding, text: str) -> tuple[np.ndarray | None, Any]:
+        """The stored vector of ``text`` for the space's embedder (computed before the write
+        transaction, as remember does) and the embedder; ``(None, None)`` without one."""
+        embedder = self.embedder_for(space.id)
+        if embedder is None:
+            return None, None
+        (vector,) = self._embed_documents([text], embedder)
+        self._index_vectors(embedder, [vector])
+        return vector, embedder
+
+    def _supersede(self, space: SpaceBinding, memory_id: str, item: RememberItem) -> dict[str, Any]:
+        """Store ``item`` and retire the live row ``memory_id`` in one transaction (see
+        :func:`._write.supersede`); an unknown or retired id writes nothing."""
+        check_item(item)
+        if not self._readable():
+            raise self._missing(space, memory_id)
+        with self.db.read() as conn:  # before embedding: a bad id costs no embedder call
+            if not _sql.is_live(conn, space.id, memory_id):
+                raise self._missing(space, memory_id)
+        vector, embedder = self._vector_of(space, item.content)
+        analysis = _write.Analysis(" ".join([item.content, *item.tags, *item.entities]))
+        now = self._clock()
+        with self.db.write() as conn:
+            return _write.supersede(conn, space, memory_id, item, analysis, vector, embedder, now)
+
+    def _restore(self, space: SpaceBinding, memory_id: str) -> dict[str, Any]:
+        """Make a forgotten or superseded row live again, re-embedded (see
+        :func:`._write.restore`)."""
+        if not self._readable():
+            raise self._missing(space, memory_id)
+        with self.db.read() as conn:
+            row = _sql.row_by_id(conn, space.id, memory_id)
+        if row is None:
+            raise self._missing(space, memory_id)
+        vector, embedder = None, None
+        if row["deleted_at"] is not None:
+            vector, embedder = self._vector_of(space, row["content"])
+        model = None if embedder is None else embedder.model_id
+        with self.db.write() as conn:
+            return _write.restore(conn, space, memory_id, vector, model, self._clock())
+
+    def _get(self, space: SpaceBinding, memory_id: str) -> MemoryRecord:
+        """Any row of the space by id, live or not, with its status and history links."""
+        if not self._readable():
+            raise self._missing(space, memory_id)
+        with self.db.read() as conn:
+            row = _sql.row_by_id(conn, space.id, memory_id)
+        if row is None:
+            raise self._missing(space, memory_id)
+        return _sql.history_record(row, space, self._clock())
+
     def remove_space(self, space: SpaceBinding) -> dict[str, Any]:
         """Delete every row of one space for good (Memory Space removal, see :mod:`._remove`;
         no tables yet: nothing to delete).
@@ -450,12 +510,15 @@ class MnemosProvider(BaseProvider):
         return self._parsed
 
     def _browse(self, space: SpaceBinding, request: BrowseRequest) -> list[MemoryRecord]:
-        """Live rows of the space, newest first."""
+        """Live rows of the space (``request.history``: superseded ones too), newest first,
+        each with its status."""
         if not self._readable():
             return []
+        now = self._clock()
+        read = _sql.history_browse_rows if request.history else _sql.browse_rows
         with self.db.read() as conn:
-            rows = _sql.browse_rows(conn, space.id, request, self._clock())
-        return [_sql.insight(r, space) for r in rows]
+            rows = read(conn, space.id, request, now)
+        return [_sql.history_record(r, space, now) for r in rows]
 
     def find_by_metadata(
         self, space: SpaceBinding, key: str, value: str, *, limit: int = 20

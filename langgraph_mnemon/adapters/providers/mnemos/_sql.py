@@ -55,6 +55,8 @@ __all__ = [
     "fts_text",
     "full_rows",
     "graph_projection",
+    "history_browse_rows",
+    "history_record",
     "insert_statement",
     "insight",
     "is_live",
@@ -65,6 +67,7 @@ __all__ = [
     "neighbour_seqs",
     "neighbour_terms",
     "related_walk",
+    "row_by_id",
     "rows_by_metadata",
     "space_stats",
     "space_status",
@@ -634,6 +637,69 @@ def rows_by_metadata(
         .mappings()
         .all()
     )
+
+
+# ------------------------------------------------------------------ history reads
+
+
+def _metadata_field(conn: Connection, key: str) -> Any:
+    """``metadata[key]`` as text, in the dialect's JSON functions."""
+    text = sa.cast(INSIGHTS.c.metadata, sa.Text)
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import JSONB  # deferred: PostgreSQL only
+
+        return sa.func.jsonb_extract_path_text(sa.cast(text, JSONB), key)
+    return sa.func.json_extract(text, f'$."{key}"')
+
+
+def row_by_id(conn: Connection, space_id: str, insight_id: str) -> Mapping[str, Any] | None:
+    """The row ``insight_id`` of the space, live or not (None when the space has none)."""
+    return (
+        conn.execute(
+            sa.select(INSIGHTS).where(INSIGHTS.c.space_id == space_id, INSIGHTS.c.id == insight_id)
+        )
+        .mappings()
+        .first()
+    )
+
+
+def history_browse_rows(
+    conn: Connection, space_id: str, request: BrowseRequest, now: float
+) -> list[Mapping[str, Any]]:
+    """One page of the live rows (not expired at ``now``) and the superseded rows of a space,
+    newest first (optionally one category); forgotten rows stay out."""
+    live = sa.and_(INSIGHTS.c.deleted_at.is_(None), UNEXPIRED)
+    superseded = sa.and_(
+        INSIGHTS.c.deleted_at.is_not(None), _metadata_field(conn, "superseded_by").is_not(None)
+    )
+    stmt = (
+        sa.select(INSIGHTS)
+        .where(INSIGHTS.c.space_id == space_id, sa.or_(live, superseded))
+        .order_by(INSIGHTS.c.seq.desc())
+        .limit(request.limit)
+        .offset(request.offset)
+    )
+    if request.category:
+        stmt = stmt.where(INSIGHTS.c.category == request.category)
+    return list(conn.execute(stmt, {"now": now}).mappings().all())
+
+
+def history_record(row: Mapping[str, Any], space: SpaceBinding, now: float) -> MemoryRecord:
+    """A stored row (live or not) as a :class:`MemoryRecord` with its ``status`` and the
+    mirrors of its ``supersedes`` / ``superseded_by`` metadata links."""
+    record = insight(row, space)
+    meta = record.metadata
+    expires = row.get("expires_at")
+    if row["deleted_at"] is None and (expires is None or float(expires) > now):
+        record.status = "current"
+    elif row["deleted_at"] is not None and isinstance(meta.get("superseded_by"), str):
+        record.status = "superseded"
+    else:
+        record.status = "forgotten"
+    for name in ("supersedes", "superseded_by"):
+        value = meta.get(name)
+        setattr(record, name, value if isinstance(value, str) else None)
+    return record
 
 
 def is_live(conn: Connection, space_id: str, insight_id: str) -> bool:

@@ -1,4 +1,5 @@
-"""Write transactions of the native provider: remember (insert), forget (soft delete), link.
+"""Write transactions of the native provider: remember (insert), forget (soft delete), link,
+and history (supersede: insert and retire in one; restore: a soft-deleted row made live again).
 
 Each function runs inside the caller's write transaction. Remember writes, in this order: the
 rows (duplicates of a live row with the same content and metadata are skipped), their
@@ -37,7 +38,7 @@ from langgraph_mnemon.adapters.providers.mnemos._sql import (
     space_token,
 )
 from langgraph_mnemon.adapters.providers.text import analyze
-from langgraph_mnemon.errors import NotFoundError
+from langgraph_mnemon.errors import ConflictError, NotFoundError
 from langgraph_mnemon.memory_layers.mnemos.schema import JsonText
 from langgraph_mnemon.memory_layers.spaces import (
     Embedder,
@@ -58,7 +59,17 @@ from langgraph_mnemon.memory_layers.spaces.schema import (
 )
 from langgraph_mnemon.storage.db import upsert
 
-__all__ = ["Analysis", "Retired", "content_hash", "forget", "forget_rows", "insert", "link"]
+__all__ = [
+    "Analysis",
+    "Retired",
+    "content_hash",
+    "forget",
+    "forget_rows",
+    "insert",
+    "link",
+    "restore",
+    "supersede",
+]
 
 _ENTITY_EDGE_FANOUT = 5
 _Receipts = list[dict[str, Any] | None]
@@ -680,3 +691,127 @@ def link(
         "id": f"{request.source_id}->{request.target_id}",
         "edges_inserted": 1,
     }
+
+
+# ------------------------------------------------------------------ history
+
+
+def _missing(space_id: str, insight_id: str, what: str) -> NotFoundError:
+    return NotFoundError(
+        f"no {what}memory {insight_id!r} in Memory Space {space_id!r}; search or browse "
+        "the space for the exact id"
+    )
+
+
+def supersede(
+    conn: Connection,
+    space: SpaceBinding,
+    old_id: str,
+    item: RememberItem,
+    analysis: Analysis,
+    vector: np.ndarray | None,
+    embedder: Embedder | None,
+    now: float,
+) -> dict[str, Any]:
+    """Store ``item`` and retire the live row ``old_id`` in the caller's transaction.
+
+    The old row leaves the keyword index, statistics and vectors as a forgotten one does, and
+    its metadata records ``superseded_by`` (the new id) and ``superseded_at`` (``now``).
+    ``item`` carries ``supersedes`` in its metadata already (the host adds it).
+
+    Raises:
+        NotFoundError: the space has no live row ``old_id``; nothing was written.
+    """
+    old = conn.execute(
+        sa.select(INSIGHTS.c.seq, INSIGHTS.c.terms, INSIGHTS.c.term_count, INSIGHTS.c.metadata)
+        .where(
+            INSIGHTS.c.space_id == space.id,
+            INSIGHTS.c.id == old_id,
+            INSIGHTS.c.deleted_at.is_(None),
+        )
+        .with_for_update()
+    ).first()
+    if old is None:
+        raise _missing(space.id, old_id, "live ")
+    retired = Retired(int(old[0]), old[1] or "", int(old[2]))
+    vectors = None if vector is None else [vector]
+    (stored,) = insert(
+        conn, space, [item], [analysis], [content_hash(item)], vectors, embedder, now,
+        retired=[retired],
+    )  # fmt: skip
+    if stored.get("duplicate"):  # an identical live row already holds it: that one succeeds
+        forget_rows(conn, space.id, [retired], now)
+    new_id = str(stored["id"])
+    marked = {**dict(old[3] or {}), "superseded_by": new_id, "superseded_at": now}
+    conn.execute(INSIGHTS.update().where(INSIGHTS.c.seq == retired.seq).values(metadata=marked))
+    return {"status": "superseded", "id": new_id, "replaced": old_id}
+
+
+def restore(
+    conn: Connection,
+    space: SpaceBinding,
+    insight_id: str,
+    vector: np.ndarray | None,
+    model: str | None,
+    now: float,
+) -> dict[str, Any]:
+    """Make the soft-deleted row ``insight_id`` live again in the caller's transaction: back
+    in the keyword index (SQLite's FTS5 postings from its stored ``terms``; PostgreSQL's
+    ``tsvector`` follows ``deleted_at``), the term statistics and, with ``vector``, the
+    vectors; ``superseded_by`` / ``superseded_at`` leave its metadata. A row with a time to
+    live gets a fresh one. A live row is left as it is (``unchanged``).
+
+    Raises:
+        NotFoundError: the space has no row ``insight_id``.
+        ConflictError: the row has a ``store_key`` that a live row of the space holds now.
+    """
+    row = (
+        conn.execute(
+            sa.select(INSIGHTS).where(INSIGHTS.c.space_id == space.id, INSIGHTS.c.id == insight_id)
+        )
+        .mappings()
+        .first()
+    )
+    if row is None:
+        raise _missing(space.id, insight_id, "")
+    if row["deleted_at"] is None:
+        return {"status": "restored", "id": insight_id, "restored": 0, "unchanged": True}
+    _check_key_free(conn, space.id, row["store_key"])
+    meta = {k: v for k, v in dict(row["metadata"] or {}).items() if k not in _HISTORY_MARKS}
+    values: dict[str, Any] = {"deleted_at": None, "updated_at": now, "metadata": meta}
+    if row["ttl_minutes"] is not None:
+        values["expires_at"] = now + float(row["ttl_minutes"]) * 60.0
+    seq, terms = int(row["seq"]), row["terms"] or ""
+    conn.execute(INSIGHTS.update().where(INSIGHTS.c.seq == seq).values(**values))
+    if conn.dialect.name == "sqlite":  # PostgreSQL's generated tsvector follows deleted_at
+        conn.exec_driver_sql(
+            f"INSERT INTO {FTS_TABLE}(rowid, terms) VALUES (?, ?)",
+            (seq, fts_text(space_token(space.id), terms)),
+        )
+    df = Counter(dict.fromkeys(terms.split(), 1))
+    _add_term_stats(conn, space.id, df, 1, int(row["term_count"]))
+    conn.execute(VECTORS.delete().where(VECTORS.c.insight_seq == seq))
+    if vector is not None and model is not None and vector.shape[0]:
+        _store_vectors(conn, space.id, model, [seq], [vector])
+    return {"status": "restored", "id": insight_id, "restored": 1}
+
+
+_HISTORY_MARKS = ("superseded_by", "superseded_at")
+
+
+def _check_key_free(conn: Connection, space_id: str, key: str | None) -> None:
+    """Refuse a restore whose store key a live row of the space holds (one live row a key)."""
+    if key is None:
+        return
+    holder = conn.execute(
+        sa.select(INSIGHTS.c.id).where(
+            INSIGHTS.c.space_id == space_id,
+            INSIGHTS.c.store_key == key,
+            INSIGHTS.c.deleted_at.is_(None),
+        )
+    ).scalar()
+    if holder is not None:
+        raise ConflictError(
+            f"memory {holder!r} of Memory Space {space_id!r} holds the key {key!r} now; "
+            "forget it first, or leave this version retired"
+        )

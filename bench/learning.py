@@ -300,14 +300,11 @@ def main() -> None:
             print(f"| {key} | {shown} |")
     rows = model_set()
     print("\nLabelled set of my own (5 threads, 18 lines), heuristic vs scripted worker model:")
-    print("| extractor | " + " | ".join(rows[0].keys() - {"extractor"}) + " |")
-    print("|---" * len(rows[0]) + "|")
+    columns = list(rows[0])
+    print("| " + " | ".join(columns) + " |")
+    print("|---" * len(columns) + "|")
     for row in rows:
-        cells = [row["extractor"]] + [
-            f"{v:.2f}" if isinstance(v, float) else str(v)
-            for k, v in row.items()
-            if k != "extractor"
-        ]
+        cells = [f"{row[c]:.2f}" if isinstance(row[c], float) else str(row[c]) for c in columns]
         print("| " + " | ".join(cells) + " |")
 
 

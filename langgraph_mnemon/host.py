@@ -1,7 +1,7 @@
 """``Mnemon``: the composition root. Builds every layer from one :class:`MnemonConfig`.
 
-Over 900 lines and still one concept: it is the public API of the host, each entry point a
-documented, thin hand-over to a service; cutting it would scatter that API over mixins.
+The module is over 900 lines because it is one concept: the public API of the host, each entry
+point a documented, thin hand-over to a service; cutting it would scatter that API over mixins.
 """
 
 from __future__ import annotations
@@ -834,7 +834,8 @@ class Mnemon:
         """
         from langgraph_mnemon._learning import run_learning
 
-        return run_learning(self, thread_id, model, messages)
+        worker = lambda: self.worker_model  # noqa: E731 - resolved only when no model is given
+        return run_learning(self.learning, worker, self.checkpointer, thread_id, model, messages)
 
     def query(self, question: str, *, space_ids: list[str] | None = None) -> QueryAnswer:
         """Answer ``question`` from direct-search evidence; citations are real rows only.

@@ -1,8 +1,8 @@
 """LangGraph node functions: each unpacks state, calls one layer service, returns an update.
 
 One module per graph (``turn`` with ``mnemos``, its per-model-call step, ``recall``,
-``review``, ``learning``, ``write_worker``, ``agent_query``, ``user_compaction``, ``memory_archival``,
-``document_archive``): module-level node functions
+``review``, ``learning``, ``write_worker``, ``agent_query``, ``user_compaction``,
+``memory_archival``, ``document_archive``): module-level node functions
 that take the graph state and their dependencies as keyword arguments, which the graph
 builders in :mod:`langgraph_mnemon.graphs` bind. Shared here: the memory-step guard, the
 message-history compaction and the worker models' result tools.

@@ -41,7 +41,7 @@ from typing import Any
 
 from langgraph_mnemon.config import LearningConfig
 from langgraph_mnemon.contracts import Scope, check_text
-from langgraph_mnemon.errors import InvalidInputError, MnemonError, NotFoundError
+from langgraph_mnemon.errors import InvalidInputError, MnemonError, NotFoundError, ProviderError
 from langgraph_mnemon.memory_layers.kernel import Kernel, acting, refusal
 from langgraph_mnemon.memory_layers.learning._heuristic import content_words, extract_candidates
 from langgraph_mnemon.memory_layers.learning._models import (
@@ -356,6 +356,11 @@ class Learning:
             raise InvalidInputError(f"an {proposal.action} needs the id of the memory it replaces")
         try:
             row = self.spaces.get(proposal.target_id, space_id=space)
+        except ProviderError:
+            raise ProviderError(
+                f"space {space!r} keeps no history, so an {proposal.action} there would lose "
+                "the memory it replaces; learn into a space on the native provider"
+            ) from None
         except NotFoundError:
             raise NotFoundError(
                 f"no memory {proposal.target_id!r} in this scope's space {space!r}; an "

@@ -248,14 +248,16 @@ class LearningConfig(_Section):
 
     After a thread goes idle (the idle review's scheduler and activity score), the messages new
     since its last pass are distilled: by the worker model when one is set, else by the offline
-    heuristic. ``max_writes`` bounds the changes of one pass; ``space_name`` names the per-user
-    space a pass creates when it needs one. Every write is still decided by the kernel (Memory
-    Spaces write channel, automatic trigger).
+    heuristic. ``max_writes`` bounds the changes of one pass, ``max_context_chars`` the
+    transcript the model reads and ``max_tokens`` each of its replies (where the chat model has
+    that setting); ``space_name`` names the per-user space a pass creates when it needs one.
+    Every write is still decided by the kernel (Memory Spaces write channel, automatic trigger).
     """
 
     enabled: bool = True
     max_writes: int = Field(8, ge=1, le=100)
     max_context_chars: int = Field(24_000, ge=1_000, le=1_000_000)
+    max_tokens: int = Field(4096, ge=128, le=131_072)
     space_name: str = Field("Learned", min_length=1, max_length=120)
 
 

@@ -33,6 +33,9 @@ from langgraph_mnemon.reviews import BackgroundReviews
 from langgraph_mnemon.testing import ScriptedChatModel, tool_call
 
 QUIET = {"embedding": {"enabled": False}}
+# The review model's own calls are counted: the learning pass after the review (which binds
+# learning.max_tokens, tests/test_learning.py) is switched off.
+NO_LEARNING = {**QUIET, "learning": {"enabled": False}}
 
 
 # --- removed keys ------------------------------------------------------------------------------
@@ -123,7 +126,7 @@ def _review_script() -> list[Any]:
 
 def test_item5_idle_review_max_tokens_bounds_every_review_reply(tmp_path: Path) -> None:
     mem = Mnemon.open(
-        tmp_path / "root", workspace=tmp_path, idle_review={"max_tokens": 321}, **QUIET
+        tmp_path / "root", workspace=tmp_path, idle_review={"max_tokens": 321}, **NO_LEARNING
     )
     try:
         model = _BoundedModel(responses=_review_script())
@@ -135,7 +138,7 @@ def test_item5_idle_review_max_tokens_bounds_every_review_reply(tmp_path: Path) 
 
 
 def test_item5_a_model_without_max_tokens_gets_no_unknown_keyword(tmp_path: Path) -> None:
-    mem = Mnemon.open(tmp_path / "root", workspace=tmp_path, **QUIET)
+    mem = Mnemon.open(tmp_path / "root", workspace=tmp_path, **NO_LEARNING)
     try:
         model = _Recording(responses=_review_script())
         assert "max_tokens" not in type(model).model_fields

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from pydantic import Field
 
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.adapters.messages import plugin_message
@@ -425,3 +426,23 @@ def test_worker_model_takes_a_chat_model_object(tmp_path: Path) -> None:
         assert [r.content for r in done.learned] == ["The user prefers window seats."]
     with pytest.raises(InvalidInputError, match="chat model object"):
         Mnemon.open(tmp_path / "other", worker_model=object())
+
+
+def test_learning_max_tokens_bounds_the_models_replies(tmp_path: Path) -> None:
+    class Bounded(ScriptedChatModel):
+        max_tokens: int | None = None
+        seen: list[Any] = Field(default_factory=list)
+
+        def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kw: Any):  # type: ignore[no-untyped-def]
+            self.seen.append(kw.get("max_tokens"))
+            return super()._generate(messages, stop, run_manager, **kw)
+
+    model = Bounded(
+        responses=[
+            tool_call("mnemon_learn_candidates", {"candidates": []}),
+            tool_call("mnemon_learn_proposals", {"proposals": []}),
+        ]
+    )
+    with Mnemon.open(tmp_path / "root", learning={"max_tokens": 222}) as mem:
+        assert mem.learn("t", model=model, messages=_thread("I live in Rome.")).status == "skipped"
+    assert model.seen == [222]  # no candidates: the proposal call is never made

@@ -9,7 +9,7 @@ from langchain_core.messages import AIMessage
 from langgraph.graph import END
 from pydantic import BaseModel
 
-__all__ = ["parse_result", "tool_schema", "unless_error"]
+__all__ = ["bounded", "parse_result", "tool_schema", "unless_error"]
 
 _M = TypeVar("_M", bound=BaseModel)
 
@@ -24,6 +24,15 @@ def tool_schema(name: str, description: str, model: type[BaseModel]) -> dict[str
             "parameters": model.model_json_schema(),
         },
     }
+
+
+def bounded(bound: Any, model: Any, max_tokens: int | None) -> Any:
+    """``bound`` (a model with tools bound) with its replies bounded by ``max_tokens``, when the
+    chat model has a ``max_tokens`` setting a call may bind (OpenAI, Anthropic, most
+    integrations); a model without one gets no unknown keyword."""
+    if max_tokens is not None and "max_tokens" in getattr(type(model), "model_fields", {}):
+        return bound.bind(max_tokens=max_tokens)
+    return bound
 
 
 def parse_result(reply: Any, tool: str, model: type[_M]) -> _M:

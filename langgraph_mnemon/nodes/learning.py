@@ -27,7 +27,7 @@ from langgraph_mnemon.memory_layers.learning import (
     Proposal,
 )
 from langgraph_mnemon.memory_layers.spaces import MemoryRecord
-from langgraph_mnemon.nodes._results import parse_result, tool_schema
+from langgraph_mnemon.nodes._results import bounded, parse_result, tool_schema
 
 __all__ = [
     "CANDIDATES_TOOL",
@@ -91,7 +91,7 @@ def extract_candidates_node(
         HumanMessage("Conversation:\n" + "\n".join(lines)[-learning.settings.max_context_chars :]),
     ]
     try:
-        items = _call(model, prompt, CANDIDATES_TOOL, _Candidates).candidates
+        items = _call(model, prompt, CANDIDATES_TOOL, _Candidates, _tokens(learning)).candidates
     except Exception as exc:  # a failing or unusable model: the pass fails, nothing written
         return {"outcome": learning.fail(context, f"the worker model's extraction failed: {exc}")}
     return {"candidates": [c for c in (_candidate(item) for item in items) if c is not None]}
@@ -111,7 +111,7 @@ def propose_node(
         HumanMessage(_brief(candidates, similar)),
     ]
     try:
-        items = _call(model, prompt, PROPOSALS_TOOL, _Proposals).proposals
+        items = _call(model, prompt, PROPOSALS_TOOL, _Proposals, _tokens(learning)).proposals
     except Exception as exc:
         return {"outcome": learning.fail(context, f"the worker model's proposal failed: {exc}")}
     proposals, refused = _proposals(items)
@@ -124,9 +124,17 @@ def commit_pass(state: dict[str, Any], *, learning: Learning) -> dict[str, Any]:
     return {"outcome": learning.commit(state["context"], state.get("proposals", []))}
 
 
-def _call(model: BaseChatModel, prompt: list[Any], tool: str, shape: type[_M]) -> _M:
+def _call(
+    model: BaseChatModel, prompt: list[Any], tool: str, shape: type[_M], max_tokens: int
+) -> _M:
     schema = tool_schema(tool, "Hand your answer to the host.", shape)
-    return parse_result(model.bind_tools([schema]).invoke(prompt), tool, shape)
+    return parse_result(
+        bounded(model.bind_tools([schema]), model, max_tokens).invoke(prompt), tool, shape
+    )
+
+
+def _tokens(learning: Learning) -> int:
+    return learning.settings.max_tokens
 
 
 def _candidate(item: Any) -> Candidate | None:

@@ -34,7 +34,7 @@ from langgraph_mnemon.memory_layers.review import (
 )
 from langgraph_mnemon.memory_layers.runtime import RuntimeMutation, RuntimeReceipt
 from langgraph_mnemon.nodes._guard import memory_step
-from langgraph_mnemon.nodes._results import tool_schema
+from langgraph_mnemon.nodes._results import bounded, tool_schema
 
 __all__ = [
     "RESULT_TOOL",
@@ -263,16 +263,8 @@ def model_review(
             "Conversation to review:\n" + transcript(state.get("messages", []), max_context_chars)
         ),
     ]
-    bound: Any = model.bind_tools(run.tools())
-    if max_tokens is not None and _takes_max_tokens(model):
-        bound = bound.bind(max_tokens=max_tokens)
+    bound = bounded(model.bind_tools(run.tools()), model, max_tokens)
     return _model_pass(run, bound, messages, max_steps)
-
-
-def _takes_max_tokens(model: BaseChatModel) -> bool:
-    """Whether the chat model has a ``max_tokens`` setting a call may bind (OpenAI, Anthropic,
-    most integrations); a model without one gets no unknown keyword."""
-    return "max_tokens" in getattr(type(model), "model_fields", {})
 
 
 def _model_pass(

@@ -83,8 +83,11 @@ _KINDS: tuple[tuple[CandidateKind, re.Pattern[str]], ...] = (
     (
         "plan",
         re.compile(
-            r"\b(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:planning|hoping|going|about)\s+to\b"
-            r"|\b(?:i|we)\s+(?:plan|intend|want|hope|aim)\s+to\b|\bmy\s+plan\s+is\b"
+            r"\b(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:planning|hoping|aiming)\s+to\b"
+            r"|\b(?:i|we)\s+(?:plan|intend|hope|aim)\s+to\b|\bmy\s+plan\s+is\b"
+            # "going to" is a plan only with a time ("I'm going to fix it" is a request)
+            r"|\b(?:i|we)(?:'m|'re|\s+am|\s+are)\s+going\s+to\b(?=.*\b(?:next|tomorrow|"
+            r"tonight|soon|this\s+(?:week|weekend|month|year|summer|spring|fall|winter))\b)"
             r"|\b(?:next|this\s+coming)\s+(?:week|month|year|summer|spring|fall|winter)\s+"
             r"(?:i|we)\b",
             re.IGNORECASE,
@@ -245,6 +248,13 @@ _CHITCHAT = re.compile(
     re.IGNORECASE,
 )
 _DEMONSTRATIVE = re.compile(r"\b(?:this|that|these|those|your)\b", re.IGNORECASE)
+# The task at hand (an error, a failing build): state of the work, not a memory of the person.
+_TASK_CHATTER = re.compile(
+    r"\b(?:error|errors|bug|bugs|exception|traceback|stack\s*trace|crash(?:es|ed)?|"
+    r"warnings?|tests?|build|compil\w+|deploy(?:ed|ing)?|commit|branch|PR|pull\s+request|"
+    r"function|file|line\s+\d+)\b",
+    re.IGNORECASE,
+)
 # A sentence about "it" / "that" / "they" means nothing once the conversation is gone.
 _PRONOUN_SUBJECT = re.compile(
     r"^\s*(?:it|it's|its|that|that's|this|this's|they|they're|they've|those|these|"
@@ -290,6 +300,8 @@ def _candidate(sentence: str, message: LearnMessage) -> Candidate | None:
     kind = _kind(body)
     if kind == "preference" and _DEMONSTRATIVE.search(body) and not explicit:
         return None  # "I love this city": which one is lost with the conversation
+    if kind in ("event", "plan") and _TASK_CHATTER.search(body) and not explicit:
+        return None  # "I got an error in the build": the work's state, not the person's
     corrects = bool(correction) or bool(_CHANGED_MIND.search(body))
     if kind is None and not explicit and not (correction and corrects):
         return None  # a bare "actually, ..." is no correction without a change word

@@ -17,6 +17,7 @@ from langgraph_mnemon import Mnemon
 from langgraph_mnemon.adapters.messages import plugin_message
 from langgraph_mnemon.memory_layers.learning import (
     LearnMessage,
+    PassContext,
     extract_candidates,
     learned_space_id,
     reads_as_instruction,
@@ -446,3 +447,47 @@ def test_learning_max_tokens_bounds_the_models_replies(tmp_path: Path) -> None:
     with Mnemon.open(tmp_path / "root", learning={"max_tokens": 222}) as mem:
         assert mem.learn("t", model=model, messages=_thread("I live in Rome.")).status == "skipped"
     assert model.seen == [222]  # no candidates: the proposal call is never made
+
+
+# --- two replicas, a dead pass, a read-only host --------------------------------------------------
+
+
+def test_a_thread_is_learned_by_one_pass_at_a_time(host: Mnemon) -> None:
+    messages = _thread("I'm allergic to peanuts.")
+    first = host.learning.begin("t", messages, "heuristic")
+    second = host.learning.begin("t", messages, "heuristic")  # another replica, meanwhile
+    assert isinstance(first, PassContext)
+    assert (second.status, second.reason) == ("skipped", "another pass of this thread is running")
+    done = host.learning.commit(first, host.learning.propose(*_extracted(host, first)))
+    assert [r.status for r in done.receipts] == ["committed"]
+    assert host.learn("t", messages=messages).reason == "no new messages since the last pass"
+
+
+def _extracted(mem: Mnemon, context: Any) -> tuple[Any, Any]:
+    candidates = mem.learning.extract(context)
+    return candidates, mem.learning.similar(candidates)
+
+
+def test_a_pass_whose_process_died_blocks_the_thread_no_longer(host: Mnemon) -> None:
+    from langgraph_mnemon.memory_layers.learning import Learning, LearnPasses
+
+    stale = Learning(
+        host.spaces,
+        host.kernel,
+        LearnPasses(lambda: host.database),
+        host.scope,
+        clock=lambda: 1_000.0,  # started (and died) long ago
+    )
+    assert isinstance(stale.begin("t", _thread("I live in Oslo."), "heuristic"), PassContext)
+    done = host.learn("t", messages=_thread("I live in Oslo."))
+    assert done.status == "committed"
+
+
+def test_a_read_only_host_learns_nothing_and_records_nothing(tmp_path: Path) -> None:
+    with Mnemon.open(tmp_path / "root") as mem:
+        mem.learn("seed", messages=_thread("I live in Oslo."))
+    with Mnemon.open(tmp_path / "root", write_enabled=False) as mem:
+        done = mem.learn("t", messages=_thread("I'm allergic to peanuts."))
+        assert done.status == "refused"
+        assert "write_enabled" in done.reason
+        assert [p.thread_id for p in mem.learning.list_passes()] == ["seed"]

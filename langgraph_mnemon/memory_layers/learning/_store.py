@@ -90,12 +90,16 @@ class LearnPasses:
         return db
 
     def seen(self, scope: Scope, thread_id: str) -> set[str]:
-        """Fingerprints of the thread's messages that earlier passes read (undone ones too:
-        an undo reverts what was learned, it does not ask to learn it again)."""
+        """Fingerprints of the thread's messages that finished passes read (undone ones too:
+        an undo reverts what was learned, it does not ask to learn it again). A pass still
+        ``running`` counts not: if its process died, its messages are read again (its writes,
+        if any, are then duplicates and skipped)."""
         db = self._db(write=False)
         if db is None:
             return set()
-        query = sa.select(_P.seen).where(_of(scope), _P.thread_id == thread_id)
+        query = sa.select(_P.seen).where(
+            _of(scope), _P.thread_id == thread_id, _P.status != "running"
+        )
         rows = db.run_read(lambda conn: conn.execute(query).scalars().all())
         return {str(f) for row in rows for f in (row or [])}
 

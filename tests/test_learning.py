@@ -491,3 +491,14 @@ def test_a_read_only_host_learns_nothing_and_records_nothing(tmp_path: Path) -> 
         assert done.status == "refused"
         assert "write_enabled" in done.reason
         assert [p.thread_id for p in mem.learning.list_passes()] == ["seed"]
+
+
+def test_the_learned_space_never_becomes_the_implicit_target_of_a_write(host: Mnemon) -> None:
+    first = host.spaces.remember("Deploys need two approvals.")  # the user's one space
+    assert first.space_id == "default"
+    assert host.learn("t", messages=_thread("I'm allergic to peanuts.")).status == "committed"
+    assert {s.id for s in host.spaces.list_spaces(active=True)} == {"default", "learned"}
+    again = host.spaces.remember("Staging is db-stage-2.")  # still no space_id needed
+    assert again.space_id == "default"
+    found = [r.content for r in host.spaces.search("allergic peanuts", limit=1).results]
+    assert found == ["I'm allergic to peanuts."]  # both spaces are recalled

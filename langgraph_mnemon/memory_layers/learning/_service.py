@@ -56,7 +56,7 @@ from langgraph_mnemon.memory_layers.learning._models import (
 from langgraph_mnemon.memory_layers.learning._statement import clean_line, render_statement
 from langgraph_mnemon.memory_layers.learning._store import LearnPasses
 from langgraph_mnemon.memory_layers.messages import read_message
-from langgraph_mnemon.memory_layers.spaces import MemoryRecord, MemorySpaces
+from langgraph_mnemon.memory_layers.spaces import MemoryRecord, MemorySpaces, learned_space_id
 
 __all__ = ["Learning", "PassContext", "check_thread", "learned_space_id"]
 
@@ -65,14 +65,6 @@ _GENERIC_SPEAKERS = frozenset({"", "user", "human", "assistant", "ai"})
 SUPERSEDE_OVERLAP = 0.25
 """A correction supersedes the most similar learned memory sharing at least this share of its
 content words (Jaccard); below it, the correction is added as a new memory."""
-
-
-def learned_space_id(scope: Scope) -> str:
-    """The id of the user's learned space: ``learned`` locally, else one derived from the
-    user id (the same on every replica, and never another user's)."""
-    if scope.user == Scope().user:
-        return "learned"
-    return "learned-" + hashlib.sha256(scope.user.encode()).hexdigest()[:16]
 
 
 def check_thread(thread_id: Any) -> str:

@@ -10,6 +10,7 @@ Example:
     'committed'
 """
 
+from langgraph_mnemon.memory_layers.spaces._catalog import is_learned_space, learned_space_id
 from langgraph_mnemon.memory_layers.spaces._fusion import (
     Candidate,
     QualitySettings,
@@ -180,8 +181,10 @@ __all__ = [
     "extract_anchors",
     "is_committed",
     "is_embedder",
+    "is_learned_space",
     "is_pending",
     "item_text",
+    "learned_space_id",
     "normalize_anchor_text",
     "place",
     "provider_refusal",

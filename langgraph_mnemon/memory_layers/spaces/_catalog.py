@@ -29,6 +29,8 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
+import re
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -76,6 +78,8 @@ __all__ = [
     "NewSpace",
     "Owners",
     "SpaceCatalog",
+    "is_learned_space",
+    "learned_space_id",
     "owners_of",
 ]
 
@@ -204,6 +208,28 @@ class NewSpace:
     active: bool | None
     config: dict[str, Any]
     secrets: dict[str, str]
+
+
+_LEARNED = re.compile(r"learned(?:-[0-9a-f]{16})?")
+
+
+def learned_space_id(scope: Scope) -> str:
+    """The id of a user's learned space (where learning passes write): ``learned`` for the
+    local user, else one derived from the user id (the same on every replica, never another
+    user's).
+
+    Example:
+        >>> learned_space_id(Scope())
+        'learned'
+    """
+    if scope.user == LOCAL:
+        return "learned"
+    return "learned-" + hashlib.sha256(scope.user.encode()).hexdigest()[:16]
+
+
+def is_learned_space(space_id: str) -> bool:
+    """True for the id of a user's learned space (see :func:`learned_space_id`)."""
+    return bool(_LEARNED.fullmatch(space_id))
 
 
 class SpaceCatalog:
@@ -437,6 +463,8 @@ class SpaceCatalog:
             return self.get_space(space_id)
         spaces = self.list_spaces()
         active = [s for s in spaces if s.active]
+        if len(active) > 1:  # a learning pass's space is never the implicit target of a write
+            active = [s for s in active if not is_learned_space(s.id)] or active
         if len(active) == 1:
             return active[0]
         if len(active) > 1:

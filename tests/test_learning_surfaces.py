@@ -72,12 +72,14 @@ def test_cli_learns_from_a_checkpointed_thread_lists_and_undoes(tmp_path: Path) 
 
     code, out = invoke(root, "learn", "--thread", "t1", "--user", "alice")
     assert code == 0, out
-    assert "[committed] add" in out and ALLERGY in out
+    assert "[committed] add" in out
+    assert ALLERGY in out
     assert "on thread t1 (heuristic): committed, 1 learned" in out
     # Nothing new since: the second pass skips and says why.
     code, out = invoke(root, "learn", "--thread", "t1", "--user", "alice")
     assert code == 0
-    assert "skipped" in out and "no new messages" in out
+    assert "skipped" in out
+    assert "no new messages" in out
 
     code, out = invoke(root, "--user", "alice", "learn", "--list", "--json")
     passes = json.loads(out)
@@ -85,7 +87,8 @@ def test_cli_learns_from_a_checkpointed_thread_lists_and_undoes(tmp_path: Path) 
     committed = passes[1]
     code, out = invoke(root, "--user", "alice", "learn", "--list")
     assert code == 0
-    assert committed["pass_id"] in out and "heuristic" in out
+    assert committed["pass_id"] in out
+    assert "heuristic" in out
     # Another user sees none of Alice's passes, and cannot undo one.
     code, out = invoke(root, "--user", "bob", "learn", "--list")
     assert "no learning passes yet" in out
@@ -148,7 +151,8 @@ def test_cli_pass_refused_by_the_kernel_exits_1_and_says_why(tmp_path: Path) -> 
         env={"COLUMNS": "200", "MNEMON_LAYERS__MEMORY_SPACES__PARTICIPATION__WRITE": "manual"},
     )
     assert result.exit_code == 1, result.output
-    assert "refused" in result.output and "manual" in result.output
+    assert "refused" in result.output
+    assert "manual" in result.output
 
 
 # --- status ---------------------------------------------------------------------------------
@@ -165,7 +169,9 @@ def test_status_shows_the_scopes_passes_only(tmp_path: Path) -> None:
         for n in range(6):  # more passes than status lists
             alice.learn(f"t-{n}", messages=[HumanMessage("Fine, thanks.", id=f"s{n}")])
         seen = alice.status().learning
-        assert seen.passes == 7 and seen.learned == 1 and not seen.more
+        assert seen.passes == 7
+        assert seen.learned == 1
+        assert not seen.more
         assert len(seen.recent) == 5
         assert done.pass_id not in [r.pass_id for r in seen.recent]  # the oldest drops out
         assert {r.extractor for r in seen.recent} == {"heuristic"}
@@ -225,7 +231,8 @@ async def test_routes_learn_list_read_and_undo_in_the_callers_scope(
 ) -> None:
     alice, bob = clients["alice"], clients["bob"]
     done = _ok(await alice.post(f"{API}/learn", json={"thread_id": "t1", "messages": _wire(CHAT)}))
-    assert done["status"] == "committed" and done["user"] == "alice"
+    assert done["status"] == "committed"
+    assert done["user"] == "alice"
     assert [(r["action"], r["status"], r["content"]) for r in done["receipts"]] == [
         ("add", "committed", ALLERGY)
     ]
@@ -237,7 +244,8 @@ async def test_routes_learn_list_read_and_undo_in_the_callers_scope(
         ALLERGY
     )
     status = _ok(await alice.get(f"{API}/status"))["learning"]
-    assert status["passes"] == 1 and status["learned"] == 1
+    assert status["passes"] == 1
+    assert status["learned"] == 1
     assert status["recent"][0]["pass_id"] == pass_id
 
     # Bob: not listed, not found, not undone; his status counts nothing.

@@ -118,10 +118,7 @@ def learn(
         else:
             _print_list(records)
         return
-    if undo is not None:
-        record = host.learning.undo(undo)
-    else:
-        record = host.learn(thread or "", model=model)
+    record = host.learning.undo(undo) if undo is not None else host.learn(thread or "", model=model)
     if as_json:
         print_json(record)
     else:

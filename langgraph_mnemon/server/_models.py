@@ -290,9 +290,7 @@ class LearnRequest(Body):
 class LearnPassesQuery(Query):
     """Which learning passes to list (newest first; ``thread_id``: that thread's only)."""
 
-    thread_id: (
-        Annotated[str, StringConstraints(max_length=r.MAX_THREAD_ID_CHARS)] | SkipJsonSchema[None]
-    ) = None
+    thread_id: ThreadId | SkipJsonSchema[None] = None
     limit: int = Field(20, ge=1, le=500)
 
 

@@ -129,6 +129,7 @@ def test_cli_errors_are_one_line_and_usage_is_exit_2(
         ["learn"],
         ["learn", "--list", "--undo", "x"],
         ["learn", "--list", "--model", "a:b"],
+        ["learn", "--list", "--limit", "0"],
     ):
         with pytest.raises(SystemExit) as usage:
             main(["--root", root, *args])

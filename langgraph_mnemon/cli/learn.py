@@ -83,7 +83,8 @@ def _print_list(records: list[LearnPass]) -> None:
 def learn(
     ctx: typer.Context,
     thread: Annotated[
-        str | None, typer.Option("--thread", help="Learn from this LangGraph thread now.")
+        str | None,
+        typer.Option("--thread", metavar="ID", help="Learn from this LangGraph thread now."),
     ] = None,
     list_passes: Annotated[
         bool, typer.Option("--list", help="List passes, newest first (--thread: its own).")
@@ -91,15 +92,22 @@ def learn(
     undo: Annotated[
         str | None, typer.Option("--undo", metavar="PASS_ID", help="Undo one pass.")
     ] = None,
-    user: Annotated[str | None, typer.Option("--user", help="Work in this user's scope.")] = None,
+    user: Annotated[
+        str | None, typer.Option("--user", metavar="ID", help="Work in this user's scope.")
+    ] = None,
     project: Annotated[
-        str | None, typer.Option("--project", help="Work in this project's scope.")
+        str | None, typer.Option("--project", metavar="ID", help="Work in this project's scope.")
     ] = None,
     model: Annotated[
         str | None,
-        typer.Option(help="provider:model proposes (default: worker_model, else heuristics)."),
+        typer.Option(
+            metavar="PROVIDER:MODEL",
+            help="The model that proposes (default: worker_model, else heuristics).",
+        ),
     ] = None,
-    limit: Annotated[int, typer.Option(help="Most passes --list shows (1-500).")] = 20,
+    limit: Annotated[
+        int, typer.Option(min=1, max=500, metavar="N", help="Most passes --list shows (1-500).")
+    ] = 20,
     as_json: JsonOption = False,
 ) -> None:
     """Learn from a thread's conversation now, list the learning passes, or undo one."""

@@ -105,6 +105,11 @@ def test_cli_learns_from_a_checkpointed_thread_lists_and_undoes(tmp_path: Path) 
     undone = json.loads(out)
     assert undone["status"] == "undone"
     assert [r["action"] for r in undone["receipts"]] == ["add", "undo"]
+    # Undoing again changes nothing and shows the pass as it stands.
+    code, out = invoke(root, "--user", "alice", "learn", "--undo", committed["pass_id"])
+    assert code == 0
+    assert "[committed] undo" in out
+    assert "(heuristic): undone, 1 learned" in out
     mem = _open(root)
     try:
         hits = mem.scoped(user="alice").spaces.search("peanuts allergy").results
@@ -312,3 +317,20 @@ async def test_learn_routes_follow_the_mutation_authority(tokened: Mnemon) -> No
     undo_op = spec["paths"][f"{API}/learn/passes/{{pass_id}}/undo"]["post"]
     assert undo_op["x-mnemon-mutates"] is True
     assert [p["name"] for p in undo_op["parameters"]] == ["pass_id"]
+
+
+@pytest.mark.asyncio
+async def test_a_pass_the_kernel_refuses_writes_nothing_and_says_why(tmp_path: Path) -> None:
+    manual = {"memory_spaces": {"participation": {"write": "manual"}}}
+    mem = _open(tmp_path / "m", layers=manual)
+    try:
+        async with _client(create_app(mem)) as local:
+            body = {"thread_id": "t1", "messages": _wire(CHAT)}
+            refused = _ok(await local.post(f"{API}/learn", json=body))
+            assert refused["status"] == "refused"
+            assert "manual" in refused["reason"]
+            assert refused["receipts"] == []
+            assert _ok(await local.get(f"{API}/status"))["learning"]["learned"] == 0
+        assert mem.spaces.search("peanuts allergy").results == []
+    finally:
+        mem.close()

@@ -35,6 +35,11 @@ def _when(seconds: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))
 
 
+def _learned(record: LearnPass) -> int:
+    """The memories the pass wrote (after an undo its ``undo`` receipts are not learning)."""
+    return sum(1 for r in record.learned if r.action != "undo")
+
+
 def _scoped(ctx: typer.Context, user: str | None, project: str | None) -> Mnemon:
     """The host in this command's scope: its own ``--user`` / ``--project``, else those given
     to ``mnemon`` (or ``MNEMON_USER`` / ``MNEMON_PROJECT``)."""
@@ -56,7 +61,7 @@ def _print_pass(record: LearnPass) -> None:
     reason = f": {record.reason}" if record.reason else ""
     out.print(
         f"pass {record.pass_id} on thread {record.thread_id} ({record.extractor}): "
-        f"{record.status}, {len(record.learned)} learned{reason}",
+        f"{record.status}, {_learned(record)} learned{reason}",
         markup=False,
     )
 
@@ -70,9 +75,8 @@ def _print_list(records: list[LearnPass]) -> None:
             no_wrap=column in ("id", "when"),
         )
     for p in records:
-        learned = sum(1 for r in p.learned if r.action != "undo")
         table.add_row(
-            p.pass_id, p.thread_id, _when(p.finished_at), p.extractor, p.status, str(learned)
+            p.pass_id, p.thread_id, _when(p.finished_at), p.extractor, p.status, str(_learned(p))
         )
     out.print(table)
     if not records:

@@ -251,7 +251,7 @@ function learningCard(learning) {
     el("dl", {}, (learning ? [
       ["passes", el("span", { testid: "status-learning-passes" }, `${learning.passes}${more}`)],
       ["memories learned", el("span", { testid: "status-learning-learned" }, `${learning.learned}${more}`)],
-      ...learning.recent.slice(0, 3).map((row) => [row.thread_id, `${row.status} · ${memories(row.learned)} · ${when(row.finished_at)}`]),
+      ...learning.recent.slice(0, 3).map((row) => [row.thread_id, `${row.status} · ${memories(row.learned)} learned · ${when(row.finished_at)}`]),
     ] : [["state", "unavailable (see Health)"]]).map(([k, v]) => [el("dt", {}, k), el("dd", {}, v)])));
 }
 

@@ -13,12 +13,22 @@ from langgraph_mnemon.storage.db import redact_url
 
 __all__ = [
     "DocumentsStatus",
+    "LearningPassRow",
+    "LearningStatus",
     "RuntimeStatus",
     "SpacesOverview",
     "Status",
     "host_status",
+    "learned_count",
+    "learning_overview",
     "spaces_overview",
 ]
+
+LEARNING_PASSES_READ = 500
+"""The most passes status reads to count (the service's list limit): past it, the counts are
+lower bounds and ``LearningStatus.more`` says so."""
+LEARNING_RECENT = 5
+"""The newest passes status lists."""
 
 
 class RuntimeStatus(BaseModel):
@@ -65,6 +75,35 @@ class SpacesOverview(BaseModel):
     dense: str | None = None
 
 
+class LearningPassRow(BaseModel):
+    """One learning pass as status lists it (``learned``: the memories it wrote)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    pass_id: str
+    thread_id: str
+    finished_at: float
+    status: str
+    learned: int
+    extractor: str
+
+
+class LearningStatus(BaseModel):
+    """The scope's learning passes at a glance.
+
+    ``passes`` counts the recorded passes, ``learned`` the memories written by passes that were
+    not undone; ``recent`` lists the newest :data:`LEARNING_RECENT` passes. ``more`` is true
+    when the scope holds more passes than status reads (the counts are then lower bounds).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    passes: int = 0
+    learned: int = 0
+    recent: list[LearningPassRow] = Field(default_factory=list)
+    more: bool = False
+
+
 class Status(BaseModel):
     """What ``mnemon status`` shows: where data lives and how full each tier is."""
 
@@ -80,6 +119,8 @@ class Status(BaseModel):
     runtime: RuntimeStatus | None
     documents: DocumentsStatus | None
     spaces: SpacesOverview | None = None
+    # The scope's learning passes; None when they cannot be read (``health`` says why).
+    learning: LearningStatus | None = None
     # Where chroma Memory Spaces live: "local <folder>" or "http(s)://host:port" (no token);
     # None when the chroma provider is disabled.
     chroma: str | None = None
@@ -120,6 +161,9 @@ def host_status(mem: Any, spaces: SpacesOverview | None) -> Status:
         tiers[name] = None
         with mem.health.guard(f"status:{name}"):  # tables in a database that may be down
             tiers[name] = read(getattr(mem, name))
+    learning = None
+    with mem.health.guard("status:learning"):  # the passes live in the shared database
+        learning = learning_overview(mem.learning)
     report = mem.health.report()
     readable = spaces is not None and None not in tiers.values()
     return Status(
@@ -131,9 +175,44 @@ def host_status(mem: Any, spaces: SpacesOverview | None) -> Status:
         runtime=tiers["runtime"],
         documents=tiers["documents"],
         spaces=spaces,
+        learning=learning,
         chroma=config.chroma.target(mem.root) if config.chroma.enabled else None,
         health=report,
         healthy=not report.degraded and readable and not spaces.unreachable,  # type: ignore[union-attr]
+    )
+
+
+def learned_count(record: Any) -> int:
+    """The memories a pass wrote (its own changes: an undo's receipts are not learning)."""
+    return sum(1 for r in record.learned if r.action != "undo")
+
+
+def learning_overview(learning: Any) -> LearningStatus:
+    """The learning part of :class:`Status`: counts and the newest passes of the scope.
+
+    Args:
+        learning: the scope's :class:`~langgraph_mnemon.memory_layers.learning.Learning`.
+
+    Returns:
+        The :class:`LearningStatus` (zeros when nothing was ever learned; no table is made).
+    """
+    passes = learning.list_passes(limit=LEARNING_PASSES_READ)
+    recent = [
+        LearningPassRow(
+            pass_id=p.pass_id,
+            thread_id=p.thread_id,
+            finished_at=p.finished_at,
+            status=p.status,
+            learned=learned_count(p),
+            extractor=p.extractor,
+        )
+        for p in passes[:LEARNING_RECENT]
+    ]
+    return LearningStatus(
+        passes=len(passes),
+        learned=sum(learned_count(p) for p in passes if p.status != "undone"),
+        recent=recent,
+        more=len(passes) >= LEARNING_PASSES_READ,
     )
 
 

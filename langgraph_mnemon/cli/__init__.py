@@ -1,7 +1,7 @@
 """The ``mnemon`` command line: inspect and edit a storage root, ingest, serve.
 
 One module per command group (``runtime``, ``docs``, ``spaces``, ``mnemos``, ``ingest``,
-``workers``, ``serve``, ``status``, ``settings`` with ``secrets``); the shared options,
+``workers``, ``serve``, ``status``, ``learn``, ``settings`` with ``secrets``); the shared options,
 vocabulary and error handling are in ``_common``. Every command is an explicit request:
 ``manual`` channels admit it, ``off`` and disabled ones refuse it. Library errors print one
 line on stderr and exit 1 (a kernel refusal names the setting and environment variable that
@@ -48,6 +48,7 @@ for _group in (
     "docs",
     "mnemos",
     "spaces",
+    "learn",
     "transfer",
     "settings",
 ):

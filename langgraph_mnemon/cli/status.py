@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
 import typer
 from rich.table import Table
 
@@ -48,6 +51,8 @@ def status(ctx: typer.Context, as_json: JsonOption = False) -> None:
         )
         if sp.dense is not None:
             out.print(f"dense search: {sp.dense}", markup=False)
+    if report.learning is not None:
+        _print_learning(report.learning)
     if rt is not None:
         out.print(f"runtime revision: {rt.revision}")
     if rt is not None and rt.locally_archived:
@@ -58,3 +63,19 @@ def status(ctx: typer.Context, as_json: JsonOption = False) -> None:
     if report.health.degraded:
         problems = "; ".join(f"{p.step}: {p.code}: {p.message}" for p in report.health.problems)
         out.print(f"memory degraded: {problems}", markup=False)
+
+
+def _print_learning(learning: Any) -> None:
+    """The scope's learning passes: counts, then the newest passes one line each."""
+    more = "+" if learning.more else ""
+    out.print(
+        f"learning passes: {learning.passes}{more}; memories learned: {learning.learned}{more}",
+        markup=False,
+    )
+    for row in learning.recent:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.finished_at))
+        out.print(
+            f"  {row.pass_id[:12]}  {row.thread_id}  {when}  {row.extractor}  {row.status}  "
+            f"learned {row.learned}",
+            markup=False,
+        )

@@ -21,6 +21,7 @@ from langgraph_mnemon.contracts import safe_text
 from langgraph_mnemon.errors import InvalidInputError, NotFoundError
 from langgraph_mnemon.memory_layers.agent_query import QueryAnswer
 from langgraph_mnemon.memory_layers.documents import DocumentReceipt, DocumentSearchResult
+from langgraph_mnemon.memory_layers.learning import LearnPass
 from langgraph_mnemon.memory_layers.mnemos import validate_task_id
 from langgraph_mnemon.memory_layers.runtime import (
     MAX_ENTRY_BYTES,
@@ -379,11 +380,11 @@ LANGGRAPH_CHECKPOINTS_SHOWN = 50
 """The newest LangGraph checkpoints a task's checkpoint answer lists (one per super-step)."""
 
 
-def _task(host: Mnemon, task_id: str) -> str:
+def _task(host: Mnemon, task_id: str, *, what: str = "Mnemos task") -> str:
     task = validate_task_id(task_id)
     # Another user's task is "not found", exactly like a task that does not exist.
     if task not in host.mnemos.tasks(owner=host.scope.user_key):
-        raise NotFoundError(f"no Mnemos task {task!r}; list tasks with GET {API}/mnemos/tasks")
+        raise NotFoundError(f"no {what} {task!r}; list tasks with GET {API}/mnemos/tasks")
     return task
 
 
@@ -430,6 +431,52 @@ def task_resume(host: Mnemon, task_id: str, body: m.Empty) -> m.ResumeView:
     """The resume Markdown of the task's newest CheckpointNode (changes nothing)."""
     task = _task(host, task_id)
     return m.ResumeView(task_id=task, resume=host.mnemos.resume(task))
+
+
+# --- learning passes ------------------------------------------------------------------------
+
+MODEL_NOT_ALLOWED = "model-not-allowed"  # a request may not choose the model a pass runs
+
+
+def _check_model(host: Mnemon, model: str | None) -> None:
+    """A request runs the host's own worker model: naming another one is refused, so a caller
+    never picks a provider, an endpoint or whose key pays (the settings are the operator's)."""
+    if model is None or model == host.config.worker_model:
+        return
+    raise InvalidInputError(
+        "model may only name the host's configured worker_model (GET settings shows it); a "
+        "request never chooses the model or provider a pass runs: omit model",
+        code=MODEL_NOT_ALLOWED,
+    )
+
+
+def learn(host: Mnemon, body: m.LearnRequest) -> LearnPass:
+    """Run a learning pass over a thread now: its new messages become memories of the
+    caller's learned Memory Space, one receipt per change or refusal.
+
+    Without ``messages`` the thread's newest checkpoint is read; the thread must be the
+    caller's (another user's thread is 404, like an unknown one)."""
+    _check_model(host, body.model)
+    if body.messages is None:
+        _task(host, body.thread_id, what="thread")
+    return host.learn(body.thread_id, messages=body.messages)
+
+
+def list_learn_passes(host: Mnemon, query: m.LearnPassesQuery) -> m.LearnPassList:
+    """The caller's learning passes, newest first (``thread_id``: that thread's)."""
+    passes = host.learning.list_passes(thread_id=query.thread_id, limit=query.limit)
+    return m.LearnPassList(passes=passes)
+
+
+def get_learn_pass(host: Mnemon, pass_id: str) -> LearnPass:
+    """One learning pass of the caller's scope with its receipts."""
+    return host.learning.get_pass(pass_id)
+
+
+def undo_learn_pass(host: Mnemon, pass_id: str, body: m.Empty) -> LearnPass:
+    """Undo one learning pass: the memories it added are forgotten, what it superseded is
+    current again; one ``undo`` receipt per reverted change."""
+    return host.learning.undo(pass_id)
 
 
 ENDPOINTS: tuple[Endpoint, ...] = (
@@ -592,6 +639,29 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         body=m.Empty,
         returns=m.ResumeView,
         mutates=False,
+    ),
+    Endpoint(
+        "POST",
+        f"{API}/learn",
+        learn,
+        body=m.LearnRequest,
+        returns=LearnPass,
+        refusals=(MODEL_NOT_ALLOWED,),
+    ),
+    Endpoint(
+        "GET",
+        f"{API}/learn/passes",
+        list_learn_passes,
+        query=m.LearnPassesQuery,
+        returns=m.LearnPassList,
+    ),
+    Endpoint("GET", f"{API}/learn/passes/{{pass_id}}", get_learn_pass, returns=LearnPass),
+    Endpoint(
+        "POST",
+        f"{API}/learn/passes/{{pass_id}}/undo",
+        undo_learn_pass,
+        body=m.Empty,
+        returns=LearnPass,
     ),
     Endpoint("GET", f"{API}/settings", get_settings),
     Endpoint("PATCH", f"{API}/settings", patch_settings, body=SettingsPatch, caller=True),

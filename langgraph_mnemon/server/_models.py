@@ -25,6 +25,7 @@ from pydantic.json_schema import SkipJsonSchema
 from langgraph_mnemon.contracts import Importance
 from langgraph_mnemon.host import Status
 from langgraph_mnemon.memory_layers.documents import DocumentRecord
+from langgraph_mnemon.memory_layers.learning import LearnPass
 from langgraph_mnemon.memory_layers.mnemos import (
     CheckpointRecord,
     FatigueReading,
@@ -63,6 +64,9 @@ ProviderId = Annotated[str, WithJsonSchema(r.provider_id())]
 ProviderConfig = Annotated[dict[str, Any], WithJsonSchema(r.provider_config())]
 SecretMap = Annotated[dict[str, str], WithJsonSchema(r.provider_secrets())]
 Confirm = Annotated[str, WithJsonSchema(r.confirm())]
+ThreadId = Annotated[str, WithJsonSchema(r.thread_id())]
+MAX_LEARN_MESSAGES = 5_000
+"""The most messages one learn request may carry (a pass reads only the new ones)."""
 
 
 def _at_least_one_space(value: list[str] | None) -> list[str] | None:
@@ -267,6 +271,29 @@ class FatigueQuery(Query):
     limit: int = Field(50, ge=1, le=1000)
 
 
+class LearnRequest(Body):
+    """A learning pass over a thread, now, in the caller's scope.
+
+    ``messages`` are the thread's messages as ``{"role"|"type": ..., "content": ..., "id":
+    ...}`` dicts; omitted, the thread's newest checkpoint in the host's checkpointer is read.
+    The host's ``worker_model`` proposes (else the offline heuristic): ``model`` may only name
+    that same model, so a request never picks a provider or spends another key.
+    """
+
+    thread_id: ThreadId
+    messages: (
+        Annotated[list[dict[str, Any]], Field(max_length=MAX_LEARN_MESSAGES)] | SkipJsonSchema[None]
+    ) = None
+    model: str | None = None
+
+
+class LearnPassesQuery(Query):
+    """Which learning passes to list (newest first; ``thread_id``: that thread's only)."""
+
+    thread_id: ThreadId | SkipJsonSchema[None] = None
+    limit: int = Field(20, ge=1, le=500)
+
+
 # --- responses ------------------------------------------------------------------------------
 
 
@@ -416,6 +443,12 @@ class ResumeView(BaseModel):
 
     task_id: str
     resume: str
+
+
+class LearnPassList(BaseModel):
+    """The caller's learning passes, newest first."""
+
+    passes: list[LearnPass]
 
 
 class Decision(BaseModel):

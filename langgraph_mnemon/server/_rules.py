@@ -215,11 +215,24 @@ def task_id() -> dict[str, Any]:
     return _text(MAX_TASK_ID_CHARS, forbidden=r"\x00-\x1f")
 
 
+MAX_PASS_ID_CHARS = 64  # Learning.get_pass reads no more
+MAX_THREAD_ID_CHARS = 256  # learning.check_thread
+
+
+def pass_id() -> dict[str, Any]:
+    return _text(MAX_PASS_ID_CHARS, forbidden=r"\x00-\x1f", what="A learning pass id.")
+
+
+def thread_id() -> dict[str, Any]:
+    return _text(MAX_THREAD_ID_CHARS, forbidden=r"\x00-\x1f\x7f", what="A LangGraph thread id.")
+
+
 PATH_PARAMETERS = {
     "document_id": document_id,
     "provider_id": provider_path_id,
     "space_id": space_id,
     "memory_id": memory_id,
     "task_id": task_id,
+    "pass_id": pass_id,
 }
 """Path parameter name → its schema (every ``{name}`` in the route table is listed)."""

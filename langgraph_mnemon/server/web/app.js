@@ -238,7 +238,21 @@ async function loadStatus() {
         ["providers", spaces.providers.join(", ")],
         ["provider disabled", spaces.provider_disabled],
       ] : [["spaces", "not configured"]]),
-      ...chromaRow(s)]));
+      ...chromaRow(s)]),
+    learningCard(s.learning));
+}
+
+// The scope's learning at a glance; the Learning page lists every pass.
+function learningCard(learning) {
+  if (learning === undefined) return null; // an older server
+  const more = learning && learning.more ? "+" : "";
+  return el("div", { class: "card learning", testid: "status-learning" },
+    el("h3", {}, el("a", { href: "#/learning" }, "Learning")),
+    el("dl", {}, (learning ? [
+      ["passes", el("span", { testid: "status-learning-passes" }, `${learning.passes}${more}`)],
+      ["memories learned", el("span", { testid: "status-learning-learned" }, `${learning.learned}${more}`)],
+      ...learning.recent.slice(0, 3).map((row) => [row.thread_id, el("span", { title: when(row.finished_at) }, `${row.status} · ${row.learned} learned`)]),
+    ] : [["state", "unavailable (see Health)"]]).map(([k, v]) => [el("dt", {}, k), el("dd", {}, v)])));
 }
 
 // Who the page works as: the user, the project, how the server knows the user, and the
@@ -979,6 +993,57 @@ function resumeForPage(text) {
     .join("\n");
 }
 
+// --- Learning passes ----------------------------------------------------------------------
+
+// Receipt statuses as badges: what was stored, what was skipped, what the host refused.
+const RECEIPT_BADGE = { committed: "ok", skipped: "off", rejected: "critical", failed: "critical" };
+const PASS_BADGE = { committed: "ok", skipped: "off", undone: "off", refused: "medium", failed: "critical", running: "medium" };
+const passes = (n) => `${n} ${n === 1 ? "pass" : "passes"}`;
+const memories = (n) => `${n} ${n === 1 ? "memory" : "memories"}`;
+const learnedCount = (pass) => pass.receipts.filter((r) => r.status === "committed" && r.memory_id && r.action !== "undo").length;
+
+async function loadLearning() {
+  const { passes: list } = await api("learn/passes?limit=50");
+  fill("learning-count", passes(list.length));
+  fill("learning-passes", list.length ? list.map(passItem)
+    : el("li", { class: "muted empty" }, "No learning passes yet: learn from a thread below, or let the idle review run one."));
+}
+
+// One pass: its thread, when, extractor and status, then each receipt (what was learned,
+// skipped or refused, and why). Stored text is text, never HTML.
+function passItem(pass) {
+  return el("li", { testid: "learn-pass", "data-pass-id": pass.pass_id, "data-status": pass.status },
+    el("div", { class: "pass-head" },
+      el("span", { class: `badge ${PASS_BADGE[pass.status] || ""}`, testid: "learn-pass-status" }, pass.status),
+      el("strong", { testid: "learn-pass-thread" }, pass.thread_id),
+      el("small", { class: "muted" }, ` ${when(pass.finished_at)} · ${pass.extractor} · ${memories(learnedCount(pass))} learned · `, el("code", {}, shortId(pass.pass_id))),
+      pass.status === "committed" ? confirmButton("Undo", () => undoPass(pass)) : null),
+    pass.reason ? el("p", { class: "muted pass-reason", testid: "learn-pass-reason" }, pass.reason) : null,
+    pass.receipts.length ? el("ul", { class: "receipts", testid: "learn-receipts" }, pass.receipts.map((r) =>
+      el("li", { testid: "learn-receipt", "data-status": r.status, "data-action": r.action },
+        el("span", { class: `badge ${RECEIPT_BADGE[r.status] || ""}` }, `${r.action} ${r.status}`),
+        " ",
+        el("span", { class: "content", testid: "learn-receipt-content" }, r.content || "–"),
+        r.message ? el("small", { class: "muted" }, ` — ${r.message}`) : null))) : null);
+}
+
+async function undoPass(pass) {
+  const done = await mutate(() => api(`learn/passes/${encodeURIComponent(pass.pass_id)}/undo`, { method: "POST" }), loadLearning);
+  const kept = done.receipts.filter((r) => r.action === "undo" && r.status !== "committed").length;
+  notify(kept ? `Undid the pass on thread '${pass.thread_id}'; ${plural(kept, "change")} could not be reverted (see its receipts).`
+    : `Undid the pass on thread '${pass.thread_id}': what it learned is forgotten.`, kept ? "warning" : "info");
+}
+
+async function learnNow() {
+  const thread = $("learn-thread").value.trim();
+  if (!thread) throw new ApiError("page", "name the thread to learn from", 0);
+  const done = await mutate(() => api("learn", { method: "POST", body: { thread_id: thread } }), loadLearning);
+  const learned = learnedCount(done);
+  notify(`Pass on thread '${thread}': ${done.status}, ${memories(learned)} learned${done.reason ? ` (${done.reason})` : ""}.`,
+    done.status === "committed" || done.status === "skipped" ? "info" : "warning");
+  $("learn-thread").value = "";
+}
+
 // --- Routing -----------------------------------------------------------------------------
 
 const PAGES = {
@@ -987,6 +1052,7 @@ const PAGES = {
   documents: () => loadDocuments(),
   spaces: (arg) => loadSpaces(arg),
   mnemos: (arg) => loadMnemos(arg),
+  learning: () => loadLearning(),
 };
 
 // Routes look like #/page or #/page/<id> (a space or a task).
@@ -1019,6 +1085,7 @@ function wire() {
   $("recall-form").addEventListener("submit", guard(runRecall));
   $("remember-form").addEventListener("submit", guard(remember));
   $("resume-button").addEventListener("click", guard(showResume));
+  $("learn-form").addEventListener("submit", guard(learnNow));
   for (const button of document.querySelectorAll("#space-tabs button")) {
     button.addEventListener("click", guard(() => showTab(button.dataset.tab)));
   }

@@ -21,13 +21,20 @@ if TYPE_CHECKING:
 __all__ = ["run_learning", "thread_messages"]
 
 
-def thread_messages(saver: BaseCheckpointSaver[Any], thread_id: str) -> list[Any]:
-    """The messages of the newest checkpoint of ``thread_id`` in ``saver``.
+def thread_messages(
+    saver: BaseCheckpointSaver[Any], thread_id: str, owns: Callable[[str], bool]
+) -> list[Any]:
+    """The messages of the newest checkpoint of ``thread_id`` in ``saver``, when the thread
+    is the scope's user's (``owns``): the checkpointer is keyed by thread id alone, so another
+    user's thread would otherwise teach this user's space.
 
     Raises:
-        NotFoundError: the thread has no checkpoint with messages there.
+        NotFoundError: the thread is another user's, or has no checkpoint with messages
+            there (the same answer: another user's thread is not found).
     """
-    found = saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
+    found = None
+    if owns(thread_id):
+        found = saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
     values = (found.checkpoint.get("channel_values") or {}) if found else {}
     messages = values.get("messages") if isinstance(values, dict) else None
     if not messages:
@@ -42,6 +49,7 @@ def run_learning(
     learning: Learning,
     default_model: Callable[[], Any],
     saver: Callable[[], BaseCheckpointSaver[Any]],
+    owns: Callable[[str], bool],
     thread_id: str,
     model: Any,
     messages: Sequence[Any] | None,
@@ -52,6 +60,7 @@ def run_learning(
         learning: the scope's learning service.
         default_model: gives the host's worker model (None: the heuristic).
         saver: gives the host's checkpointer (read only when ``messages`` is None).
+        owns: whether a thread is the scope's user's (checked before the checkpointer is read).
         thread_id: the thread.
         model: a chat model, a ``"provider:model"`` string or None (the default model).
         messages: the thread's messages, or None to read them from the checkpointer.
@@ -67,7 +76,7 @@ def run_learning(
     ):
         raise InvalidInputError("messages must be a list of chat messages (or their dicts)")
     chosen = default_model() if model is None else resolve_chat_model(model)
-    listed = list(messages) if messages is not None else thread_messages(saver(), thread)
+    listed = list(messages) if messages is not None else thread_messages(saver(), thread, owns)
     graph = build_learning_graph(learning, chosen)
     with acting("automatic"):  # a pass is never a person's explicit write
         return graph.invoke({"thread_id": thread, "messages": listed})["outcome"]

@@ -818,14 +818,16 @@ class Mnemon:
             model: a chat model object or ``"provider:model"``; None uses ``worker_model``,
                 and with none configured the offline heuristic.
             messages: the thread's messages; None reads the thread's newest checkpoint in
-                :meth:`checkpointer`.
+                :meth:`checkpointer` (only a thread of this scope's user: another user's is
+                not found).
 
         Returns:
             The recorded :class:`~langgraph_mnemon.memory_layers.learning.LearnPass`.
 
         Raises:
             InvalidInputError: a bad ``thread_id``, ``model`` or ``messages``.
-            NotFoundError: no ``messages`` given and the thread has no checkpoint here.
+            NotFoundError: no ``messages`` given and the thread is not this user's or has no
+                checkpoint here.
 
         Example:
             >>> done = mem.learn("t1", messages=[HumanMessage("I'm allergic to peanuts.")])
@@ -835,7 +837,9 @@ class Mnemon:
         from langgraph_mnemon._learning import run_learning
 
         worker = lambda: self.worker_model  # noqa: E731 - resolved only when no model is given
-        return run_learning(self.learning, worker, self.checkpointer, thread_id, model, messages)
+        owns = lambda thread: thread in self.mnemos.tasks(owner=self.scope.user_key)  # noqa: E731
+        learning = self.learning
+        return run_learning(learning, worker, self.checkpointer, owns, thread_id, model, messages)
 
     def query(self, question: str, *, space_ids: list[str] | None = None) -> QueryAnswer:
         """Answer ``question`` from direct-search evidence; citations are real rows only.

@@ -502,3 +502,19 @@ def test_the_learned_space_never_becomes_the_implicit_target_of_a_write(host: Mn
     assert again.space_id == "default"
     found = [r.content for r in host.spaces.search("allergic peanuts", limit=1).results]
     assert found == ["I'm allergic to peanuts."]  # both spaces are recalled
+
+
+def test_another_users_thread_is_not_read_from_the_checkpointer(tmp_path: Path) -> None:
+    from langgraph_mnemon.errors import NotFoundError
+
+    with Mnemon.open(tmp_path / "root") as mem:
+        mem.config.idle_review.enabled = False
+        mem.settings_changed()
+        agent = _busy_agent(mem, ["Noted."])
+        config = {"configurable": {"thread_id": "alices", "user_id": "alice"}}
+        agent.invoke({"messages": [HumanMessage("My name is Alice Liddell.")]}, config)
+        with pytest.raises(NotFoundError, match="alices"):
+            mem.scoped(user="bob").learn("alices")
+        assert _learned(mem.scoped(user="bob")) == []
+        done = mem.scoped(user="alice").learn("alices")
+        assert [r.content for r in done.learned] == ["My name is Alice Liddell."]

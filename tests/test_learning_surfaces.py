@@ -68,7 +68,12 @@ def test_cli_learns_from_a_checkpointed_thread_lists_and_undoes(tmp_path: Path) 
     root = tmp_path / "root"
     mem = _open(root)
     _checkpoint_thread(mem, "t1", [HumanMessage(ALLERGY, id="u1")])
+    # Alice's thread (a turn of hers claims it): only her passes may read its checkpoints.
+    mem.mnemos.claim_task("t1", "user:alice")
     mem.close()
+    with pytest.raises(SystemExit) as bob_learns:
+        main(["--root", str(root), "learn", "--thread", "t1", "--user", "bob"])
+    assert bob_learns.value.code == 1
 
     code, out = invoke(root, "learn", "--thread", "t1", "--user", "alice")
     assert code == 0, out

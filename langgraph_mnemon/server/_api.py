@@ -457,8 +457,6 @@ def learn(host: Mnemon, body: m.LearnRequest) -> LearnPass:
     Without ``messages`` the thread's newest checkpoint is read; the thread must be the
     caller's (another user's thread is 404, like an unknown one)."""
     _check_model(host, body.model)
-    if body.messages is None:
-        _task(host, body.thread_id, what="thread")
     return host.learn(body.thread_id, messages=body.messages)
 
 

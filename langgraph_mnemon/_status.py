@@ -19,14 +19,10 @@ __all__ = [
     "SpacesOverview",
     "Status",
     "host_status",
-    "learned_count",
     "learning_overview",
     "spaces_overview",
 ]
 
-LEARNING_PASSES_READ = 500
-"""The most passes status reads to count (the service's list limit): past it, the counts are
-lower bounds and ``LearningStatus.more`` says so."""
 LEARNING_RECENT = 5
 """The newest passes status lists."""
 
@@ -92,8 +88,7 @@ class LearningStatus(BaseModel):
     """The scope's learning passes at a glance.
 
     ``passes`` counts the recorded passes, ``learned`` the memories written by passes that were
-    not undone; ``recent`` lists the newest :data:`LEARNING_RECENT` passes. ``more`` is true
-    when the scope holds more passes than status reads (the counts are then lower bounds).
+    not undone; ``recent`` lists the newest :data:`LEARNING_RECENT` passes.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -101,7 +96,6 @@ class LearningStatus(BaseModel):
     passes: int = 0
     learned: int = 0
     recent: list[LearningPassRow] = Field(default_factory=list)
-    more: bool = False
 
 
 class Status(BaseModel):
@@ -182,11 +176,6 @@ def host_status(mem: Any, spaces: SpacesOverview | None) -> Status:
     )
 
 
-def learned_count(record: Any) -> int:
-    """The memories a pass wrote (its own changes: an undo's receipts are not learning)."""
-    return sum(1 for r in record.learned if r.action != "undo")
-
-
 def learning_overview(learning: Any) -> LearningStatus:
     """The learning part of :class:`Status`: counts and the newest passes of the scope.
 
@@ -196,24 +185,19 @@ def learning_overview(learning: Any) -> LearningStatus:
     Returns:
         The :class:`LearningStatus` (zeros when nothing was ever learned; no table is made).
     """
-    passes = learning.list_passes(limit=LEARNING_PASSES_READ)
+    passes, learned = learning.counts()
     recent = [
         LearningPassRow(
             pass_id=p.pass_id,
             thread_id=p.thread_id,
             finished_at=p.finished_at,
             status=p.status,
-            learned=learned_count(p),
+            learned=len(p.learned),
             extractor=p.extractor,
         )
-        for p in passes[:LEARNING_RECENT]
+        for p in learning.list_passes(limit=LEARNING_RECENT)
     ]
-    return LearningStatus(
-        passes=len(passes),
-        learned=sum(learned_count(p) for p in passes if p.status != "undone"),
-        recent=recent,
-        more=len(passes) >= LEARNING_PASSES_READ,
-    )
+    return LearningStatus(passes=passes, learned=learned, recent=recent)
 
 
 def spaces_overview(spaces: Any) -> SpacesOverview:

@@ -182,7 +182,6 @@ def test_status_shows_the_scopes_passes_only(tmp_path: Path) -> None:
         seen = alice.status().learning
         assert seen.passes == 7
         assert seen.learned == 1
-        assert not seen.more
         assert len(seen.recent) == 5
         assert done.pass_id not in [r.pass_id for r in seen.recent]  # the oldest drops out
         assert {r.extractor for r in seen.recent} == {"heuristic"}

@@ -18,7 +18,6 @@ import time
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
 from langgraph_mnemon.cli._common import JsonOption, app, open_host, out, print_json
 
@@ -67,18 +66,14 @@ def _print_pass(record: LearnPass) -> None:
 
 
 def _print_list(records: list[LearnPass]) -> None:
-    table = Table(title="Learning passes")
-    for column in ("id", "thread", "when", "extractor", "status", "learned"):
-        table.add_column(
-            column,
-            justify="right" if column == "learned" else "left",
-            no_wrap=column in ("id", "when"),
-        )
+    # One line per pass, never a table: a table cuts the full pass id (which --undo takes)
+    # on a narrow terminal.
     for p in records:
-        table.add_row(
-            p.pass_id, p.thread_id, _when(p.finished_at), p.extractor, p.status, str(_learned(p))
+        out.print(
+            f"{p.pass_id}  {p.thread_id}  {_when(p.finished_at)}  {p.extractor}  {p.status}  "
+            f"{_learned(p)} learned",
+            markup=False,
         )
-    out.print(table)
     if not records:
         out.print("no learning passes yet; `mnemon learn --thread ID` runs one")
 

@@ -67,9 +67,8 @@ def status(ctx: typer.Context, as_json: JsonOption = False) -> None:
 
 def _print_learning(learning: Any) -> None:
     """The scope's learning passes: counts, then the newest passes one line each."""
-    more = "+" if learning.more else ""
     out.print(
-        f"learning passes: {learning.passes}{more}; memories learned: {learning.learned}{more}",
+        f"learning passes: {learning.passes}; memories learned: {learning.learned}",
         markup=False,
     )
     for row in learning.recent:

@@ -134,5 +134,9 @@ class LearnPass(FrozenModel):
 
     @property
     def learned(self) -> list[LearnReceipt]:
-        """The committed changes of the pass."""
-        return [r for r in self.receipts if r.status == "committed" and r.memory_id]
+        """The committed changes of the pass (an undo's receipts are not learning)."""
+        return [
+            r
+            for r in self.receipts
+            if r.status == "committed" and r.memory_id and r.action != "undo"
+        ]

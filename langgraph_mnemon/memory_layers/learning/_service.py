@@ -449,6 +449,10 @@ class Learning:
             raise InvalidInputError(f"limit must be an integer from 1 to 500 (got {limit!r})")
         return self.passes.list(self.scope, thread_id=thread_id, limit=limit)
 
+    def counts(self) -> tuple[int, int]:
+        """``(passes, memories learned)`` of this scope (a management read, one query)."""
+        return self.passes.counts(self.scope)
+
     def get_pass(self, pass_id: str) -> LearnPass:
         """One pass of this scope.
 

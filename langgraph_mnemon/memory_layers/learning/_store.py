@@ -41,6 +41,7 @@ LEARN_PASSES = sa.Table(
     sa.Column("status", sa.String(16), nullable=False),
     sa.Column("reason", sa.Text, nullable=False, server_default=""),
     sa.Column("messages", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("learned", sa.Integer, nullable=False, server_default="0"),
     sa.Column("receipts", JsonText, nullable=False, server_default="[]"),
     sa.Column("seen", JsonText, nullable=False, server_default="[]"),
     sa.Column("started_at", sa.Float, nullable=False),
@@ -157,6 +158,17 @@ class LearnPasses:
         rows = db.run_read(lambda conn: conn.execute(query).mappings().all())
         return [_record(row) for row in rows]
 
+    def counts(self, scope: Scope) -> tuple[int, int]:
+        """``(passes, memories learned)`` of the scope: every recorded pass, and the memories
+        written by the passes that were not undone."""
+        db = self._db(write=False)
+        if db is None:
+            return 0, 0
+        kept = sa.case((_P.status == "undone", 0), else_=_P.learned)
+        query = sa.select(sa.func.count(), sa.func.coalesce(sa.func.sum(kept), 0)).where(_of(scope))
+        passes, learned = db.run_read(lambda conn: conn.execute(query).one())
+        return int(passes), int(learned)
+
     def get(self, scope: Scope, pass_id: str) -> LearnPass:
         """One pass of the scope.
 
@@ -187,6 +199,7 @@ def _row(record: LearnPass, fingerprints: Iterable[str]) -> dict[str, Any]:
         "status": record.status,
         "reason": record.reason,
         "messages": record.messages,
+        "learned": len(record.learned),
         "receipts": [r.model_dump(mode="json") for r in record.receipts],
         "seen": sorted(set(fingerprints)),
         "started_at": record.started_at,

@@ -245,12 +245,11 @@ async function loadStatus() {
 // The scope's learning at a glance; the Learning page lists every pass.
 function learningCard(learning) {
   if (learning === undefined) return null; // an older server
-  const more = learning && learning.more ? "+" : "";
   return el("div", { class: "card learning", testid: "status-learning" },
     el("h3", {}, el("a", { href: "#/learning" }, "Learning")),
     el("dl", {}, (learning ? [
-      ["passes", el("span", { testid: "status-learning-passes" }, `${learning.passes}${more}`)],
-      ["memories learned", el("span", { testid: "status-learning-learned" }, `${learning.learned}${more}`)],
+      ["passes", el("span", { testid: "status-learning-passes" }, `${learning.passes}`)],
+      ["memories learned", el("span", { testid: "status-learning-learned" }, `${learning.learned}`)],
       ...learning.recent.slice(0, 3).map((row) => [row.thread_id, el("span", { title: when(row.finished_at) }, `${row.status} · ${row.learned} learned`)]),
     ] : [["state", "unavailable (see Health)"]]).map(([k, v]) => [el("dt", {}, k), el("dd", {}, v)])));
 }

@@ -131,6 +131,16 @@ class VectorSource(Protocol):
         ...
 
 
+def _row_dots(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """``row @ query`` for each row, as :meth:`VectorCache.similarity` computes one (a
+    matrix-vector product may round differently in the last bit: the scores must not move).
+    ``np.vecdot`` (NumPy 2) takes the same dot product per row in one call."""
+    vecdot = getattr(np, "vecdot", None)
+    if vecdot is not None and rows.dtype == query.dtype == np.float32:
+        return vecdot(rows, query)
+    return np.fromiter((float(r @ query) for r in rows), np.float64, rows.shape[0])
+
+
 class VectorCache:
     """Vectors of one space (one model and dimension) held in memory, current at one space
     write version and brought up to date in place (see :meth:`refresh`).
@@ -244,6 +254,16 @@ class VectorCache:
             i = self.position.get(seq)
             return 0.0 if i is None else float(self._buffer[i] @ query)
 
+    def similarities(self, seqs: Sequence[int], query: np.ndarray) -> np.ndarray:
+        """:meth:`similarity` of each of ``seqs``, as one array (the same bits)."""
+        with self._lock:
+            at = np.fromiter((self.position.get(s, -1) for s in seqs), np.int64, len(seqs))
+            out = np.zeros(len(seqs), dtype=np.float64)
+            have = np.flatnonzero(at >= 0)
+            if have.size:
+                out[have] = _row_dots(self._buffer[at[have]], query)
+            return out
+
     def cosines(self, seqs: np.ndarray, query: np.ndarray) -> np.ndarray:
         """Cosine of each of ``seqs`` (0 where a row has no vector)."""
         with self._lock:
@@ -266,6 +286,11 @@ class Cosines:
     def similarity(self, seq: int, query: np.ndarray | None) -> float:
         """Cosine of one row (0 when it has no vector of the model)."""
         return self.values.get(seq, 0.0)
+
+    def similarities(self, seqs: Sequence[int], query: np.ndarray | None) -> np.ndarray:
+        """Cosine of each of ``seqs`` (0 where a row has no vector of the model)."""
+        get = self.values.get
+        return np.fromiter((get(s, 0.0) for s in seqs), np.float64, len(seqs))
 
 
 class VectorCaches:
@@ -347,18 +372,58 @@ def prune_terms(terms: Sequence[str], df: Mapping[str, int], budget: int) -> lis
     return chosen
 
 
-_Doc = tuple[list[str], frozenset[str], str]
-"""One candidate's analysed terms split once per search, ``(terms, their set, leading term)``:
-every scorer of the search (the query's, the feedback pass's) reuses it."""
+class _Vocabulary:
+    """Term ids of one parsed-row cache (see :func:`_vocabulary`): the rows' terms as integers,
+    so a batch of rows is scored with array operations."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self._lock = threading.Lock()  # two threads must not give one id to two terms
+
+    def of(self, terms: Sequence[str]) -> np.ndarray:
+        """The ids of ``terms`` (new terms get the next ids)."""
+        ids = self.ids
+        if any(t not in ids for t in terms):
+            with self._lock:
+                for t in terms:
+                    if t not in ids:
+                        ids[t] = len(ids)
+        return np.fromiter((ids[t] for t in terms), np.int64, len(terms))
 
 
-def _parse(text: str) -> _Doc:
-    terms = text.split()
-    return terms, frozenset(terms), text.split(" ", 1)[0]
+# A key no analysed text can be (texts are terms joined by single spaces): where a parsed-row
+# cache keeps its vocabulary, so the two are dropped together.
+_VOCABULARY_KEY = " \x00vocabulary"
+
+
+def _vocabulary(parsed: dict[str, Any]) -> _Vocabulary:
+    found = parsed.get(_VOCABULARY_KEY)
+    if found is None:
+        found = parsed.setdefault(_VOCABULARY_KEY, _Vocabulary())
+    return found
+
+
+class _Doc:
+    """One candidate's analysed terms split once per process (the provider's parsed-row
+    cache): every scorer reuses it, per row (:meth:`HybridScorer.__call__`) or per batch
+    (:meth:`HybridScorer.score_many`)."""
+
+    __slots__ = ("first", "ids", "length", "present", "terms", "tf")
+
+    def __init__(self, text: str, vocabulary: _Vocabulary) -> None:
+        self.terms = text.split()
+        self.present = frozenset(self.terms)
+        self.first = text.split(" ", 1)[0]
+        self.length = len(self.terms)
+        counts = dict.fromkeys(self.terms, 0)  # in order of first appearance
+        for t in self.terms:
+            counts[t] += 1
+        self.ids = vocabulary.of(list(counts))
+        self.tf = np.fromiter(counts.values(), np.float64, len(counts))
 
 
 def _bm25(doc: _Doc, idf: Mapping[str, float], avgdl: float, k1: float, b: float) -> float:
-    terms, present, _ = doc
+    terms, present = doc.terms, doc.present
     if not idf or not terms:
         return 0.0
     hits: Any = present.intersection(idf)
@@ -376,12 +441,27 @@ def _bm25(doc: _Doc, idf: Mapping[str, float], avgdl: float, k1: float, b: float
     return total
 
 
+def _sum_in_row_order(row: np.ndarray, values: np.ndarray, rows: int) -> np.ndarray:
+    """Per row, the sum of its ``values`` (``row`` sorted, each row's values in the order to
+    add them) added one by one from 0.0, as :func:`_bm25` adds them: the same float
+    operations in the same order, so the same bits."""
+    rank = np.arange(row.size) - np.searchsorted(row, row)
+    table = np.zeros((rows, int(rank.max()) + 1), dtype=np.float64)
+    table[row, rank] = values
+    total = table[:, 0].copy()
+    for column in range(1, table.shape[1]):
+        total += table[:, column]  # adding 0.0 where a row has no more terms changes nothing
+    return total
+
+
 # ------------------------------------------------------------------ hybrid
 
 
 class HybridScorer:
     """Scores rows of one space for one query: ``scorer(seq, terms) -> (final, lexical,
-    semantic)``. Without a vector cache the final score is the keyword score."""
+    semantic)`` for one row, :meth:`score_many` for a batch (the same floats, bit for bit: a
+    search scores its candidates in batches). Without a vector cache the final score is the
+    keyword score."""
 
     def __init__(
         self,
@@ -391,7 +471,7 @@ class HybridScorer:
         weights: HybridWeights,
         similarity: tuple[float, float],
         dense: tuple[VectorCache | Cosines | None, Mapping[int, float], np.ndarray | None],
-        parsed: dict[str, _Doc] | None = None,
+        parsed: dict[str, Any] | None = None,
     ) -> None:
         docs, total_terms = stats
         self.weights = weights
@@ -403,7 +483,13 @@ class HybridScorer:
         self.cache, self.dense, self.query_vector = dense
         self.query_terms = frozenset(terms)
         # Rows split once per search; pass ``parsed=`` of another scorer to share them.
-        self.parsed: dict[str, _Doc] = {} if parsed is None else parsed
+        self.parsed: dict[str, Any] = {} if parsed is None else parsed
+        self._vocabulary = _vocabulary(self.parsed)
+        # The idf terms' ids sorted, with their idf: a batch finds its hits by binary search.
+        ids = self._vocabulary.of(list(self.idf))
+        order = np.argsort(ids)
+        self._ids = ids[order]
+        self._idf = np.fromiter(self.idf.values(), np.float64, len(self.idf))[order]
 
     def __call__(self, seq: int, text: str) -> Score:
         w = self.weights
@@ -417,21 +503,82 @@ class HybridScorer:
         blended = (1.0 - w.dense) * lexical + w.dense * semantic
         return (self._lead(blended, text), lexical, semantic)
 
+    def doc(self, text: str) -> _Doc:
+        """One row's terms, split once per scorer family (see ``parsed``)."""
+        found = self.parsed.get(text)
+        if found is None:
+            found = self.parsed[text] = _Doc(text, self._vocabulary)
+        return found
+
     def lexical(self, text: str) -> float:
-        """The keyword score of one row's analysed terms (0..1); the row is split once per
-        scorer family (see ``parsed``)."""
-        doc = self.parsed.get(text)
-        if doc is None:
-            doc = self.parsed[text] = _parse(text)
+        """The keyword score of one row's analysed terms (0..1)."""
         w = self.weights
-        return min(1.0, _bm25(doc, self.idf, self.avgdl, w.k1, w.b) / self.ideal)
+        return min(1.0, _bm25(self.doc(text), self.idf, self.avgdl, w.k1, w.b) / self.ideal)
 
     def _lead(self, score: float, text: str) -> float:
         """``score`` plus the lead share when the row's first term is a query term."""
         if score <= 0 or self.weights.lead <= 0:
             return score
-        first = self.parsed[text][2]
+        first = self.doc(text).first
         return min(1.0, score + self.weights.lead) if first in self.query_terms else score
+
+    def score_many(
+        self, seqs: Sequence[int], texts: Sequence[str]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(final, lexical, semantic)`` arrays of the rows ``seqs`` with analysed ``texts``:
+        what :meth:`__call__` gives each row, computed with array operations.
+
+        Example:
+            >>> final, lexical, semantic = scorer.score_many([3, 4], ["alic hike", "bob tea"])
+        """
+        w = self.weights
+        docs = [self.doc(t) for t in texts]
+        lexical = self.lexical_docs(docs)
+        if self.cache is None:
+            blended, semantic = lexical, np.zeros(len(docs), dtype=np.float64)
+        else:
+            cos = self._cosines(seqs)
+            semantic = np.minimum(1.0, np.maximum(0.0, (cos - self.lo) / (self.hi - self.lo)))
+            blended = (1.0 - w.dense) * lexical + w.dense * semantic
+        if w.lead <= 0:
+            return blended, lexical, semantic
+        leads = np.fromiter((d.first in self.query_terms for d in docs), bool, len(docs))
+        lifted = np.minimum(1.0, blended + w.lead)
+        return np.where(leads & (blended > 0), lifted, blended), lexical, semantic
+
+    def lexical_many(self, texts: Sequence[str]) -> np.ndarray:
+        """:meth:`lexical` of each of ``texts``, as one array."""
+        return self.lexical_docs([self.doc(t) for t in texts])
+
+    def lexical_docs(self, docs: Sequence[_Doc]) -> np.ndarray:
+        """The keyword score of each parsed row: :func:`_bm25` over a batch (each row's terms
+        summed in its order of first appearance, so the same bits), over the ideal, capped."""
+        n = len(docs)
+        if not n or not self._ids.size:
+            return np.zeros(n, dtype=np.float64)
+        ids = np.concatenate([d.ids for d in docs])
+        at = np.minimum(np.searchsorted(self._ids, ids), self._ids.size - 1)
+        hit = self._ids[at] == ids
+        if not hit.any():
+            return np.zeros(n, dtype=np.float64)
+        counts = np.fromiter((d.ids.size for d in docs), np.int64, n)
+        row = np.repeat(np.arange(n), counts)[hit]
+        tf = np.concatenate([d.tf for d in docs])[hit]
+        lengths = np.fromiter((d.length for d in docs), np.float64, n)
+        k1, b = self.weights.k1, self.weights.b
+        norm = k1 * (1.0 - b + b * lengths[row] / self.avgdl)
+        values = self._idf[at[hit]] * tf * (k1 + 1.0) / (tf + norm)
+        return np.minimum(1.0, _sum_in_row_order(row, values, n) / self.ideal)
+
+    def _cosines(self, seqs: Sequence[int]) -> np.ndarray:
+        """Each row's cosine: the dense pool's, else the cache's (as :meth:`__call__`)."""
+        n = len(seqs)
+        cos = np.fromiter((self.dense.get(s, math.nan) for s in seqs), np.float64, n)
+        missing = np.flatnonzero(np.isnan(cos))
+        if missing.size and self.cache is not None:
+            rest = [seqs[i] for i in missing]
+            cos[missing] = self.cache.similarities(rest, self.query_vector)
+        return cos
 
 
 def apply_adjacent(
@@ -528,15 +675,18 @@ def expansion_terms(
 def apply_feedback(
     final: dict[int, float],
     texts: Mapping[int, str],
-    lexical: Callable[[str], float],
+    lexical: Callable[[list[str]], np.ndarray],
     share: float,
 ) -> None:
-    """Add ``share`` of each candidate's keyword score for the expansion query (``lexical``,
-    e.g. :meth:`HybridScorer.lexical` of a scorer of the expansion terms) to its final score
-    (capped at 1)."""
-    for seq, value in final.items():
-        if value > 0:
-            final[seq] = min(1.0, value + share * lexical(texts[seq]))
+    """Add ``share`` of each candidate's keyword score for the expansion query (``lexical``
+    of a batch of texts, e.g. :meth:`HybridScorer.lexical_many` of a scorer of the expansion
+    terms) to its final score (capped at 1); rows that scored nothing stay at 0."""
+    seqs = [seq for seq, value in final.items() if value > 0]
+    if not seqs:
+        return
+    values = np.fromiter((final[s] for s in seqs), np.float64, len(seqs))
+    lifted = np.minimum(1.0, values + share * lexical([texts[s] for s in seqs]))
+    final.update(zip(seqs, lifted.tolist(), strict=True))
 
 
 def ranked_seqs(

@@ -77,6 +77,7 @@ __all__ = [
     "rank",
     "rank_all",
     "results",
+    "scored",
     "search",
 ]
 
@@ -212,9 +213,12 @@ def rank_all(
         terms, df, (docs, total_terms), context.weights, (lo, hi), (cache, {}, query_vector)
     )
     at = {int(s): i for i, s in enumerate(seqs.tolist())}
-    for seq, text in terms_by_seq(conn, space_id, pool, None, context.now).items():
-        if seq in at:
-            final[at[seq]] = score(seq, text)[0]
+    rows = {
+        s: t for s, t in terms_by_seq(conn, space_id, pool, None, context.now).items() if s in at
+    }
+    if rows:
+        index = np.fromiter((at[s] for s in rows), np.int64, len(rows))
+        final[index] = score.score_many(list(rows), list(rows.values()))[0]
     order = np.lexsort((-seqs, -cosine, -final))
     return [(int(seqs[i]), float(final[i]), float(cosine[i])) for i in order]
 
@@ -281,7 +285,7 @@ def rank(
         (fetched.cache, fetched.dense, query_vector),
         parsed=context.parsed,
     )
-    base = {seq: score(seq, text) for seq, text in fetched.rows.items()}
+    base = scored(score, fetched.rows)
     final = {seq: parts[0] for seq, parts in base.items()}
     weights = context.weights
     near: dict[int, tuple[int, ...]] = {}
@@ -289,8 +293,7 @@ def rank(
         # Score the neighbours of the best rows (reading the ones not yet scored) and lift
         # each of those rows by its best neighbour.
         near, extra = neighbours(neighbour_candidates(base, weights.neighbour_top), set(base))
-        for seq, text in extra.items():
-            base[seq] = score(seq, text)
+        base.update(scored(score, extra))
         apply_neighbour_boost(final, base, near, weights.neighbour)
     if weights.prf > 0 and request.mode == "smart" and frequencies is not None and final:
         _feedback(final, fetched, terms, weights, frequencies, score.parsed)
@@ -298,6 +301,21 @@ def rank(
         # After feedback, which reads only candidates' terms: the neighbours join the ranking.
         apply_adjacent(final, base, near, weights.adjacent)
     return ranked_seqs(final, request.limit, fetched.dense), base, final
+
+
+def scored(score: HybridScorer, rows: Mapping[int, str]) -> dict[int, Score]:
+    """``{seq: (final, lexical, semantic)}`` of ``rows`` (seq -> analysed terms), scored as
+    one batch.
+
+    Example:
+        >>> scored(score, {3: "alic hike"})
+        {3: (0.62, 0.7, 0.17)}
+    """
+    if not rows:
+        return {}
+    seqs = list(rows)
+    parts = score.score_many(seqs, list(rows.values()))
+    return dict(zip(seqs, zip(*(p.tolist() for p in parts), strict=True), strict=True))
 
 
 def _feedback(
@@ -329,7 +347,7 @@ def _feedback(
         (None, {}, None),
         parsed=parsed,
     )
-    apply_feedback(final, fetched.rows, score.lexical, weights.prf)
+    apply_feedback(final, fetched.rows, score.lexical_many, weights.prf)
 
 
 def _keyword_pool(

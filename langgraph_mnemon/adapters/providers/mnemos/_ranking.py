@@ -403,23 +403,41 @@ def _vocabulary(parsed: dict[str, Any]) -> _Vocabulary:
     return found
 
 
+# Columns of :attr:`_Doc.packed`, one row per distinct term in order of first appearance.
+_ID, _TF, _LENGTH, _START, _LEAD = range(5)
+
+
 class _Doc:
     """One candidate's analysed terms split once per process (the provider's parsed-row
     cache): every scorer reuses it, per row (:meth:`HybridScorer.__call__`) or per batch
-    (:meth:`HybridScorer.score_many`)."""
+    (:meth:`HybridScorer.score_many`).
 
-    __slots__ = ("first", "ids", "length", "present", "terms", "tf")
+    ``packed`` holds the row for a batch, one line per distinct term in order of first
+    appearance: term id, count, the row's length, 1 on the first line (where a batch's rows
+    start), and on the first line the id of the leading term (-1 elsewhere and when there is
+    none). A row without terms has one line whose id (-1) matches nothing. Floats: exact for
+    ids and counts, and one array per row makes a batch one concatenation.
+    """
+
+    __slots__ = ("first", "packed", "present", "terms")
 
     def __init__(self, text: str, vocabulary: _Vocabulary) -> None:
         self.terms = text.split()
         self.present = frozenset(self.terms)
         self.first = text.split(" ", 1)[0]
-        self.length = len(self.terms)
         counts = dict.fromkeys(self.terms, 0)  # in order of first appearance
         for t in self.terms:
             counts[t] += 1
-        self.ids = vocabulary.of(list(counts))
-        self.tf = np.fromiter(counts.values(), np.float64, len(counts))
+        packed = np.full((max(len(counts), 1), 5), -1.0, dtype=np.float64)
+        packed[:, _LENGTH] = len(self.terms)
+        packed[:, _START] = 0.0
+        packed[0, _START] = 1.0
+        if counts:
+            packed[:, _ID] = vocabulary.of(list(counts))
+            packed[:, _TF] = list(counts.values())
+            if self.first in counts:
+                packed[0, _LEAD] = vocabulary.of([self.first])[0]
+        self.packed = packed
 
 
 def _bm25(doc: _Doc, idf: Mapping[str, float], avgdl: float, k1: float, b: float) -> float:
@@ -439,6 +457,14 @@ def _bm25(doc: _Doc, idf: Mapping[str, float], avgdl: float, k1: float, b: float
         tf = terms.count(t)
         total += idf[t] * tf * (k1 + 1.0) / (tf + norm)
     return total
+
+
+def _members(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """Whether each of ``values`` is in ``sorted_set`` (a sorted array)."""
+    if not sorted_set.size:
+        return np.zeros(values.shape, dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_set, values), sorted_set.size - 1)
+    return sorted_set[at] == values
 
 
 def _sum_in_row_order(row: np.ndarray, values: np.ndarray, rows: int) -> np.ndarray:
@@ -486,10 +512,11 @@ class HybridScorer:
         self.parsed: dict[str, Any] = {} if parsed is None else parsed
         self._vocabulary = _vocabulary(self.parsed)
         # The idf terms' ids sorted, with their idf: a batch finds its hits by binary search.
-        ids = self._vocabulary.of(list(self.idf))
+        ids = self._vocabulary.of(list(self.idf)).astype(np.float64)
         order = np.argsort(ids)
         self._ids = ids[order]
         self._idf = np.fromiter(self.idf.values(), np.float64, len(self.idf))[order]
+        self._query_ids = np.sort(self._vocabulary.of(list(self.query_terms)).astype(np.float64))
 
     def __call__(self, seq: int, text: str) -> Score:
         w = self.weights
@@ -532,42 +559,47 @@ class HybridScorer:
             >>> final, lexical, semantic = scorer.score_many([3, 4], ["alic hike", "bob tea"])
         """
         w = self.weights
-        docs = [self.doc(t) for t in texts]
-        lexical = self.lexical_docs(docs)
+        if not texts:
+            return (np.zeros(0, dtype=np.float64),) * 3  # type: ignore[return-value]
+        packed = self._packed(texts)
+        lexical = self._lexical_packed(packed, len(texts))
         if self.cache is None:
-            blended, semantic = lexical, np.zeros(len(docs), dtype=np.float64)
+            blended, semantic = lexical, np.zeros(len(texts), dtype=np.float64)
         else:
             cos = self._cosines(seqs)
             semantic = np.minimum(1.0, np.maximum(0.0, (cos - self.lo) / (self.hi - self.lo)))
             blended = (1.0 - w.dense) * lexical + w.dense * semantic
         if w.lead <= 0:
             return blended, lexical, semantic
-        leads = np.fromiter((d.first in self.query_terms for d in docs), bool, len(docs))
+        leads = _members(packed[packed[:, _START] == 1.0, _LEAD], self._query_ids)
         lifted = np.minimum(1.0, blended + w.lead)
         return np.where(leads & (blended > 0), lifted, blended), lexical, semantic
 
     def lexical_many(self, texts: Sequence[str]) -> np.ndarray:
         """:meth:`lexical` of each of ``texts``, as one array."""
-        return self.lexical_docs([self.doc(t) for t in texts])
+        if not texts or not self._ids.size:
+            return np.zeros(len(texts), dtype=np.float64)
+        return self._lexical_packed(self._packed(texts), len(texts))
 
-    def lexical_docs(self, docs: Sequence[_Doc]) -> np.ndarray:
-        """The keyword score of each parsed row: :func:`_bm25` over a batch (each row's terms
-        summed in its order of first appearance, so the same bits), over the ideal, capped."""
-        n = len(docs)
-        if not n or not self._ids.size:
+    def _packed(self, texts: Sequence[str]) -> np.ndarray:
+        """The rows' :attr:`_Doc.packed` lines, one after the other."""
+        get = self.parsed.get
+        return np.concatenate([(get(t) or self.doc(t)).packed for t in texts])
+
+    def _lexical_packed(self, packed: np.ndarray, n: int) -> np.ndarray:
+        """The keyword score of each of ``n`` packed rows: :func:`_bm25` over a batch (each
+        row's terms summed in its order of first appearance, so the same bits), over the
+        ideal, capped at 1."""
+        hit = np.flatnonzero(_members(packed[:, _ID], self._ids))
+        if not hit.size:
             return np.zeros(n, dtype=np.float64)
-        ids = np.concatenate([d.ids for d in docs])
-        at = np.minimum(np.searchsorted(self._ids, ids), self._ids.size - 1)
-        hit = self._ids[at] == ids
-        if not hit.any():
-            return np.zeros(n, dtype=np.float64)
-        counts = np.fromiter((d.ids.size for d in docs), np.int64, n)
-        row = np.repeat(np.arange(n), counts)[hit]
-        tf = np.concatenate([d.tf for d in docs])[hit]
-        lengths = np.fromiter((d.length for d in docs), np.float64, n)
+        row = (np.cumsum(packed[:, _START]) - 1.0)[hit].astype(np.int64)
+        lines = packed[hit]
+        tf = lines[:, _TF]
+        idf = self._idf[np.searchsorted(self._ids, lines[:, _ID])]
         k1, b = self.weights.k1, self.weights.b
-        norm = k1 * (1.0 - b + b * lengths[row] / self.avgdl)
-        values = self._idf[at[hit]] * tf * (k1 + 1.0) / (tf + norm)
+        norm = k1 * (1.0 - b + b * lines[:, _LENGTH] / self.avgdl)
+        values = idf * tf * (k1 + 1.0) / (tf + norm)
         return np.minimum(1.0, _sum_in_row_order(row, values, n) / self.ideal)
 
     def _cosines(self, seqs: Sequence[int]) -> np.ndarray:

@@ -372,13 +372,42 @@ def prune_terms(terms: Sequence[str], df: Mapping[str, int], budget: int) -> lis
     return chosen
 
 
-class _Vocabulary:
-    """Term ids of one parsed-row cache (see :func:`_vocabulary`): the rows' terms as integers,
-    so a batch of rows is scored with array operations."""
+class _Grown:
+    """One growing array: appends double its buffer, so a reader that took :attr:`data` keeps
+    a valid view of every line written before (writers only fill lines past the size)."""
+
+    def __init__(self, dtype: type) -> None:
+        self.data = np.zeros(64, dtype=dtype)
+        self.size = 0
+
+    def extend(self, values: Sequence[Any]) -> None:
+        need = self.size + len(values)
+        if need > self.data.shape[0]:
+            grown = np.zeros(max(need, 2 * self.data.shape[0]), dtype=self.data.dtype)
+            grown[: self.size] = self.data[: self.size]
+            self.data = grown
+        self.data[self.size : need] = values
+        self.size = need
+
+
+class _RowTable:
+    """The parsed rows of one parsed-row cache (see :func:`_row_table`) as arrays, so a batch
+    of rows is gathered and scored with a few array operations whatever its size.
+
+    Terms are integers (``ids``). Each row is a run of lines, one per distinct term in order
+    of first appearance (term id and count), and one entry per row: where its lines start,
+    how many there are, its length in terms and its leading term's id (-1: none).
+    """
 
     def __init__(self) -> None:
         self.ids: dict[str, int] = {}
-        self._lock = threading.Lock()  # two threads must not give one id to two terms
+        self.line_term = _Grown(np.int64)
+        self.line_tf = _Grown(np.float64)
+        self.row_start = _Grown(np.int64)
+        self.row_lines = _Grown(np.int64)
+        self.row_length = _Grown(np.float64)
+        self.row_lead = _Grown(np.int64)
+        self._lock = threading.Lock()  # one writer at a time: ids and rows stay aligned
 
     def of(self, terms: Sequence[str]) -> np.ndarray:
         """The ids of ``terms`` (new terms get the next ids)."""
@@ -386,58 +415,52 @@ class _Vocabulary:
         if any(t not in ids for t in terms):
             with self._lock:
                 for t in terms:
-                    if t not in ids:
-                        ids[t] = len(ids)
+                    ids.setdefault(t, len(ids))
         return np.fromiter((ids[t] for t in terms), np.int64, len(terms))
+
+    def add(self, terms: Sequence[str], first: str) -> int:
+        """Store one row's terms (``first``: its leading term); returns the row's index."""
+        counts = dict.fromkeys(terms, 0)  # in order of first appearance
+        for t in terms:
+            counts[t] += 1
+        with self._lock:
+            ids = self.ids
+            for t in counts:
+                ids.setdefault(t, len(ids))
+            index = self.row_start.size
+            self.row_start.extend([self.line_term.size])
+            self.row_lines.extend([len(counts)])
+            self.row_length.extend([float(len(terms))])
+            self.row_lead.extend([ids[first] if first in counts else -1])
+            self.line_term.extend([ids[t] for t in counts])
+            self.line_tf.extend(list(counts.values()))
+        return index
 
 
 # A key no analysed text can be (texts are terms joined by single spaces): where a parsed-row
-# cache keeps its vocabulary, so the two are dropped together.
-_VOCABULARY_KEY = " \x00vocabulary"
+# cache keeps its row table, so the two are dropped together.
+_TABLE_KEY = " \x00rows"
 
 
-def _vocabulary(parsed: dict[str, Any]) -> _Vocabulary:
-    found = parsed.get(_VOCABULARY_KEY)
+def _row_table(parsed: dict[str, Any]) -> _RowTable:
+    found = parsed.get(_TABLE_KEY)
     if found is None:
-        found = parsed.setdefault(_VOCABULARY_KEY, _Vocabulary())
+        found = parsed.setdefault(_TABLE_KEY, _RowTable())
     return found
-
-
-# Columns of :attr:`_Doc.packed`, one row per distinct term in order of first appearance.
-_ID, _TF, _LENGTH, _START, _LEAD = range(5)
 
 
 class _Doc:
     """One candidate's analysed terms split once per process (the provider's parsed-row
     cache): every scorer reuses it, per row (:meth:`HybridScorer.__call__`) or per batch
-    (:meth:`HybridScorer.score_many`).
+    (:meth:`HybridScorer.score_many`, through its ``index`` in the cache's row table)."""
 
-    ``packed`` holds the row for a batch, one line per distinct term in order of first
-    appearance: term id, count, the row's length, 1 on the first line (where a batch's rows
-    start), and on the first line the id of the leading term (-1 elsewhere and when there is
-    none). A row without terms has one line whose id (-1) matches nothing. Floats: exact for
-    ids and counts, and one array per row makes a batch one concatenation.
-    """
+    __slots__ = ("first", "index", "present", "terms")
 
-    __slots__ = ("first", "packed", "present", "terms")
-
-    def __init__(self, text: str, vocabulary: _Vocabulary) -> None:
+    def __init__(self, text: str, table: _RowTable) -> None:
         self.terms = text.split()
         self.present = frozenset(self.terms)
         self.first = text.split(" ", 1)[0]
-        counts = dict.fromkeys(self.terms, 0)  # in order of first appearance
-        for t in self.terms:
-            counts[t] += 1
-        packed = np.full((max(len(counts), 1), 5), -1.0, dtype=np.float64)
-        packed[:, _LENGTH] = len(self.terms)
-        packed[:, _START] = 0.0
-        packed[0, _START] = 1.0
-        if counts:
-            packed[:, _ID] = vocabulary.of(list(counts))
-            packed[:, _TF] = list(counts.values())
-            if self.first in counts:
-                packed[0, _LEAD] = vocabulary.of([self.first])[0]
-        self.packed = packed
+        self.index = table.add(self.terms, self.first)
 
 
 def _bm25(doc: _Doc, idf: Mapping[str, float], avgdl: float, k1: float, b: float) -> float:
@@ -510,13 +533,13 @@ class HybridScorer:
         self.query_terms = frozenset(terms)
         # Rows split once per search; pass ``parsed=`` of another scorer to share them.
         self.parsed: dict[str, Any] = {} if parsed is None else parsed
-        self._vocabulary = _vocabulary(self.parsed)
+        self._table = _row_table(self.parsed)
         # The idf terms' ids sorted, with their idf: a batch finds its hits by binary search.
-        ids = self._vocabulary.of(list(self.idf)).astype(np.float64)
+        ids = self._table.of(list(self.idf))
         order = np.argsort(ids)
         self._ids = ids[order]
         self._idf = np.fromiter(self.idf.values(), np.float64, len(self.idf))[order]
-        self._query_ids = np.sort(self._vocabulary.of(list(self.query_terms)).astype(np.float64))
+        self._query_ids = np.sort(self._table.of(list(self.query_terms)))
 
     def __call__(self, seq: int, text: str) -> Score:
         w = self.weights
@@ -534,7 +557,7 @@ class HybridScorer:
         """One row's terms, split once per scorer family (see ``parsed``)."""
         found = self.parsed.get(text)
         if found is None:
-            found = self.parsed[text] = _Doc(text, self._vocabulary)
+            found = self.parsed[text] = _Doc(text, self._table)
         return found
 
     def lexical(self, text: str) -> float:
@@ -559,46 +582,54 @@ class HybridScorer:
             >>> final, lexical, semantic = scorer.score_many([3, 4], ["alic hike", "bob tea"])
         """
         w = self.weights
-        if not texts:
-            return (np.zeros(0, dtype=np.float64),) * 3  # type: ignore[return-value]
-        packed = self._packed(texts)
-        lexical = self._lexical_packed(packed, len(texts))
+        rows = self._rows(texts)
+        lexical = self._lexical_rows(rows)
         if self.cache is None:
             blended, semantic = lexical, np.zeros(len(texts), dtype=np.float64)
         else:
             cos = self._cosines(seqs)
             semantic = np.minimum(1.0, np.maximum(0.0, (cos - self.lo) / (self.hi - self.lo)))
             blended = (1.0 - w.dense) * lexical + w.dense * semantic
-        if w.lead <= 0:
+        if w.lead <= 0 or not texts:
             return blended, lexical, semantic
-        leads = _members(packed[packed[:, _START] == 1.0, _LEAD], self._query_ids)
+        leads = _members(self._table.row_lead.data[rows], self._query_ids)
         lifted = np.minimum(1.0, blended + w.lead)
         return np.where(leads & (blended > 0), lifted, blended), lexical, semantic
 
     def lexical_many(self, texts: Sequence[str]) -> np.ndarray:
         """:meth:`lexical` of each of ``texts``, as one array."""
-        if not texts or not self._ids.size:
+        if not self._ids.size:
             return np.zeros(len(texts), dtype=np.float64)
-        return self._lexical_packed(self._packed(texts), len(texts))
+        return self._lexical_rows(self._rows(texts))
 
-    def _packed(self, texts: Sequence[str]) -> np.ndarray:
-        """The rows' :attr:`_Doc.packed` lines, one after the other."""
+    def _rows(self, texts: Sequence[str]) -> np.ndarray:
+        """The rows' indexes in the row table (parsing the new ones)."""
         get = self.parsed.get
-        return np.concatenate([(get(t) or self.doc(t)).packed for t in texts])
+        return np.fromiter(((get(t) or self.doc(t)).index for t in texts), np.int64, len(texts))
 
-    def _lexical_packed(self, packed: np.ndarray, n: int) -> np.ndarray:
-        """The keyword score of each of ``n`` packed rows: :func:`_bm25` over a batch (each
-        row's terms summed in its order of first appearance, so the same bits), over the
-        ideal, capped at 1."""
-        hit = np.flatnonzero(_members(packed[:, _ID], self._ids))
+    def _lexical_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The keyword score of each of ``rows`` (row-table indexes): :func:`_bm25` over a
+        batch (each row's terms summed in its order of first appearance, so the same bits),
+        over the ideal, capped at 1."""
+        n = rows.size
+        table = self._table
+        if not n or not self._ids.size:
+            return np.zeros(n, dtype=np.float64)
+        # Every line of the batch's rows: each row's run of lines, one after the other.
+        count = table.row_lines.data[rows]
+        before = np.cumsum(count) - count
+        lines = np.repeat(table.row_start.data[rows] - before, count) + np.arange(
+            before[-1] + count[-1]
+        )
+        hit = np.flatnonzero(_members(table.line_term.data[lines], self._ids))
         if not hit.size:
             return np.zeros(n, dtype=np.float64)
-        row = (np.cumsum(packed[:, _START]) - 1.0)[hit].astype(np.int64)
-        lines = packed[hit]
-        tf = lines[:, _TF]
-        idf = self._idf[np.searchsorted(self._ids, lines[:, _ID])]
+        row = np.repeat(np.arange(n), count)[hit]
+        lines = lines[hit]
+        tf = table.line_tf.data[lines]
+        idf = self._idf[np.searchsorted(self._ids, table.line_term.data[lines])]
         k1, b = self.weights.k1, self.weights.b
-        norm = k1 * (1.0 - b + b * lines[:, _LENGTH] / self.avgdl)
+        norm = k1 * (1.0 - b + b * table.row_length.data[rows[row]] / self.avgdl)
         values = idf * tf * (k1 + 1.0) / (tf + norm)
         return np.minimum(1.0, _sum_in_row_order(row, values, n) / self.ideal)
 

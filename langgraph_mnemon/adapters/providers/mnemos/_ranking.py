@@ -27,6 +27,7 @@ import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any, Protocol
 
 import numpy as np
@@ -257,8 +258,9 @@ class VectorCache:
     def similarities(self, seqs: Sequence[int], query: np.ndarray) -> np.ndarray:
         """:meth:`similarity` of each of ``seqs``, as one array (the same bits)."""
         with self._lock:
-            at = np.fromiter((self.position.get(s, -1) for s in seqs), np.int64, len(seqs))
-            out = np.zeros(len(seqs), dtype=np.float64)
+            n = len(seqs)
+            at = np.fromiter(map(self.position.get, seqs, repeat(-1, n)), np.int64, n)
+            out = np.zeros(n, dtype=np.float64)
             have = np.flatnonzero(at >= 0)
             if have.size:
                 out[have] = _row_dots(self._buffer[at[have]], query)
@@ -401,6 +403,7 @@ class _RowTable:
 
     def __init__(self) -> None:
         self.ids: dict[str, int] = {}
+        self.rows: dict[str, int] = {}  # text -> row index
         self.line_term = _Grown(np.int64)
         self.line_tf = _Grown(np.float64)
         self.row_start = _Grown(np.int64)
@@ -418,8 +421,8 @@ class _RowTable:
                     ids.setdefault(t, len(ids))
         return np.fromiter((ids[t] for t in terms), np.int64, len(terms))
 
-    def add(self, terms: Sequence[str], first: str) -> int:
-        """Store one row's terms (``first``: its leading term); returns the row's index."""
+    def add(self, text: str, terms: Sequence[str], first: str) -> int:
+        """Store one row's ``terms`` (``first``: its leading term); returns the row's index."""
         counts = dict.fromkeys(terms, 0)  # in order of first appearance
         for t in terms:
             counts[t] += 1
@@ -434,6 +437,7 @@ class _RowTable:
             self.row_lead.extend([ids[first] if first in counts else -1])
             self.line_term.extend([ids[t] for t in counts])
             self.line_tf.extend(list(counts.values()))
+            self.rows[text] = index
         return index
 
 
@@ -460,7 +464,7 @@ class _Doc:
         self.terms = text.split()
         self.present = frozenset(self.terms)
         self.first = text.split(" ", 1)[0]
-        self.index = table.add(self.terms, self.first)
+        self.index = table.add(text, self.terms, self.first)
 
 
 def _bm25(doc: _Doc, idf: Mapping[str, float], avgdl: float, k1: float, b: float) -> float:
@@ -604,8 +608,11 @@ class HybridScorer:
 
     def _rows(self, texts: Sequence[str]) -> np.ndarray:
         """The rows' indexes in the row table (parsing the new ones)."""
-        get = self.parsed.get
-        return np.fromiter(((get(t) or self.doc(t)).index for t in texts), np.int64, len(texts))
+        n = len(texts)
+        rows = np.fromiter(map(self._table.rows.get, texts, repeat(-1, n)), np.int64, n)
+        for i in np.flatnonzero(rows < 0).tolist():
+            rows[i] = self.doc(texts[i]).index
+        return rows
 
     def _lexical_rows(self, rows: np.ndarray) -> np.ndarray:
         """The keyword score of each of ``rows`` (row-table indexes): :func:`_bm25` over a
@@ -636,7 +643,7 @@ class HybridScorer:
     def _cosines(self, seqs: Sequence[int]) -> np.ndarray:
         """Each row's cosine: the dense pool's, else the cache's (as :meth:`__call__`)."""
         n = len(seqs)
-        cos = np.fromiter((self.dense.get(s, math.nan) for s in seqs), np.float64, n)
+        cos = np.fromiter(map(self.dense.get, seqs, repeat(math.nan, n)), np.float64, n)
         missing = np.flatnonzero(np.isnan(cos))
         if missing.size and self.cache is not None:
             rest = [seqs[i] for i in missing]

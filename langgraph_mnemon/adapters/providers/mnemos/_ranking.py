@@ -22,7 +22,6 @@ ones already scored.
 
 from __future__ import annotations
 
-import heapq
 import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -682,8 +681,16 @@ def apply_adjacent(
 
 
 def neighbour_candidates(base: Mapping[int, Score], top: int) -> list[int]:
-    """The ``top`` best-scored rows: the ones whose temporal neighbours may lift them."""
-    return heapq.nlargest(top, base, key=lambda s: base[s][0])
+    """The ``top`` best-scored rows, best first (ties in ``base``'s order, as
+    ``heapq.nlargest``): the ones whose temporal neighbours may lift them.
+
+    Example:
+        >>> neighbour_candidates({1: (0.2, 0, 0), 2: (0.5, 0, 0), 3: (0.2, 0, 0)}, 2)
+        [2, 1]
+    """
+    seqs = np.fromiter(base, np.int64, len(base))
+    scores = np.fromiter((v[0] for v in base.values()), np.float64, len(base))
+    return seqs[np.argsort(-scores, kind="stable")[:top]].tolist()
 
 
 def apply_neighbour_boost(
@@ -771,7 +778,11 @@ def ranked_seqs(
         >>> ranked_seqs({1: 0.5, 2: 0.0, 3: 0.0}, 3, fill={2: 0.1, 3: 0.2})
         [1, 3, 2]
     """
-    ranked = sorted((s for s in final if final[s] > 0), key=lambda s: (-final[s], -s))[:limit]
+    seqs = np.fromiter(final, np.int64, len(final))
+    scores = np.fromiter(final.values(), np.float64, len(final))
+    scored = np.flatnonzero(scores > 0)
+    order = np.lexsort((-seqs[scored], -scores[scored]))[:limit]
+    ranked: list[int] = seqs[scored[order]].tolist()
     if fill and len(ranked) < limit:
         rest = (s for s in fill if s in final and final[s] <= 0)
         ranked += sorted(rest, key=lambda s: (-fill[s], -s))[: limit - len(ranked)]

@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -329,7 +328,9 @@ def _feedback(
     """The pseudo-relevance feedback pass: expansion terms from the ``prf_docs`` best rows
     (ties to the newer row, as in :func:`ranked_seqs`), their keyword score added (the rows
     split by the query's scorer, ``parsed``, are not split again)."""
-    top = heapq.nlargest(weights.prf_docs, final, key=lambda s: (final[s], s))
+    seqs = np.fromiter(final, np.int64, len(final))
+    scores = np.fromiter(final.values(), np.float64, len(final))
+    top = seqs[np.lexsort((seqs, scores))[::-1][: weights.prf_docs]].tolist()
     texts = [fetched.rows[s] for s in top if final[s] > 0]
     candidates = feedback_candidates(texts, terms)
     if not candidates:

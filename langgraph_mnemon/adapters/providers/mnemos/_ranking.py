@@ -260,7 +260,7 @@ class VectorCache:
             n = len(seqs)
             at = np.fromiter(map(self.position.get, seqs, repeat(-1, n)), np.int64, n)
             out = np.zeros(n, dtype=np.float64)
-            have = np.flatnonzero(at >= 0)
+            have = (at >= 0).nonzero()[0]
             if have.size:
                 out[have] = _row_dots(self._buffer[at[have]], query)
             return out
@@ -489,21 +489,9 @@ def _members(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     """Whether each of ``values`` is in ``sorted_set`` (a sorted array)."""
     if not sorted_set.size:
         return np.zeros(values.shape, dtype=bool)
-    at = np.minimum(np.searchsorted(sorted_set, values), sorted_set.size - 1)
+    at = sorted_set.searchsorted(values)
+    np.minimum(at, sorted_set.size - 1, out=at)
     return sorted_set[at] == values
-
-
-def _sum_in_row_order(row: np.ndarray, values: np.ndarray, rows: int) -> np.ndarray:
-    """Per row, the sum of its ``values`` (``row`` sorted, each row's values in the order to
-    add them) added one by one from 0.0, as :func:`_bm25` adds them: the same float
-    operations in the same order, so the same bits."""
-    rank = np.arange(row.size) - np.searchsorted(row, row)
-    table = np.zeros((rows, int(rank.max()) + 1), dtype=np.float64)
-    table[row, rank] = values
-    total = table[:, 0].copy()
-    for column in range(1, table.shape[1]):
-        total += table[:, column]  # adding 0.0 where a row has no more terms changes nothing
-    return total
 
 
 # ------------------------------------------------------------------ hybrid
@@ -576,26 +564,29 @@ class HybridScorer:
         return min(1.0, score + self.weights.lead) if first in self.query_terms else score
 
     def score_many(
-        self, seqs: Sequence[int], texts: Sequence[str]
+        self, seqs: Sequence[int], texts: Sequence[str], index: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(final, lexical, semantic)`` arrays of the rows ``seqs`` with analysed ``texts``:
-        what :meth:`__call__` gives each row, computed with array operations.
+        what :meth:`__call__` gives each row, computed with array operations (``index``: the
+        rows' :meth:`rows`, when the caller has them).
 
         Example:
             >>> final, lexical, semantic = scorer.score_many([3, 4], ["alic hike", "bob tea"])
         """
         w = self.weights
-        rows = self._rows(texts)
-        lexical = self._lexical_rows(rows)
+        if not texts:
+            return (np.zeros(0, dtype=np.float64),) * 3  # type: ignore[return-value]
+        index = self.rows(texts) if index is None else index
+        lexical = self.lexical_rows(index)
         if self.cache is None:
             blended, semantic = lexical, np.zeros(len(texts), dtype=np.float64)
         else:
             cos = self._cosines(seqs)
             semantic = np.minimum(1.0, np.maximum(0.0, (cos - self.lo) / (self.hi - self.lo)))
             blended = (1.0 - w.dense) * lexical + w.dense * semantic
-        if w.lead <= 0 or not texts:
+        if w.lead <= 0 or not self._query_ids.size:
             return blended, lexical, semantic
-        leads = _members(self._table.row_lead.data[rows], self._query_ids)
+        leads = _members(self._table.row_lead.data[index], self._query_ids)
         lifted = np.minimum(1.0, blended + w.lead)
         return np.where(leads & (blended > 0), lifted, blended), lexical, semantic
 
@@ -603,47 +594,49 @@ class HybridScorer:
         """:meth:`lexical` of each of ``texts``, as one array."""
         if not self._ids.size:
             return np.zeros(len(texts), dtype=np.float64)
-        return self._lexical_rows(self._rows(texts))
+        return self.lexical_rows(self.rows(texts))
 
-    def _rows(self, texts: Sequence[str]) -> np.ndarray:
-        """The rows' indexes in the row table (parsing the new ones)."""
+    def rows(self, texts: Sequence[str]) -> np.ndarray:
+        """The rows' indexes in the row table of the scorer's ``parsed`` cache (parsing the
+        new ones): what :meth:`lexical_rows` takes, valid for every scorer sharing ``parsed``."""
         n = len(texts)
         rows = np.fromiter(map(self._table.rows.get, texts, repeat(-1, n)), np.int64, n)
-        for i in np.flatnonzero(rows < 0).tolist():
+        for i in (rows < 0).nonzero()[0].tolist():
             rows[i] = self.doc(texts[i]).index
         return rows
 
-    def _lexical_rows(self, rows: np.ndarray) -> np.ndarray:
-        """The keyword score of each of ``rows`` (row-table indexes): :func:`_bm25` over a
-        batch (each row's terms summed in its order of first appearance, so the same bits),
-        over the ideal, capped at 1."""
+    def lexical_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The keyword score of each of ``rows`` (see :meth:`rows`): :func:`_bm25` over a
+        batch, the same bits (each row's terms added from 0.0 in its order of first
+        appearance, as ``np.bincount`` adds its weights), over the ideal, capped at 1."""
         n = rows.size
-        table = self._table
-        if not n or not self._ids.size:
+        ids = self._ids
+        if not n or not ids.size:
             return np.zeros(n, dtype=np.float64)
+        table = self._table
         # Every line of the batch's rows: each row's run of lines, one after the other.
         count = table.row_lines.data[rows]
-        before = np.cumsum(count) - count
-        lines = np.repeat(table.row_start.data[rows] - before, count) + np.arange(
-            before[-1] + count[-1]
-        )
-        hit = np.flatnonzero(_members(table.line_term.data[lines], self._ids))
+        ends = count.cumsum()
+        lines = (table.row_start.data[rows] - (ends - count)).repeat(count)
+        lines += np.arange(lines.size)
+        terms = table.line_term.data[lines]
+        at = ids.searchsorted(terms)
+        np.minimum(at, ids.size - 1, out=at)
+        hit = (ids[at] == terms).nonzero()[0]
         if not hit.size:
             return np.zeros(n, dtype=np.float64)
-        row = np.repeat(np.arange(n), count)[hit]
-        lines = lines[hit]
-        tf = table.line_tf.data[lines]
-        idf = self._idf[np.searchsorted(self._ids, table.line_term.data[lines])]
+        row = ends.searchsorted(hit, side="right")  # the batch row of each hit
+        tf = table.line_tf.data[lines[hit]]
         k1, b = self.weights.k1, self.weights.b
-        norm = k1 * (1.0 - b + b * table.row_length.data[rows[row]] / self.avgdl)
-        values = idf * tf * (k1 + 1.0) / (tf + norm)
-        return np.minimum(1.0, _sum_in_row_order(row, values, n) / self.ideal)
+        norm = k1 * (1.0 - b + b * table.row_length.data[rows][row] / self.avgdl)
+        values = self._idf[at[hit]] * tf * (k1 + 1.0) / (tf + norm)
+        return np.minimum(1.0, np.bincount(row, values, n) / self.ideal)
 
     def _cosines(self, seqs: Sequence[int]) -> np.ndarray:
         """Each row's cosine: the dense pool's, else the cache's (as :meth:`__call__`)."""
         n = len(seqs)
         cos = np.fromiter(map(self.dense.get, seqs, repeat(math.nan, n)), np.float64, n)
-        missing = np.flatnonzero(np.isnan(cos))
+        missing = np.isnan(cos).nonzero()[0]
         if missing.size and self.cache is not None:
             rest = [seqs[i] for i in missing]
             cos[missing] = self.cache.similarities(rest, self.query_vector)
@@ -690,7 +683,7 @@ def neighbour_candidates(base: Mapping[int, Score], top: int) -> list[int]:
     """
     seqs = np.fromiter(base, np.int64, len(base))
     scores = np.fromiter((v[0] for v in base.values()), np.float64, len(base))
-    return seqs[np.argsort(-scores, kind="stable")[:top]].tolist()
+    return seqs[(-scores).argsort(kind="stable")[:top]].tolist()
 
 
 def apply_neighbour_boost(
@@ -751,19 +744,20 @@ def expansion_terms(
 
 def apply_feedback(
     final: dict[int, float],
-    texts: Mapping[int, str],
-    lexical: Callable[[list[str]], np.ndarray],
+    lexical: Callable[[np.ndarray], np.ndarray],
     share: float,
 ) -> None:
-    """Add ``share`` of each candidate's keyword score for the expansion query (``lexical``
-    of a batch of texts, e.g. :meth:`HybridScorer.lexical_many` of a scorer of the expansion
-    terms) to its final score (capped at 1); rows that scored nothing stay at 0."""
-    seqs = [seq for seq, value in final.items() if value > 0]
-    if not seqs:
+    """Add ``share`` of each candidate's keyword score for the expansion query to its final
+    score (capped at 1); rows that scored nothing stay at 0. ``lexical(positions)`` scores the
+    rows at those positions of ``final`` (its order), e.g. with
+    :meth:`HybridScorer.lexical_rows` of a scorer of the expansion terms."""
+    values = np.fromiter(final.values(), np.float64, len(final))
+    at = (values > 0).nonzero()[0]
+    if not at.size:
         return
-    values = np.fromiter((final[s] for s in seqs), np.float64, len(seqs))
-    lifted = np.minimum(1.0, values + share * lexical([texts[s] for s in seqs]))
-    final.update(zip(seqs, lifted.tolist(), strict=True))
+    lifted = np.minimum(1.0, values[at] + share * lexical(at))
+    seqs = list(final)
+    final.update(zip([seqs[i] for i in at.tolist()], lifted.tolist(), strict=True))
 
 
 def ranked_seqs(
@@ -780,7 +774,7 @@ def ranked_seqs(
     """
     seqs = np.fromiter(final, np.int64, len(final))
     scores = np.fromiter(final.values(), np.float64, len(final))
-    scored = np.flatnonzero(scores > 0)
+    scored = (scores > 0).nonzero()[0]
     order = np.lexsort((-seqs[scored], -scores[scored]))[:limit]
     ranked: list[int] = seqs[scored[order]].tolist()
     if fill and len(ranked) < limit:

@@ -284,7 +284,9 @@ def rank(
         (fetched.cache, fetched.dense, query_vector),
         parsed=context.parsed,
     )
-    base = scored(score, fetched.rows)
+    seqs = list(fetched.rows)
+    index = score.rows(list(fetched.rows.values()))  # the candidates in the row table
+    base = scored(score, fetched.rows, index)
     final = {seq: parts[0] for seq, parts in base.items()}
     weights = context.weights
     near: dict[int, tuple[int, ...]] = {}
@@ -295,16 +297,18 @@ def rank(
         base.update(scored(score, extra))
         apply_neighbour_boost(final, base, near, weights.neighbour)
     if weights.prf > 0 and request.mode == "smart" and frequencies is not None and final:
-        _feedback(final, fetched, terms, weights, frequencies, score.parsed)
+        _feedback(final, fetched, terms, weights, frequencies, (score.parsed, seqs, index))
     if weights.adjacent > 0 and near and not (request.category or request.source):
         # After feedback, which reads only candidates' terms: the neighbours join the ranking.
         apply_adjacent(final, base, near, weights.adjacent)
     return ranked_seqs(final, request.limit, fetched.dense), base, final
 
 
-def scored(score: HybridScorer, rows: Mapping[int, str]) -> dict[int, Score]:
+def scored(
+    score: HybridScorer, rows: Mapping[int, str], index: np.ndarray | None = None
+) -> dict[int, Score]:
     """``{seq: (final, lexical, semantic)}`` of ``rows`` (seq -> analysed terms), scored as
-    one batch.
+    one batch (``index``: their :meth:`HybridScorer.rows`, when known).
 
     Example:
         >>> scored(score, {3: "alic hike"})
@@ -313,7 +317,7 @@ def scored(score: HybridScorer, rows: Mapping[int, str]) -> dict[int, Score]:
     if not rows:
         return {}
     seqs = list(rows)
-    parts = score.score_many(seqs, list(rows.values()))
+    parts = score.score_many(seqs, list(rows.values()), index)
     return dict(zip(seqs, zip(*(p.tolist() for p in parts), strict=True), strict=True))
 
 
@@ -323,19 +327,23 @@ def _feedback(
     terms: list[str],
     weights: HybridWeights,
     frequencies: Frequencies,
-    parsed: dict[str, Any],
+    candidates: tuple[dict[str, Any], list[int], np.ndarray],
 ) -> None:
     """The pseudo-relevance feedback pass: expansion terms from the ``prf_docs`` best rows
-    (ties to the newer row, as in :func:`ranked_seqs`), their keyword score added (the rows
-    split by the query's scorer, ``parsed``, are not split again)."""
-    seqs = np.fromiter(final, np.int64, len(final))
+    (ties to the newer row, as in :func:`ranked_seqs`), their keyword score added.
+
+    ``candidates`` are the query scorer's parsed rows, the candidates' seqs (``final``'s
+    order) and their indexes in its row table: no row is split or looked up again."""
+    parsed, seqs, index = candidates
+    assert list(final) == seqs  # the lifts below go by position
+    order = np.fromiter(final, np.int64, len(final))
     scores = np.fromiter(final.values(), np.float64, len(final))
-    top = seqs[np.lexsort((seqs, scores))[::-1][: weights.prf_docs]].tolist()
+    top = order[np.lexsort((order, scores))[::-1][: weights.prf_docs]].tolist()
     texts = [fetched.rows[s] for s in top if final[s] > 0]
-    candidates = feedback_candidates(texts, terms)
-    if not candidates:
+    words = feedback_candidates(texts, terms)
+    if not words:
         return
-    df = frequencies(candidates)
+    df = frequencies(words)
     expansion = expansion_terms(texts, df, fetched.stats[0], weights.prf_terms)
     if not expansion:
         return
@@ -348,7 +356,7 @@ def _feedback(
         (None, {}, None),
         parsed=parsed,
     )
-    apply_feedback(final, fetched.rows, score.lexical_many, weights.prf)
+    apply_feedback(final, lambda at: score.lexical_rows(index[at]), weights.prf)
 
 
 def _keyword_pool(

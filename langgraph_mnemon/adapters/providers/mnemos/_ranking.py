@@ -693,8 +693,13 @@ def apply_neighbour_boost(
     share: float,
 ) -> None:
     """Add ``share`` of the best neighbour's score to each row of ``near`` (capped at 1)."""
+    get = base.get
     for seq, pair in near.items():
-        boost = max((base[s][0] for s in pair if s in base), default=0.0)
+        boost = 0.0  # the best neighbour's score (scores are never negative)
+        for other in pair:
+            found = get(other)
+            if found is not None and found[0] > boost:
+                boost = found[0]
         final[seq] = min(1.0, final[seq] + share * boost)
 
 

@@ -420,24 +420,39 @@ class _RowTable:
                     ids.setdefault(t, len(ids))
         return np.fromiter((ids[t] for t in terms), np.int64, len(terms))
 
-    def add(self, text: str, terms: Sequence[str], first: str) -> int:
-        """Store one row's ``terms`` (``first``: its leading term); returns the row's index."""
-        counts = dict.fromkeys(terms, 0)  # in order of first appearance
-        for t in terms:
-            counts[t] += 1
+    def add(self, rows: Sequence[tuple[str, list[str], str]]) -> list[int]:
+        """Store rows ``(text, terms, leading term)`` (one lock and one append per array for
+        the batch); returns their indexes."""
+        counted = []
+        for _, terms, _ in rows:
+            counts = dict.fromkeys(terms, 0)  # in order of first appearance
+            for t in terms:
+                counts[t] += 1
+            counted.append(counts)
         with self._lock:
             ids = self.ids
-            for t in counts:
-                ids.setdefault(t, len(ids))
             index = self.row_start.size
-            self.row_start.extend([self.line_term.size])
-            self.row_lines.extend([len(counts)])
-            self.row_length.extend([float(len(terms))])
-            self.row_lead.extend([ids[first] if first in counts else -1])
-            self.line_term.extend([ids[t] for t in counts])
-            self.line_tf.extend(list(counts.values()))
-            self.rows[text] = index
-        return index
+            starts, lines, lengths, leads, terms_out, tfs = [], [], [], [], [], []
+            for (_, terms, first), counts in zip(rows, counted, strict=True):
+                for t in counts:
+                    terms_out.append(ids.setdefault(t, len(ids)))
+                starts.append(self.line_term.size + len(tfs))
+                lines.append(len(counts))
+                lengths.append(float(len(terms)))
+                leads.append(ids[first] if first in counts else -1)
+                tfs.extend(counts.values())
+            for grown, values in (
+                (self.row_start, starts),
+                (self.row_lines, lines),
+                (self.row_length, lengths),
+                (self.row_lead, leads),
+                (self.line_term, terms_out),
+                (self.line_tf, tfs),
+            ):
+                grown.extend(values)
+            found = list(range(index, index + len(rows)))
+            self.rows.update(zip((r[0] for r in rows), found, strict=True))
+        return found
 
 
 # A key no analysed text can be (texts are terms joined by single spaces): where a parsed-row
@@ -459,11 +474,18 @@ class _Doc:
 
     __slots__ = ("first", "index", "present", "terms")
 
-    def __init__(self, text: str, table: _RowTable) -> None:
-        self.terms = text.split()
-        self.present = frozenset(self.terms)
-        self.first = text.split(" ", 1)[0]
-        self.index = table.add(text, self.terms, self.first)
+    def __init__(self, terms: list[str], first: str, index: int) -> None:
+        self.terms = terms
+        self.present = frozenset(terms)
+        self.first = first
+        self.index = index
+
+
+def _parse(texts: Sequence[str], table: _RowTable) -> list[_Doc]:
+    """Split ``texts`` (distinct) and store them in ``table``."""
+    rows = [(text, text.split(), text.split(" ", 1)[0]) for text in texts]
+    found = table.add(rows)
+    return [_Doc(terms, first, i) for (_, terms, first), i in zip(rows, found, strict=True)]
 
 
 def _bm25(doc: _Doc, idf: Mapping[str, float], avgdl: float, k1: float, b: float) -> float:
@@ -548,7 +570,7 @@ class HybridScorer:
         """One row's terms, split once per scorer family (see ``parsed``)."""
         found = self.parsed.get(text)
         if found is None:
-            found = self.parsed[text] = _Doc(text, self._table)
+            found = self.parsed[text] = _parse([text], self._table)[0]
         return found
 
     def lexical(self, text: str) -> float:
@@ -601,8 +623,11 @@ class HybridScorer:
         new ones): what :meth:`lexical_rows` takes, valid for every scorer sharing ``parsed``."""
         n = len(texts)
         rows = np.fromiter(map(self._table.rows.get, texts, repeat(-1, n)), np.int64, n)
-        for i in (rows < 0).nonzero()[0].tolist():
-            rows[i] = self.doc(texts[i]).index
+        missing = (rows < 0).nonzero()[0]
+        if missing.size:  # new rows: split and stored as one batch
+            new = list(dict.fromkeys(texts[i] for i in missing.tolist()))
+            self.parsed.update(zip(new, _parse(new, self._table), strict=True))
+            rows[missing] = [self._table.rows[texts[i]] for i in missing.tolist()]
         return rows
 
     def lexical_rows(self, rows: np.ndarray) -> np.ndarray:

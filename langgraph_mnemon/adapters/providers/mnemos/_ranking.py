@@ -18,6 +18,11 @@ query does not contain (the words an answer tends to share with its neighbouring
 a second, expansion query; each candidate gains ``prf`` times its keyword score for it. Only
 the document frequencies of those terms are read again (one statement), the candidates are the
 ones already scored.
+
+A search scores its candidates in batches (:meth:`HybridScorer.score_many`): the rows' terms
+are kept once per process as integer arrays (a row table beside the parsed rows), and every
+float operation of the row-by-row definition (:meth:`HybridScorer.__call__`) is done in the
+same order, so both give the same bits (tests/test_ranking_batch.py).
 """
 
 from __future__ import annotations

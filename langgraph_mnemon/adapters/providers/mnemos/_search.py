@@ -4,8 +4,9 @@
 2. candidates: the keyword pool (``basic``: rows holding every term; otherwise the rarest
    terms' postings) and, in smart mode with a query vector, the dense pool (the database's
    HNSW index with pgvector, else an exact scan of the space's vectors held in memory);
-3. every candidate scored in Python (:class:`._ranking.HybridScorer`), so SQLite and
-   PostgreSQL give the same scores;
+3. every candidate scored in Python (:class:`._ranking.HybridScorer`, one batch of array
+   operations that gives the row-by-row scores bit for bit), so SQLite and PostgreSQL give
+   the same scores;
 4. smart mode: a share of the best temporal neighbour's score added, then the pseudo-relevance
    feedback pass (the expansion terms' document frequencies: one more statement);
 5. the best rows read in full and returned as :class:`MemoryRecord` results.

@@ -349,12 +349,17 @@ class FederatedSearch:
         for answer in answers:
             records.setdefault(answer.record.id, answer.record)
         rows: list[MemoryRecord] = []
+        labels: dict[str, dict[str, Any]] = {}  # per space: the registry is asked once
         for c in outcome.selected:
+            label = labels.get(c.space_id)
+            if label is None:
+                label = labels[c.space_id] = _labels(records[c.space_id], self.registry)
             update = {
                 "normalized_score": c.normalized_score,
                 "relevance_tier": c.tier,
                 "federated_score": c.federated_score if multi else None,
-                **_labels(records[c.space_id], self.registry),
+                **label,
+                "capabilities": list(label["capabilities"]),  # each row its own list
                 "matched_via": c.row.matched_via or ("keyword-recovery" if c.recovered else None),
             }
             rows.append(c.row.model_copy(update=update))

@@ -18,15 +18,20 @@ query does not contain (the words an answer tends to share with its neighbouring
 a second, expansion query; each candidate gains ``prf`` times its keyword score for it. Only
 the document frequencies of those terms are read again (one statement), the candidates are the
 ones already scored.
+
+A search scores its candidates in batches (:meth:`HybridScorer.score_many`): the rows' terms
+are kept once per process as integer arrays (a row table beside the parsed rows), and every
+float operation of the row-by-row definition (:meth:`HybridScorer.__call__`) is done in the
+same order, so both give the same bits (tests/test_ranking_batch.py).
 """
 
 from __future__ import annotations
 
-import heapq
 import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any, Protocol
 
 import numpy as np
@@ -129,6 +134,16 @@ class VectorSource(Protocol):
     def rows(self, seqs: Sequence[int]) -> Sequence[Any]:
         """``(seq, float32 bytes)`` of the vectors among ``seqs``."""
         ...
+
+
+def _row_dots(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """``row @ query`` for each row, as :meth:`VectorCache.similarity` computes one (a
+    matrix-vector product may round differently in the last bit: the scores must not move).
+    ``np.vecdot`` (NumPy 2) takes the same dot product per row in one call."""
+    vecdot = getattr(np, "vecdot", None)
+    if vecdot is not None and rows.dtype == query.dtype == np.float32:
+        return vecdot(rows, query)
+    return np.fromiter((float(r @ query) for r in rows), np.float64, rows.shape[0])
 
 
 class VectorCache:
@@ -244,6 +259,17 @@ class VectorCache:
             i = self.position.get(seq)
             return 0.0 if i is None else float(self._buffer[i] @ query)
 
+    def similarities(self, seqs: Sequence[int], query: np.ndarray) -> np.ndarray:
+        """:meth:`similarity` of each of ``seqs``, as one array (the same bits)."""
+        with self._lock:
+            n = len(seqs)
+            at = np.fromiter(map(self.position.get, seqs, repeat(-1, n)), np.int64, n)
+            out = np.zeros(n, dtype=np.float64)
+            have = (at >= 0).nonzero()[0]
+            if have.size:
+                out[have] = _row_dots(self._buffer[at[have]], query)
+            return out
+
     def cosines(self, seqs: np.ndarray, query: np.ndarray) -> np.ndarray:
         """Cosine of each of ``seqs`` (0 where a row has no vector)."""
         with self._lock:
@@ -266,6 +292,11 @@ class Cosines:
     def similarity(self, seq: int, query: np.ndarray | None) -> float:
         """Cosine of one row (0 when it has no vector of the model)."""
         return self.values.get(seq, 0.0)
+
+    def similarities(self, seqs: Sequence[int], query: np.ndarray | None) -> np.ndarray:
+        """Cosine of each of ``seqs`` (0 where a row has no vector of the model)."""
+        get = self.values.get
+        return np.fromiter((get(s, 0.0) for s in seqs), np.float64, len(seqs))
 
 
 class VectorCaches:
@@ -347,18 +378,123 @@ def prune_terms(terms: Sequence[str], df: Mapping[str, int], budget: int) -> lis
     return chosen
 
 
-_Doc = tuple[list[str], frozenset[str], str]
-"""One candidate's analysed terms split once per search, ``(terms, their set, leading term)``:
-every scorer of the search (the query's, the feedback pass's) reuses it."""
+class _Grown:
+    """One growing array: appends double its buffer, so a reader that took :attr:`data` keeps
+    a valid view of every line written before (writers only fill lines past the size)."""
+
+    def __init__(self, dtype: type) -> None:
+        self.data = np.zeros(64, dtype=dtype)
+        self.size = 0
+
+    def extend(self, values: Sequence[Any]) -> None:
+        need = self.size + len(values)
+        if need > self.data.shape[0]:
+            grown = np.zeros(max(need, 2 * self.data.shape[0]), dtype=self.data.dtype)
+            grown[: self.size] = self.data[: self.size]
+            self.data = grown
+        self.data[self.size : need] = values
+        self.size = need
 
 
-def _parse(text: str) -> _Doc:
-    terms = text.split()
-    return terms, frozenset(terms), text.split(" ", 1)[0]
+class _RowTable:
+    """The parsed rows of one parsed-row cache (see :func:`_row_table`) as arrays, so a batch
+    of rows is gathered and scored with a few array operations whatever its size.
+
+    Terms are integers (``ids``). Each row is a run of lines, one per distinct term in order
+    of first appearance (term id and count), and one entry per row: where its lines start,
+    how many there are, its length in terms and its leading term's id (-1: none).
+    """
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.rows: dict[str, int] = {}  # text -> row index
+        self.line_term = _Grown(np.int64)
+        self.line_tf = _Grown(np.float64)
+        self.row_start = _Grown(np.int64)
+        self.row_lines = _Grown(np.int64)
+        self.row_length = _Grown(np.float64)
+        self.row_lead = _Grown(np.int64)
+        self._lock = threading.Lock()  # one writer at a time: ids and rows stay aligned
+
+    def of(self, terms: Sequence[str]) -> np.ndarray:
+        """The ids of ``terms`` (new terms get the next ids)."""
+        ids = self.ids
+        if any(t not in ids for t in terms):
+            with self._lock:
+                for t in terms:
+                    ids.setdefault(t, len(ids))
+        return np.fromiter((ids[t] for t in terms), np.int64, len(terms))
+
+    def add(self, rows: Sequence[tuple[str, list[str], str]]) -> list[int]:
+        """Store rows ``(text, terms, leading term)`` (one lock and one append per array for
+        the batch); returns their indexes."""
+        counted = []
+        for _, terms, _ in rows:
+            counts = dict.fromkeys(terms, 0)  # in order of first appearance
+            for t in terms:
+                counts[t] += 1
+            counted.append(counts)
+        with self._lock:
+            ids = self.ids
+            index = self.row_start.size
+            starts, lines, lengths, leads, terms_out, tfs = [], [], [], [], [], []
+            for (_, terms, first), counts in zip(rows, counted, strict=True):
+                for t in counts:
+                    terms_out.append(ids.setdefault(t, len(ids)))
+                starts.append(self.line_term.size + len(tfs))
+                lines.append(len(counts))
+                lengths.append(float(len(terms)))
+                leads.append(ids[first] if first in counts else -1)
+                tfs.extend(counts.values())
+            for grown, values in (
+                (self.row_start, starts),
+                (self.row_lines, lines),
+                (self.row_length, lengths),
+                (self.row_lead, leads),
+                (self.line_term, terms_out),
+                (self.line_tf, tfs),
+            ):
+                grown.extend(values)
+            found = list(range(index, index + len(rows)))
+            self.rows.update(zip((r[0] for r in rows), found, strict=True))
+        return found
+
+
+# A key no analysed text can be (texts are terms joined by single spaces): where a parsed-row
+# cache keeps its row table, so the two are dropped together.
+_TABLE_KEY = " \x00rows"
+
+
+def _row_table(parsed: dict[str, Any]) -> _RowTable:
+    found = parsed.get(_TABLE_KEY)
+    if found is None:
+        found = parsed.setdefault(_TABLE_KEY, _RowTable())
+    return found
+
+
+class _Doc:
+    """One candidate's analysed terms split once per process (the provider's parsed-row
+    cache): every scorer reuses it, per row (:meth:`HybridScorer.__call__`) or per batch
+    (:meth:`HybridScorer.score_many`, through its ``index`` in the cache's row table)."""
+
+    __slots__ = ("first", "index", "present", "terms")
+
+    def __init__(self, terms: list[str], first: str, index: int) -> None:
+        self.terms = terms
+        self.present = frozenset(terms)
+        self.first = first
+        self.index = index
+
+
+def _parse(texts: Sequence[str], table: _RowTable) -> list[_Doc]:
+    """Split ``texts`` (distinct) and store them in ``table``."""
+    rows = [(text, text.split(), text.split(" ", 1)[0]) for text in texts]
+    found = table.add(rows)
+    return [_Doc(terms, first, i) for (_, terms, first), i in zip(rows, found, strict=True)]
 
 
 def _bm25(doc: _Doc, idf: Mapping[str, float], avgdl: float, k1: float, b: float) -> float:
-    terms, present, _ = doc
+    terms, present = doc.terms, doc.present
     if not idf or not terms:
         return 0.0
     hits: Any = present.intersection(idf)
@@ -376,12 +512,23 @@ def _bm25(doc: _Doc, idf: Mapping[str, float], avgdl: float, k1: float, b: float
     return total
 
 
+def _members(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """Whether each of ``values`` is in ``sorted_set`` (a sorted array)."""
+    if not sorted_set.size:
+        return np.zeros(values.shape, dtype=bool)
+    at = sorted_set.searchsorted(values)
+    np.minimum(at, sorted_set.size - 1, out=at)
+    return sorted_set[at] == values
+
+
 # ------------------------------------------------------------------ hybrid
 
 
 class HybridScorer:
     """Scores rows of one space for one query: ``scorer(seq, terms) -> (final, lexical,
-    semantic)``. Without a vector cache the final score is the keyword score."""
+    semantic)`` for one row, :meth:`score_many` for a batch (the same floats, bit for bit: a
+    search scores its candidates in batches). Without a vector cache the final score is the
+    keyword score."""
 
     def __init__(
         self,
@@ -391,7 +538,7 @@ class HybridScorer:
         weights: HybridWeights,
         similarity: tuple[float, float],
         dense: tuple[VectorCache | Cosines | None, Mapping[int, float], np.ndarray | None],
-        parsed: dict[str, _Doc] | None = None,
+        parsed: dict[str, Any] | None = None,
     ) -> None:
         docs, total_terms = stats
         self.weights = weights
@@ -403,7 +550,14 @@ class HybridScorer:
         self.cache, self.dense, self.query_vector = dense
         self.query_terms = frozenset(terms)
         # Rows split once per search; pass ``parsed=`` of another scorer to share them.
-        self.parsed: dict[str, _Doc] = {} if parsed is None else parsed
+        self.parsed: dict[str, Any] = {} if parsed is None else parsed
+        self._table = _row_table(self.parsed)
+        # The idf terms' ids sorted, with their idf: a batch finds its hits by binary search.
+        ids = self._table.of(list(self.idf))
+        order = np.argsort(ids)
+        self._ids = ids[order]
+        self._idf = np.fromiter(self.idf.values(), np.float64, len(self.idf))[order]
+        self._query_ids = np.sort(self._table.of(list(self.query_terms)))
 
     def __call__(self, seq: int, text: str) -> Score:
         w = self.weights
@@ -417,21 +571,106 @@ class HybridScorer:
         blended = (1.0 - w.dense) * lexical + w.dense * semantic
         return (self._lead(blended, text), lexical, semantic)
 
+    def doc(self, text: str) -> _Doc:
+        """One row's terms, split once per scorer family (see ``parsed``)."""
+        found = self.parsed.get(text)
+        if found is None:
+            found = self.parsed[text] = _parse([text], self._table)[0]
+        return found
+
     def lexical(self, text: str) -> float:
-        """The keyword score of one row's analysed terms (0..1); the row is split once per
-        scorer family (see ``parsed``)."""
-        doc = self.parsed.get(text)
-        if doc is None:
-            doc = self.parsed[text] = _parse(text)
+        """The keyword score of one row's analysed terms (0..1)."""
         w = self.weights
-        return min(1.0, _bm25(doc, self.idf, self.avgdl, w.k1, w.b) / self.ideal)
+        return min(1.0, _bm25(self.doc(text), self.idf, self.avgdl, w.k1, w.b) / self.ideal)
 
     def _lead(self, score: float, text: str) -> float:
         """``score`` plus the lead share when the row's first term is a query term."""
         if score <= 0 or self.weights.lead <= 0:
             return score
-        first = self.parsed[text][2]
+        first = self.doc(text).first
         return min(1.0, score + self.weights.lead) if first in self.query_terms else score
+
+    def score_many(
+        self, seqs: Sequence[int], texts: Sequence[str], index: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(final, lexical, semantic)`` arrays of the rows ``seqs`` with analysed ``texts``:
+        what :meth:`__call__` gives each row, computed with array operations (``index``: the
+        rows' :meth:`rows`, when the caller has them).
+
+        Example:
+            >>> final, lexical, semantic = scorer.score_many([3, 4], ["alic hike", "bob tea"])
+        """
+        w = self.weights
+        if not texts:
+            return (np.zeros(0, dtype=np.float64),) * 3  # type: ignore[return-value]
+        index = self.rows(texts) if index is None else index
+        lexical = self.lexical_rows(index)
+        if self.cache is None:
+            blended, semantic = lexical, np.zeros(len(texts), dtype=np.float64)
+        else:
+            cos = self._cosines(seqs)
+            semantic = np.minimum(1.0, np.maximum(0.0, (cos - self.lo) / (self.hi - self.lo)))
+            blended = (1.0 - w.dense) * lexical + w.dense * semantic
+        if w.lead <= 0 or not self._query_ids.size:
+            return blended, lexical, semantic
+        leads = _members(self._table.row_lead.data[index], self._query_ids)
+        lifted = np.minimum(1.0, blended + w.lead)
+        return np.where(leads & (blended > 0), lifted, blended), lexical, semantic
+
+    def lexical_many(self, texts: Sequence[str]) -> np.ndarray:
+        """:meth:`lexical` of each of ``texts``, as one array."""
+        if not self._ids.size:
+            return np.zeros(len(texts), dtype=np.float64)
+        return self.lexical_rows(self.rows(texts))
+
+    def rows(self, texts: Sequence[str]) -> np.ndarray:
+        """The rows' indexes in the row table of the scorer's ``parsed`` cache (parsing the
+        new ones): what :meth:`lexical_rows` takes, valid for every scorer sharing ``parsed``."""
+        n = len(texts)
+        rows = np.fromiter(map(self._table.rows.get, texts, repeat(-1, n)), np.int64, n)
+        missing = (rows < 0).nonzero()[0]
+        if missing.size:  # new rows: split and stored as one batch
+            new = list(dict.fromkeys(texts[i] for i in missing.tolist()))
+            self.parsed.update(zip(new, _parse(new, self._table), strict=True))
+            rows[missing] = [self._table.rows[texts[i]] for i in missing.tolist()]
+        return rows
+
+    def lexical_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The keyword score of each of ``rows`` (see :meth:`rows`): :func:`_bm25` over a
+        batch, the same bits (each row's terms added from 0.0 in its order of first
+        appearance, as ``np.bincount`` adds its weights), over the ideal, capped at 1."""
+        n = rows.size
+        ids = self._ids
+        if not n or not ids.size:
+            return np.zeros(n, dtype=np.float64)
+        table = self._table
+        # Every line of the batch's rows: each row's run of lines, one after the other.
+        count = table.row_lines.data[rows]
+        ends = count.cumsum()
+        lines = (table.row_start.data[rows] - (ends - count)).repeat(count)
+        lines += np.arange(lines.size)
+        terms = table.line_term.data[lines]
+        at = ids.searchsorted(terms)
+        np.minimum(at, ids.size - 1, out=at)
+        hit = (ids[at] == terms).nonzero()[0]
+        if not hit.size:
+            return np.zeros(n, dtype=np.float64)
+        row = ends.searchsorted(hit, side="right")  # the batch row of each hit
+        tf = table.line_tf.data[lines[hit]]
+        k1, b = self.weights.k1, self.weights.b
+        norm = k1 * (1.0 - b + b * table.row_length.data[rows][row] / self.avgdl)
+        values = self._idf[at[hit]] * tf * (k1 + 1.0) / (tf + norm)
+        return np.minimum(1.0, np.bincount(row, values, n) / self.ideal)
+
+    def _cosines(self, seqs: Sequence[int]) -> np.ndarray:
+        """Each row's cosine: the dense pool's, else the cache's (as :meth:`__call__`)."""
+        n = len(seqs)
+        cos = np.fromiter(map(self.dense.get, seqs, repeat(math.nan, n)), np.float64, n)
+        missing = np.isnan(cos).nonzero()[0]
+        if missing.size and self.cache is not None:
+            rest = [seqs[i] for i in missing]
+            cos[missing] = self.cache.similarities(rest, self.query_vector)
+        return cos
 
 
 def apply_adjacent(
@@ -465,8 +704,16 @@ def apply_adjacent(
 
 
 def neighbour_candidates(base: Mapping[int, Score], top: int) -> list[int]:
-    """The ``top`` best-scored rows: the ones whose temporal neighbours may lift them."""
-    return heapq.nlargest(top, base, key=lambda s: base[s][0])
+    """The ``top`` best-scored rows, best first (ties in ``base``'s order, as
+    ``heapq.nlargest``): the ones whose temporal neighbours may lift them.
+
+    Example:
+        >>> neighbour_candidates({1: (0.2, 0, 0), 2: (0.5, 0, 0), 3: (0.2, 0, 0)}, 2)
+        [2, 1]
+    """
+    seqs = np.fromiter(base, np.int64, len(base))
+    scores = np.fromiter((v[0] for v in base.values()), np.float64, len(base))
+    return seqs[(-scores).argsort(kind="stable")[:top]].tolist()
 
 
 def apply_neighbour_boost(
@@ -476,8 +723,13 @@ def apply_neighbour_boost(
     share: float,
 ) -> None:
     """Add ``share`` of the best neighbour's score to each row of ``near`` (capped at 1)."""
+    get = base.get
     for seq, pair in near.items():
-        boost = max((base[s][0] for s in pair if s in base), default=0.0)
+        boost = 0.0  # the best neighbour's score (scores are never negative)
+        for other in pair:
+            found = get(other)
+            if found is not None and found[0] > boost:
+                boost = found[0]
         final[seq] = min(1.0, final[seq] + share * boost)
 
 
@@ -527,16 +779,20 @@ def expansion_terms(
 
 def apply_feedback(
     final: dict[int, float],
-    texts: Mapping[int, str],
-    lexical: Callable[[str], float],
+    lexical: Callable[[np.ndarray], np.ndarray],
     share: float,
 ) -> None:
-    """Add ``share`` of each candidate's keyword score for the expansion query (``lexical``,
-    e.g. :meth:`HybridScorer.lexical` of a scorer of the expansion terms) to its final score
-    (capped at 1)."""
-    for seq, value in final.items():
-        if value > 0:
-            final[seq] = min(1.0, value + share * lexical(texts[seq]))
+    """Add ``share`` of each candidate's keyword score for the expansion query to its final
+    score (capped at 1); rows that scored nothing stay at 0. ``lexical(positions)`` scores the
+    rows at those positions of ``final`` (its order), e.g. with
+    :meth:`HybridScorer.lexical_rows` of a scorer of the expansion terms."""
+    values = np.fromiter(final.values(), np.float64, len(final))
+    at = (values > 0).nonzero()[0]
+    if not at.size:
+        return
+    lifted = np.minimum(1.0, values[at] + share * lexical(at))
+    seqs = list(final)
+    final.update(zip([seqs[i] for i in at.tolist()], lifted.tolist(), strict=True))
 
 
 def ranked_seqs(
@@ -551,7 +807,11 @@ def ranked_seqs(
         >>> ranked_seqs({1: 0.5, 2: 0.0, 3: 0.0}, 3, fill={2: 0.1, 3: 0.2})
         [1, 3, 2]
     """
-    ranked = sorted((s for s in final if final[s] > 0), key=lambda s: (-final[s], -s))[:limit]
+    seqs = np.fromiter(final, np.int64, len(final))
+    scores = np.fromiter(final.values(), np.float64, len(final))
+    scored = (scores > 0).nonzero()[0]
+    order = np.lexsort((-seqs[scored], -scores[scored]))[:limit]
+    ranked: list[int] = seqs[scored[order]].tolist()
     if fill and len(ranked) < limit:
         rest = (s for s in fill if s in final and final[s] <= 0)
         ranked += sorted(rest, key=lambda s: (-fill[s], -s))[: limit - len(ranked)]

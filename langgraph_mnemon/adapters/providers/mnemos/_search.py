@@ -4,8 +4,9 @@
 2. candidates: the keyword pool (``basic``: rows holding every term; otherwise the rarest
    terms' postings) and, in smart mode with a query vector, the dense pool (the database's
    HNSW index with pgvector, else an exact scan of the space's vectors held in memory);
-3. every candidate scored in Python (:class:`._ranking.HybridScorer`), so SQLite and
-   PostgreSQL give the same scores;
+3. every candidate scored in Python (:class:`._ranking.HybridScorer`, one batch of array
+   operations that gives the row-by-row scores bit for bit), so SQLite and PostgreSQL give
+   the same scores;
 4. smart mode: a share of the best temporal neighbour's score added, then the pseudo-relevance
    feedback pass (the expansion terms' document frequencies: one more statement);
 5. the best rows read in full and returned as :class:`MemoryRecord` results.
@@ -13,7 +14,6 @@
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -77,6 +77,7 @@ __all__ = [
     "rank",
     "rank_all",
     "results",
+    "scored",
     "search",
 ]
 
@@ -212,9 +213,12 @@ def rank_all(
         terms, df, (docs, total_terms), context.weights, (lo, hi), (cache, {}, query_vector)
     )
     at = {int(s): i for i, s in enumerate(seqs.tolist())}
-    for seq, text in terms_by_seq(conn, space_id, pool, None, context.now).items():
-        if seq in at:
-            final[at[seq]] = score(seq, text)[0]
+    rows = {
+        s: t for s, t in terms_by_seq(conn, space_id, pool, None, context.now).items() if s in at
+    }
+    if rows:
+        index = np.fromiter((at[s] for s in rows), np.int64, len(rows))
+        final[index] = score.score_many(list(rows), list(rows.values()))[0]
     order = np.lexsort((-seqs, -cosine, -final))
     return [(int(seqs[i]), float(final[i]), float(cosine[i])) for i in order]
 
@@ -281,7 +285,9 @@ def rank(
         (fetched.cache, fetched.dense, query_vector),
         parsed=context.parsed,
     )
-    base = {seq: score(seq, text) for seq, text in fetched.rows.items()}
+    seqs = list(fetched.rows)
+    index = score.rows(list(fetched.rows.values()))  # the candidates in the row table
+    base = scored(score, fetched.rows, index)
     final = {seq: parts[0] for seq, parts in base.items()}
     weights = context.weights
     near: dict[int, tuple[int, ...]] = {}
@@ -289,15 +295,31 @@ def rank(
         # Score the neighbours of the best rows (reading the ones not yet scored) and lift
         # each of those rows by its best neighbour.
         near, extra = neighbours(neighbour_candidates(base, weights.neighbour_top), set(base))
-        for seq, text in extra.items():
-            base[seq] = score(seq, text)
+        base.update(scored(score, extra))
         apply_neighbour_boost(final, base, near, weights.neighbour)
     if weights.prf > 0 and request.mode == "smart" and frequencies is not None and final:
-        _feedback(final, fetched, terms, weights, frequencies, score.parsed)
+        _feedback(final, fetched, terms, weights, frequencies, (score.parsed, seqs, index))
     if weights.adjacent > 0 and near and not (request.category or request.source):
         # After feedback, which reads only candidates' terms: the neighbours join the ranking.
         apply_adjacent(final, base, near, weights.adjacent)
     return ranked_seqs(final, request.limit, fetched.dense), base, final
+
+
+def scored(
+    score: HybridScorer, rows: Mapping[int, str], index: np.ndarray | None = None
+) -> dict[int, Score]:
+    """``{seq: (final, lexical, semantic)}`` of ``rows`` (seq -> analysed terms), scored as
+    one batch (``index``: their :meth:`HybridScorer.rows`, when known).
+
+    Example:
+        >>> scored(score, {3: "alic hike"})
+        {3: (0.62, 0.7, 0.17)}
+    """
+    if not rows:
+        return {}
+    seqs = list(rows)
+    parts = score.score_many(seqs, list(rows.values()), index)
+    return dict(zip(seqs, zip(*(p.tolist() for p in parts), strict=True), strict=True))
 
 
 def _feedback(
@@ -306,17 +328,23 @@ def _feedback(
     terms: list[str],
     weights: HybridWeights,
     frequencies: Frequencies,
-    parsed: dict[str, Any],
+    candidates: tuple[dict[str, Any], list[int], np.ndarray],
 ) -> None:
     """The pseudo-relevance feedback pass: expansion terms from the ``prf_docs`` best rows
-    (ties to the newer row, as in :func:`ranked_seqs`), their keyword score added (the rows
-    split by the query's scorer, ``parsed``, are not split again)."""
-    top = heapq.nlargest(weights.prf_docs, final, key=lambda s: (final[s], s))
+    (ties to the newer row, as in :func:`ranked_seqs`), their keyword score added.
+
+    ``candidates`` are the query scorer's parsed rows, the candidates' seqs (``final``'s
+    order) and their indexes in its row table: no row is split or looked up again."""
+    parsed, seqs, index = candidates
+    assert list(final) == seqs  # the lifts below go by position
+    order = np.fromiter(final, np.int64, len(final))
+    scores = np.fromiter(final.values(), np.float64, len(final))
+    top = order[np.lexsort((order, scores))[::-1][: weights.prf_docs]].tolist()
     texts = [fetched.rows[s] for s in top if final[s] > 0]
-    candidates = feedback_candidates(texts, terms)
-    if not candidates:
+    words = feedback_candidates(texts, terms)
+    if not words:
         return
-    df = frequencies(candidates)
+    df = frequencies(words)
     expansion = expansion_terms(texts, df, fetched.stats[0], weights.prf_terms)
     if not expansion:
         return
@@ -329,7 +357,7 @@ def _feedback(
         (None, {}, None),
         parsed=parsed,
     )
-    apply_feedback(final, fetched.rows, score.lexical, weights.prf)
+    apply_feedback(final, lambda at: score.lexical_rows(index[at]), weights.prf)
 
 
 def _keyword_pool(

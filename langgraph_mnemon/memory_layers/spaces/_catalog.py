@@ -270,7 +270,7 @@ class SpaceCatalog:
         self.admin = bool(admin)
         self._storage = storage
         self._clock = clock
-        self._statements: dict[tuple[bool, bool, bool | None], sa.Select[Any]] = {}
+        self._statements: dict[tuple[bool, bool, bool | None, bool], sa.Select[Any]] = {}
         self._visible: sa.ColumnElement[bool] | None = None
 
     def owned_by(self, owners: Owners, *, admin: bool | None = None) -> SpaceCatalog:
@@ -375,32 +375,39 @@ class SpaceCatalog:
             owner=row.get("owner"),
         )
 
-    def list_spaces(self, active: bool | None = None) -> list[SpaceRecord]:
-        """All visible spaces (or only active / inactive ones), oldest first."""
+    def list_spaces(
+        self, active: bool | None = None, *, ids: Sequence[str] | None = None
+    ) -> list[SpaceRecord]:
+        """All visible spaces (or only active / inactive ones, or only ``ids``), oldest
+        first."""
         readable = self._readable()
         if readable is None:
             return []  # nothing was ever written: a read creates no tables
-        stmt = self._list_statement(readable, active)
+        stmt = self._list_statement(readable, active, named=ids is not None)
+        params = {"ids": list(ids)} if ids is not None else {}
         # One statement is one snapshot: on PostgreSQL it runs in autocommit (no BEGIN and
         # COMMIT round trips on every search's catalog read).
-        rows = self.db.run_single(lambda conn: conn.execute(stmt).mappings().all())
+        rows = self.db.run_single(lambda conn: conn.execute(stmt, params).mappings().all())
         keys = self.secrets.names() if rows and "secret_names" not in rows[0] else {}
         return [self._record(r, keys) for r in rows]
 
     def _list_statement(
-        self, readable: tuple[Any, sa.ColumnElement[bool]], active: bool | None
+        self, readable: tuple[Any, sa.ColumnElement[bool]], active: bool | None, named: bool
     ) -> sa.Select[Any]:
         """The listing SELECT, built once per column set and filter (building it and its
-        owner condition cost more than running it on a small catalog)."""
+        owner condition cost more than running it on a small catalog); ``named`` reads only
+        the ids bound as ``ids``."""
         columns, _ = readable
         selected, source = self._columns(columns)
-        key = (columns is _BEFORE_OWNERS, source is _JOINED, active)
+        key = (columns is _BEFORE_OWNERS, source is _JOINED, active, named)
         stmt = self._statements.get(key)
         if stmt is None:
             stmt = sa.select(*selected).select_from(source).where(readable[1])
             stmt = stmt.order_by(CATALOG.c.created_at, CATALOG.c.id)
             if active is not None:
                 stmt = stmt.where(CATALOG.c.active == active)
+            if named:
+                stmt = stmt.where(CATALOG.c.id.in_(sa.bindparam("ids", expanding=True)))
             self._statements[key] = stmt
         return stmt
 
@@ -498,7 +505,7 @@ class SpaceCatalog:
         wanted = list(dict.fromkeys(check_space_id(s) for s in space_ids))
         if not wanted:
             raise InvalidInputError("space_ids must name at least one space (or be None for all)")
-        spaces = {s.id: s for s in self.list_spaces()}
+        spaces = {s.id: s for s in self.list_spaces(ids=wanted)}  # only the named rows
         missing = [s for s in wanted if s not in spaces]
         if missing:
             raise NotFoundError(

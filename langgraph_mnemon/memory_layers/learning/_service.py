@@ -405,9 +405,8 @@ class Learning:
             done = self.spaces.remember(content, **fields)
         else:
             done = self.spaces.supersede(target, content, **fields)
-        status = "committed" if done.status == "committed" else done.status
         return _receipt(
-            status,
+            done.status,
             done.message,
             action=proposal.action,
             kind=kind,

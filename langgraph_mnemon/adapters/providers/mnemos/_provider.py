@@ -385,12 +385,7 @@ class MnemosProvider(BaseProvider):
     def _restore(self, space: SpaceBinding, memory_id: str) -> dict[str, Any]:
         """Make a forgotten or superseded row live again, re-embedded (see
         :func:`._write.restore`)."""
-        if not self._readable():
-            raise self._missing(space, memory_id)
-        with self.db.read() as conn:
-            row = _sql.row_by_id(conn, space.id, memory_id)
-        if row is None:
-            raise self._missing(space, memory_id)
+        row = self._stored_row(space, memory_id)
         vector, embedder = None, None
         if row["deleted_at"] is not None:
             vector, embedder = self._vector_of(space, row["content"])
@@ -400,13 +395,17 @@ class MnemosProvider(BaseProvider):
 
     def _get(self, space: SpaceBinding, memory_id: str) -> MemoryRecord:
         """Any row of the space by id, live or not, with its status and history links."""
+        return _sql.history_record(self._stored_row(space, memory_id), space, self._clock())
+
+    def _stored_row(self, space: SpaceBinding, memory_id: str) -> Any:
+        """The row ``memory_id`` of the space, live or not; NotFoundError when there is none."""
         if not self._readable():
             raise self._missing(space, memory_id)
         with self.db.read() as conn:
             row = _sql.row_by_id(conn, space.id, memory_id)
         if row is None:
             raise self._missing(space, memory_id)
-        return _sql.history_record(row, space, self._clock())
+        return row
 
     def remove_space(self, space: SpaceBinding) -> dict[str, Any]:
         """Delete every row of one space for good (Memory Space removal, see :mod:`._remove`;

@@ -600,9 +600,18 @@ def browse_rows(
 ) -> list[Mapping[str, Any]]:
     """One page of the live rows of a space not expired at ``now``, newest first (optionally
     one category)."""
+    live = sa.and_(INSIGHTS.c.deleted_at.is_(None), UNEXPIRED)
+    return _page(conn, space_id, live, request, now)
+
+
+def _page(
+    conn: Connection, space_id: str, which: Any, request: BrowseRequest, now: float
+) -> list[Mapping[str, Any]]:
+    """One page (newest first, optionally one category) of the space's rows matching
+    ``which``."""
     stmt = (
         sa.select(INSIGHTS)
-        .where(INSIGHTS.c.space_id == space_id, INSIGHTS.c.deleted_at.is_(None), UNEXPIRED)
+        .where(INSIGHTS.c.space_id == space_id, which)
         .order_by(INSIGHTS.c.seq.desc())
         .limit(request.limit)
         .offset(request.offset)
@@ -672,16 +681,7 @@ def history_browse_rows(
     superseded = sa.and_(
         INSIGHTS.c.deleted_at.is_not(None), _metadata_field(conn, "superseded_by").is_not(None)
     )
-    stmt = (
-        sa.select(INSIGHTS)
-        .where(INSIGHTS.c.space_id == space_id, sa.or_(live, superseded))
-        .order_by(INSIGHTS.c.seq.desc())
-        .limit(request.limit)
-        .offset(request.offset)
-    )
-    if request.category:
-        stmt = stmt.where(INSIGHTS.c.category == request.category)
-    return list(conn.execute(stmt, {"now": now}).mappings().all())
+    return _page(conn, space_id, sa.or_(live, superseded), request, now)
 
 
 def history_record(row: Mapping[str, Any], space: SpaceBinding, now: float) -> MemoryRecord:

@@ -33,6 +33,7 @@ from pydantic import (
     Field,
     SecretStr,
     ValidationError,
+    field_serializer,
     field_validator,
     model_validator,
 )
@@ -690,6 +691,11 @@ class MnemonConfig(BaseSettings):
                 "(a SQLite file holds one project's tables alone)"
             )
         return self
+
+    @field_serializer("worker_model")
+    def _show_worker_model(self, value: Any) -> str | None:
+        # A chat model object is shown by its class, never by its fields (endpoints, keys).
+        return value if value is None or isinstance(value, str) else f"<{type(value).__name__}>"
 
     @field_validator("worker_model", "model")
     @classmethod

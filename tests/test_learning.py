@@ -518,3 +518,14 @@ def test_another_users_thread_is_not_read_from_the_checkpointer(tmp_path: Path) 
         assert _learned(mem.scoped(user="bob")) == []
         done = mem.scoped(user="alice").learn("alices")
         assert [r.content for r in done.learned] == ["My name is Alice Liddell."]
+
+
+def test_a_worker_model_object_is_shown_by_its_class_only(tmp_path: Path) -> None:
+    from langgraph_mnemon.server._settings import public_settings
+
+    model = ScriptedChatModel(responses=[AIMessage("secret-endpoint.internal")])
+    with Mnemon.open(tmp_path / "root", worker_model=model) as mem:
+        shown = public_settings(mem.config)
+        assert shown["worker_model"] == "<ScriptedChatModel>"
+        assert mem.config.model_dump(mode="json")["worker_model"] == "<ScriptedChatModel>"
+        assert "secret-endpoint" not in str(shown)

@@ -158,6 +158,8 @@ def _public(model: BaseModel, path: tuple[str, ...]) -> dict[str, Any]:
 
 
 def _value(value: Any, path: tuple[str, ...]) -> Any:
+    if path == ("worker_model",) and value is not None and not isinstance(value, str):
+        return f"<{type(value).__name__}>"  # a chat model object: never its fields (keys, URLs)
     if isinstance(value, SecretStr):
         return CONFIGURED if value.get_secret_value() else None
     if isinstance(value, BaseModel):

@@ -529,3 +529,29 @@ def test_a_worker_model_object_is_shown_by_its_class_only(tmp_path: Path) -> Non
         assert shown["worker_model"] == "<ScriptedChatModel>"
         assert mem.config.model_dump(mode="json")["worker_model"] == "<ScriptedChatModel>"
         assert "secret-endpoint" not in str(shown)
+
+
+def test_a_duplicate_is_found_in_the_space_the_proposal_names(host: Mnemon) -> None:
+    host.spaces.create_space("Notes", space_id="notes")
+    host.spaces.remember("The user's cat is named Pixel.", space_id="notes")
+    add = {"action": "add", "kind": "fact", "content": "The user's cat is named Pixel."}
+    model = ScriptedChatModel(
+        responses=[
+            tool_call("mnemon_learn_candidates", {"candidates": [add | {"who": "user"}]}),
+            tool_call("mnemon_learn_proposals", {"proposals": [add | {"space_id": "notes"}]}),
+        ]
+    )
+    done = host.learn("t", model=model, messages=_thread("My cat is Pixel."))
+    (receipt,) = done.receipts
+    assert (receipt.status, receipt.space_id) == ("skipped", "notes")
+    assert receipt.message.startswith("a duplicate of memory")
+    assert [m.content for m in host.spaces.browse("notes")] == ["The user's cat is named Pixel."]
+
+
+def test_learning_switched_off_writes_and_records_nothing(tmp_path: Path) -> None:
+    with Mnemon.open(tmp_path / "root", learning={"enabled": False}) as mem:
+        done = mem.learn("t", messages=_thread("I'm allergic to peanuts."))
+        assert done.status == "refused"
+        assert "learning.enabled" in done.reason
+        assert mem.learning.list_passes() == []
+        assert mem.spaces.list_spaces() == []

@@ -116,9 +116,8 @@ class ReviewRunner:
 
     def _learn(self, job: ReviewJob, messages: list[Any]) -> None:
         """The thread's learning pass, after its review (an idle thread); its failure is
-        recorded like a failed review step, never raised."""
-        if not self._host.config.learning.enabled:
-            return
+        recorded like a failed review step, never raised (``learning.enabled=false``: the
+        pass says so and records nothing)."""
         with memory_step(self._host.health, "learning"), acting("automatic"):
             view = self._host.scoped(job.scope)
             view.learn(job.thread_id, model=self._model, messages=messages)

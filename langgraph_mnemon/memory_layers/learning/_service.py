@@ -55,7 +55,7 @@ from langgraph_mnemon.memory_layers.learning._models import (
 )
 from langgraph_mnemon.memory_layers.learning._statement import clean_line, render_statement
 from langgraph_mnemon.memory_layers.learning._store import LearnPasses
-from langgraph_mnemon.memory_layers.messages import read_message
+from langgraph_mnemon.memory_layers.messages import MessageText, read_message
 from langgraph_mnemon.memory_layers.spaces import MemoryRecord, MemorySpaces, learned_space_id
 
 __all__ = ["Learning", "PassContext", "check_thread", "learned_space_id"]
@@ -86,11 +86,11 @@ def _normal(text: str) -> str:
     return _NORMAL.sub(" ", text.lower()).strip()
 
 
-def _fingerprint(message: Any, role: str, text: str) -> str:
-    mid = getattr(message, "id", None) if not isinstance(message, dict) else message.get("id")
-    if isinstance(mid, str) and mid:
-        return "id:" + hashlib.sha256(mid.encode()).hexdigest()[:30]
-    return "tx:" + hashlib.sha256(f"{role}\x00{text}".encode()).hexdigest()[:30]
+def _fingerprint(read: MessageText) -> str:
+    """A message's stable key: its id when it has one, else its role and text."""
+    if read.id:
+        return "id:" + hashlib.sha256(read.id.encode()).hexdigest()[:30]
+    return "tx:" + hashlib.sha256(f"{read.role}\x00{read.text}".encode()).hexdigest()[:30]
 
 
 @dataclass
@@ -145,7 +145,7 @@ class Learning:
                     role=read.role,
                     text=read.text[: self.settings.max_context_chars],
                     index=index,
-                    fingerprint=_fingerprint(message, read.role, read.text),
+                    fingerprint=_fingerprint(read),
                     who=who,
                 )
             )
@@ -213,14 +213,14 @@ class Learning:
         space = self._space(create=False)
         if space is None:
             return [[] for _ in candidates]
-        found: list[list[MemoryRecord]] = []
-        for candidate in candidates:
-            try:
-                result = self.spaces.search(candidate.content, limit=limit, space_ids=[space])
-                found.append(list(result.results))
-            except MnemonError:
-                found.append([])
-        return found
+        return [self._nearest(c.content, space, limit) for c in candidates]
+
+    def _nearest(self, text: str, space: str, limit: int) -> list[MemoryRecord]:
+        """The current memories of ``space`` most like ``text`` (none when recall fails)."""
+        try:
+            return list(self.spaces.search(text, limit=limit, space_ids=[space]).results)
+        except MnemonError:
+            return []
 
     def propose(
         self, candidates: Sequence[Candidate], similar: Sequence[Sequence[MemoryRecord]]
@@ -281,7 +281,8 @@ class Learning:
                 "finished_at": self.clock(),
             }
         )
-        if status != "refused" or self.kernel.write_enabled:
+        # A host that writes nothing, or learns nothing, records no pass either.
+        if status != "refused" or (self.kernel.write_enabled and self.settings.enabled):
             self.passes.save(done, fingerprints)
         return done
 
@@ -369,8 +370,9 @@ class Learning:
         key = _normal(content)
         if key in written:
             return "written earlier in this pass"
-        for row in self.similar([Proposal(action="add", content=content)], limit=5)[0]:
-            if row.space_id in (None, space) and _normal(row.content) == key:
+        # the space the proposal writes to, not always the learned one
+        for row in self._nearest(content, space, 5):
+            if _normal(row.content) == key:
                 return row.id
         return None
 

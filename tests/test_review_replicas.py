@@ -38,7 +38,14 @@ from langgraph_mnemon.testing import ScriptedChatModel, tool_call
 
 pytestmark = pytest.mark.timeout(300)
 
-QUIET = {"embedding": {"enabled": False}, "chroma": {"enabled": False}}
+# Learning passes are off: these tests time the review queue's claims against a 1 s lease, and
+# each pass adds SQLite writes that, on a loaded 2-core machine, can outlast a heartbeat
+# (a learning pass's own once-only claim is tested in tests/test_learning.py).
+QUIET = {
+    "embedding": {"enabled": False},
+    "chroma": {"enabled": False},
+    "learning": {"enabled": False},
+}
 LEASE, POLL = 1.0, 0.2
 FACT = "Builds use uv."
 SAID = f"Please remember that builds use uv. {'Some context. ' * 12}"

@@ -25,11 +25,12 @@ conv-42, conv-43) to show the defaults are not fitted to the questions they are 
 
   * with ``--ablation``: ``mnemon default`` with no dense share in the score (``dense=0``: the
     fusion's gain over lexical-only), without the neighbour rows (``adjacent=0``), without
-    pseudo-relevance feedback (``prf=0``) and without feedback and the lead-term boost
-    (``prf=0, lead=0``), same process, same rounds.
+    pseudo-relevance feedback (``prf=0``), without feedback and the lead-term boost
+    (``prf=0, lead=0``), without the date cue (``dated=0``) and without any conversation cue
+    (``question=0, reply=0, dated=0``), same process, same rounds.
 
 Run:  python bench/locomo.py                       (≈2-3 minutes on 2 cores, 3 rounds)
-      python bench/locomo.py --ablation            (≈4-5 minutes: two more systems)
+      python bench/locomo.py --ablation            (≈6-8 minutes: six more systems)
       python bench/locomo.py --embedder hashing    (or wordllama, minilm, none)
 
 The data is read from ../shared/bench/locomo-dev.json (CC BY-NC 4.0, evaluation only; never
@@ -474,8 +475,8 @@ def _mean(values: Sequence[float]) -> float:
 def _ours(
     label: str, ablation: bool
 ) -> tuple[dict[str, SystemResult], dict[str, dict[str, float]]]:
-    """Our systems (default, exhaustive and, with ``ablation``, the default without feedback
-    and without feedback and lead) and the weight changes of the ablation systems."""
+    """Our systems (default, strict-v1 and, with ``ablation``, the default with one part off
+    each: see the module docstring) and the weight changes of the ablation systems."""
     ours = {
         f"mnemon default ({label})": SystemResult(f"mnemon default ({label})"),
         f"mnemon strict-v1 ({label})": SystemResult(f"mnemon strict-v1 ({label})"),
@@ -487,6 +488,8 @@ def _ours(
             ("no neighbour rows", {"adjacent": 0.0}),
             ("no PRF", {"prf": 0.0}),
             ("no PRF, no lead", {"prf": 0.0, "lead": 0.0}),
+            ("no date cue", {"dated": 0.0}),
+            ("no conversation cues", {"question": 0.0, "reply": 0.0, "dated": 0.0}),
         )
         for name, change in ablations:
             full = f"mnemon default ({label}), {name}"

@@ -22,7 +22,7 @@ from langgraph_mnemon.storage.db import Database, create_engine, ensure_sqlite_d
 SPACE = SpaceBinding(id="reads", name="Reads")
 TEXTS = [
     "Alice: I went hiking in the Alps last summer.",
-    "Bob: The tea shop near the station opened again.",
+    "Bob: Did the tea shop near the station open again?",
     "Alice: My sister adopted a kitten in May.",
     "Bob: We planned a trip to the Alps for the winter.",
     "Alice: The kitten sleeps on the warm windowsill.",
@@ -70,12 +70,16 @@ def test_neighbour_terms_match_neighbours_then_terms(provider: MnemosProvider) -
     seqs = _seqs(provider)
     top, now = [seqs[0], seqs[2], seqs[-1]], time.time()
     with provider.db.read() as conn:
-        near, found = _sql.neighbour_terms(conn, SPACE.id, top, now, set(top))
+        near, found, asking = _sql.neighbour_terms(conn, SPACE.id, top, now, set(top))
         expected = _sql.neighbour_seqs(conn, SPACE.id, top, now)
         missing = {s for pair in expected.values() for s in pair} - set(top)
         terms = _sql.terms_by_seq(conn, SPACE.id, sorted(missing), None, now)
     assert near == expected
     assert found == terms
+    # The rows that ask, among the listed rows and the rows before them.
+    texts = dict(zip(seqs, TEXTS, strict=True))
+    listed = set(top) | {s for seq in top for s in near[seq] if s < seq}
+    assert asking == {s for s in listed if texts[s].rstrip().endswith("?")} == {seqs[1]}
     assert near[seqs[0]] == (seqs[1],)  # the first row has no previous one
     assert near[seqs[-1]] == (seqs[-2],)  # the other space's row is not a neighbour
 

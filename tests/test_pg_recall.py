@@ -149,14 +149,19 @@ def _items(space_index: int, count: int) -> list[RememberItem]:
             rng.choice(_FILLER) if rng.random() < 0.3 else rng.choice(_WORDS[: 20 + 5 * n % 40])
             for _ in range(rng.randint(4, 18))
         ]
+        # Every sixth row asks, every fourth carries a date: the conversation cues rank them.
+        end = "?" if n % 6 == 3 else "."
+        metadata: dict[str, Any] = {"n": n}
+        if n % 4 == 0:
+            metadata["date"] = f"2023-{1 + n % 12:02d}-{1 + n % 27:02d}"
         items.append(
             RememberItem(
-                content=" ".join(words).capitalize() + f". Note {space_index}-{n}.",
+                content=" ".join(words).capitalize() + f". Note {space_index}-{n}{end}",
                 category=_CATEGORIES[n % len(_CATEGORIES)],  # type: ignore[arg-type]
                 source=_SOURCES[(n // 2) % len(_SOURCES)],  # type: ignore[arg-type]
                 tags=(rng.choice(_WORDS),) if n % 7 == 0 else (),
                 entities=(f"{rng.choice(_WORDS)}-team",) if n % 9 == 0 else (),
-                metadata={"n": n},
+                metadata=metadata,
             )
         )
     return items
@@ -166,6 +171,7 @@ def _queries() -> list[str]:
     rng = random.Random(5)
     out = [" ".join(rng.sample(_WORDS, rng.randint(1, 5))) for _ in range(14)]
     out += ["the of and", "!!!", "zzzunknown garden", "coffee zzzunknown", "Note 1-5"]
+    out += ["garden coffee in March 2023", "What about the deploy port on 2023-05-05?"]
     return out
 
 

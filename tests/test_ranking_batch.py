@@ -121,15 +121,18 @@ def test_score_many_of_nothing() -> None:
     assert scorer.lexical_many([]).size == 0
 
 
-def test_neighbour_candidates_keep_heapq_ties() -> None:
+def test_neighbour_candidates_break_ties_by_the_newer_row() -> None:
     rng = random.Random("ties")
     for _ in range(200):
         base = {rng.randint(1, 500): (rng.choice([0.0, 0.1, 0.2, 0.5]), 0.0, 0.0)}
         for _ in range(rng.randint(0, 60)):
             base[rng.randint(1, 500)] = (rng.choice([0.0, 0.1, 0.2, 0.5]), 0.0, 0.0)
         top = rng.randint(1, 30)
-        expected = heapq.nlargest(top, base, key=lambda s: base[s][0])
+        expected = heapq.nsmallest(top, base, key=lambda s: (-base[s][0], -s))
         assert neighbour_candidates(base, top) == expected
+        # Whatever order the database returned the rows in.
+        shuffled = dict(rng.sample(list(base.items()), len(base)))
+        assert neighbour_candidates(shuffled, top) == expected
 
 
 def test_ranked_seqs_order_and_fill() -> None:
@@ -149,4 +152,5 @@ def test_ranked_seqs_order_and_fill() -> None:
 def test_apply_feedback_lifts_scored_rows_only() -> None:
     final = {4: 0.5, 9: 0.0, 2: 0.95}
     apply_feedback(final, lambda at: np.array([0.5, 1.0])[: at.size], 0.1)
-    assert final == {4: 0.55, 9: 0.0, 2: 1.0}
+    # Not capped at 1: the lift orders the rows (a returned score is capped, not the order).
+    assert final == pytest.approx({4: 0.55, 9: 0.0, 2: 1.05})

@@ -367,10 +367,14 @@ def test_covering_rows_come_first(tmp_path: Path, closing: list[MemorySpaces]) -
     ]
     spaces = scripted_spaces(tmp_path, ScriptedProvider(rows))
     closing.append(spaces)
-    result = spaces.search("port 5433 release 7.1.2", limit=5)
+    # The envelope's rule: under a cut, the row that covers the query's anchors comes first.
+    result = spaces.search("port 5433 release 7.1.2", limit=5, policy="balanced-v1")
     assert [r.content for r in result.results] == [rows[1][0], rows[0][0]]
     assert result.recovery is not None
     assert result.recovery.ran is False
+    # A search with no cut keeps the provider's ranking.
+    deep = spaces.search("port 5433 release 7.1.2", limit=5)
+    assert [r.content for r in deep.results] == [rows[0][0], rows[1][0]]
 
 
 def test_chinese_memories_are_found_and_recovered(

@@ -32,10 +32,12 @@ import numpy as np
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from langgraph_mnemon.adapters.providers.mnemos._dates import memory_date
 from langgraph_mnemon.adapters.providers.mnemos._pgvector import configure, nearest
 from langgraph_mnemon.adapters.providers.mnemos._ranking import Cosines, VectorCache, VectorCaches
 from langgraph_mnemon.adapters.providers.mnemos._search import (
     Fetched,
+    Reads,
     SearchContext,
     database_cosines,
     dense_pool,
@@ -43,9 +45,11 @@ from langgraph_mnemon.adapters.providers.mnemos._search import (
     results,
 )
 from langgraph_mnemon.adapters.providers.mnemos._sql import (
+    Near,
     SqlVectors,
     document_frequencies,
     full_rows,
+    row_dates,
 )
 from langgraph_mnemon.memory_layers.mnemos.schema import JsonText
 from langgraph_mnemon.memory_layers.spaces import (
@@ -133,8 +137,9 @@ _NEAR = """, near AS (
   UNION SELECT after FROM near WHERE after IS NOT NULL
   EXCEPT SELECT seq FROM hit
 ), extra AS (
-  SELECT i.seq, i.terms FROM beside x CROSS JOIN LATERAL (
-    SELECT i.seq, i.terms FROM mnemon_insights i
+  SELECT i.seq, i.terms, i.asks FROM beside x CROSS JOIN LATERAL (
+    SELECT i.seq, i.terms, CASE WHEN rtrim(i.content) LIKE '%?' THEN 1 ELSE 0 END AS asks
+    FROM mnemon_insights i
     WHERE i.seq = x.seq AND i.space_id = :space AND i.deleted_at IS NULL
       AND (i.expires_at IS NULL OR i.expires_at > :now)
     LIMIT 1
@@ -148,16 +153,19 @@ _TYPED_NULLS = (
     "NULL::text, NULL::text, NULL::text, NULL::int, NULL::text, NULL::text, NULL::text, NULL::text"
 )
 
+# Whether a hit asks: ._sql.asks() written for this statement (column ``c`` of a kind-2 row).
+_ASKS = "CASE WHEN rtrim(h.content) LIKE '%?' THEN 1 ELSE 0 END"
+
 _TAIL = f"""
 SELECT 0 AS kind, NULL::bigint AS seq, NULL::text AS terms, s.docs::bigint AS a,
        s.terms::bigint AS b, s.version::bigint AS c, {_TYPED_NULLS}, NULL::float8 AS created_at
 FROM mnemon_space_stats s WHERE s.space_id = :space
 UNION ALL SELECT 1, NULL, df.term, df.df, NULL, NULL, {_NO_FIELDS}, NULL FROM df
-UNION ALL SELECT 2, h.seq, h.terms, {{near_cols}}, NULL, {_FIELDS}, h.created_at
+UNION ALL SELECT 2, h.seq, h.terms, {{near_cols}}, {_ASKS}, {_FIELDS}, h.created_at
 FROM {{hits}} h
 {{extra}}"""
 
-_EXTRA = f"UNION ALL SELECT 3, x.seq, x.terms, NULL, NULL, NULL, {_NO_FIELDS}, NULL FROM extra x"
+_EXTRA = f"UNION ALL SELECT 3, x.seq, x.terms, x.asks, NULL, NULL, {_NO_FIELDS}, NULL FROM extra x"
 
 _VERSION = sa.text("SELECT version FROM mnemon_space_stats WHERE space_id = :space")
 
@@ -194,10 +202,11 @@ class _Read:
     full: dict[int, Sequence[Any]]
     near: dict[int, tuple[int, ...]]
     extra: dict[int, str]
+    asking: set[int]
 
 
 def _read(conn: Connection, params: Mapping[str, Any], statement: sa.TextClause) -> _Read:
-    out = _Read(None, {}, {}, {}, {}, {})
+    out = _Read(None, {}, {}, {}, {}, {}, set())
     for row in conn.execute(statement, params).all():  # one fetch, not a row at a time
         kind = row[0]
         if kind == 0:
@@ -209,8 +218,12 @@ def _read(conn: Connection, params: Mapping[str, Any], statement: sa.TextClause)
             out.rows[seq] = row[2] or ""
             out.full[seq] = row
             out.near[seq] = tuple(int(x) for x in (row[3], row[4]) if x is not None)
+            if row[5]:
+                out.asking.add(seq)
         else:
             out.extra[int(row[1])] = row[2] or ""
+            if row[3]:
+                out.asking.add(int(row[1]))
     return out
 
 
@@ -391,17 +404,23 @@ def _ranked(
         return ProviderSearchResult(results=[], hint=_NO_WORDS)
     fetched = Fetched(read.stats[:2], read.df, read.rows, cache, dense)
 
-    def neighbours(top: list[int], known: set[int]) -> tuple[dict, dict[int, str]]:
+    def neighbours(top: list[int], known: set[int]) -> Near:
         near = {seq: read.near[seq] for seq in top}
         missing = {s for pair in near.values() for s in pair} - known
-        return near, {seq: read.extra[seq] for seq in missing}
+        return Near(near, {seq: read.extra[seq] for seq in missing}, read.asking)
 
-    def frequencies(words: list[str]) -> Mapping[str, int]:
-        return document_frequencies(conn, space.id, words)
+    def dates(seqs: list[int]) -> dict[int, tuple[int, int, int]]:
+        found = {}
+        for seq in seqs:
+            row = read.full.get(seq)
+            if row is not None:
+                date = memory_date(_JSON.process_result_value(row[13], None), row[14])
+                if date is not None:
+                    found[seq] = date
+        return found | row_dates(conn, [seq for seq in seqs if seq not in read.full])
 
-    ranked, base, final = rank(
-        fetched, terms, request, query_vector, context, neighbours, frequencies
-    )
+    reads = Reads(neighbours, lambda words: document_frequencies(conn, space.id, words), dates)
+    ranked, base, final = rank(fetched, terms, request, query_vector, context, reads)
     full = {seq: _row(read.full[seq]) for seq in ranked if seq in read.full}
     beside = [seq for seq in ranked if seq not in full]  # neighbours that joined the ranking
     if beside:

@@ -7,6 +7,9 @@ The keyword score is BM25 with per-space document frequencies divided by the BM2
 row that holds each query term once (capped at 1): the share of the query's information the
 row carries. The smart score blends it with the cosine similarity, rescaled to 0..1 by the
 embedder's ``similarity_range``, and adds a share of the best temporal neighbour's score.
+The lifts after the blend (neighbours, feedback, the conversation cues) are not capped: rows
+held at 1 used to tie at the top, where the newer row won. A returned score is at most 1
+(:func:`._search.results`); the ranking keeps the uncapped order.
 
 A row whose *leading* term (its first analysed term: the speaker of a chat turn written
 ``"Name: …"``, or the subject of a sentence such as ``"Alice prefers …"``) is one of the query's
@@ -61,7 +64,7 @@ __all__ = [
 ]
 
 Score = tuple[float, float, float]
-"""``(final, lexical, semantic)`` of one row, each in 0..1."""
+"""``(final, lexical, semantic)`` of one row, each in 0..1 (before the lifts of a search)."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,10 @@ class HybridWeights:
     ``prf`` is the weight of the pseudo-relevance feedback query (0 turns it off): the
     ``prf_terms`` rarest terms (summed idf, each seen in at least two rows) of the
     ``prf_docs`` best rows, scored like the query by BM25 and added in smart mode.
+    ``question``, ``reply`` and ``dated`` are the shares of the conversation cues (:mod:`._cues`):
+    a row that asks keeps ``1 - question`` of its score, the row right after one gains
+    ``reply`` × its score, and a row dated as the query names gains ``dated`` × the best score
+    (0 turns each off).
     Defaults were chosen on three LoCoMo-R conversations and checked on two others
     (bench/locomo.py); ``adjacent`` and ``dense`` were then set on the five dev conversations
     together with the paraphrase pairs of bench/paraphrases.py (neither from the questions'
@@ -109,6 +116,9 @@ class HybridWeights:
     unknown_term_weight: float = 0.25
     neighbour: float = 0.2
     neighbour_top: int = 50
+    question: float = 0.1
+    reply: float = 0.4
+    dated: float = 0.4
     adjacent: float = 0.5
     pool: int = 100
     dense_pool: int = 30
@@ -681,7 +691,7 @@ def apply_adjacent(
 ) -> None:
     """Add to ``final`` each neighbour of the rows of ``near`` that was no candidate, scored
     its own score plus ``share`` × the row's final score × the row's keyword score (the best
-    such row counts; capped at 1); the candidates keep their scores (lifting them too
+    such row counts; not capped); the candidates keep their scores (lifting them too
     measured worse at the top ranks).
 
     Example:
@@ -698,22 +708,23 @@ def apply_adjacent(
         for other in pair:
             if other not in base or other in candidates:
                 continue
-            value = min(1.0, base[other][0] + lift)
+            value = base[other][0] + lift
             if value > final.get(other, 0.0):
                 final[other] = value
 
 
 def neighbour_candidates(base: Mapping[int, Score], top: int) -> list[int]:
-    """The ``top`` best-scored rows, best first (ties in ``base``'s order, as
-    ``heapq.nlargest``): the ones whose temporal neighbours may lift them.
+    """The ``top`` best-scored rows, best first, ties to the newer row (as
+    :func:`ranked_seqs`; never the order the database returned them in, so SQLite and
+    PostgreSQL choose the same rows): the ones whose temporal neighbours may lift them.
 
     Example:
         >>> neighbour_candidates({1: (0.2, 0, 0), 2: (0.5, 0, 0), 3: (0.2, 0, 0)}, 2)
-        [2, 1]
+        [2, 3]
     """
     seqs = np.fromiter(base, np.int64, len(base))
     scores = np.fromiter((v[0] for v in base.values()), np.float64, len(base))
-    return seqs[(-scores).argsort(kind="stable")[:top]].tolist()
+    return seqs[np.lexsort((-seqs, -scores))[:top]].tolist()
 
 
 def apply_neighbour_boost(
@@ -722,7 +733,8 @@ def apply_neighbour_boost(
     near: Mapping[int, tuple[int, ...]],
     share: float,
 ) -> None:
-    """Add ``share`` of the best neighbour's score to each row of ``near`` (capped at 1)."""
+    """Add ``share`` of the best neighbour's score to each row of ``near`` (not capped: the
+    lifts only order the rows, and rows held at 1 tied at the top)."""
     get = base.get
     for seq, pair in near.items():
         boost = 0.0  # the best neighbour's score (scores are never negative)
@@ -730,7 +742,7 @@ def apply_neighbour_boost(
             found = get(other)
             if found is not None and found[0] > boost:
                 boost = found[0]
-        final[seq] = min(1.0, final[seq] + share * boost)
+        final[seq] = final[seq] + share * boost
 
 
 def feedback_candidates(texts: Sequence[str], terms: Sequence[str]) -> list[str]:
@@ -783,14 +795,14 @@ def apply_feedback(
     share: float,
 ) -> None:
     """Add ``share`` of each candidate's keyword score for the expansion query to its final
-    score (capped at 1); rows that scored nothing stay at 0. ``lexical(positions)`` scores the
+    score (not capped); rows that scored nothing stay at 0. ``lexical(positions)`` scores the
     rows at those positions of ``final`` (its order), e.g. with
     :meth:`HybridScorer.lexical_rows` of a scorer of the expansion terms."""
     values = np.fromiter(final.values(), np.float64, len(final))
     at = (values > 0).nonzero()[0]
     if not at.size:
         return
-    lifted = np.minimum(1.0, values[at] + share * lexical(at))
+    lifted = values[at] + share * lexical(at)
     seqs = list(final)
     final.update(zip([seqs[i] for i in at.tolist()], lifted.tolist(), strict=True))
 

@@ -8,7 +8,9 @@
    operations that gives the row-by-row scores bit for bit), so SQLite and PostgreSQL give
    the same scores;
 4. smart mode: a share of the best temporal neighbour's score added, then the pseudo-relevance
-   feedback pass (the expansion terms' document frequencies: one more statement);
+   feedback pass (the expansion terms' document frequencies: one more statement), then the
+   conversation cues: rows that ask lowered and the row after one lifted, and, when the query
+   names a date, the best rows dated then lifted (their dates: one more statement);
 5. the best rows read in full and returned as :class:`MemoryRecord` results.
 """
 
@@ -21,6 +23,8 @@ from typing import Any
 import numpy as np
 from sqlalchemy.engine import Connection
 
+from langgraph_mnemon.adapters.providers.mnemos._cues import apply_cues, apply_dates
+from langgraph_mnemon.adapters.providers.mnemos._dates import named_date
 from langgraph_mnemon.adapters.providers.mnemos._pgvector import (
     PgVector,
     all_cosines,
@@ -47,6 +51,7 @@ from langgraph_mnemon.adapters.providers.mnemos._ranking import (
     similarity_range,
 )
 from langgraph_mnemon.adapters.providers.mnemos._sql import (
+    Near,
     SqlVectors,
     document_frequencies,
     full_rows,
@@ -54,6 +59,7 @@ from langgraph_mnemon.adapters.providers.mnemos._sql import (
     lexical_pool,
     live_seqs,
     neighbour_terms,
+    row_dates,
     space_stats,
     stats_and_frequencies,
     terms_by_seq,
@@ -67,9 +73,11 @@ from langgraph_mnemon.memory_layers.spaces import (
 
 __all__ = [
     "MAX_QUERY_TERMS",
+    "Dates",
     "Fetched",
     "Frequencies",
     "Neighbours",
+    "Reads",
     "SearchContext",
     "cached_vectors",
     "database_cosines",
@@ -100,13 +108,28 @@ class SearchContext:
     parsed: dict[str, Any] = field(default_factory=dict)
 
 
-Neighbours = Callable[[list[int], set[int]], tuple[dict[int, tuple[int, ...]], dict[int, str]]]
-"""``(top seqs, seqs already scored) -> (their temporal neighbours, terms of the neighbours not
-yet scored)``: how a search reads the neighbours of its best rows (a query or a lookup)."""
+Neighbours = Callable[[list[int], set[int]], Near]
+"""``(top seqs, seqs already scored) -> Near``: how a search reads the neighbours of its best
+rows, their terms and which of them ask (a query or a lookup)."""
 
 Frequencies = Callable[[list[str]], Mapping[str, int]]
 """``terms -> {term: document frequency}`` (terms no live row holds left out): how a search reads
 the statistics of its feedback terms."""
+
+Dates = Callable[[list[int]], Mapping[int, tuple[int, int, int]]]
+"""``seqs -> {seq: (year, month, day)}``: how a search reads the dates of its best rows
+(:func:`._dates.memory_date`)."""
+
+
+@dataclass(frozen=True)
+class Reads:
+    """How a search reads more while it ranks: the neighbours of its best rows, the document
+    frequencies of feedback terms (None skips the feedback pass) and the dates of its best
+    rows (None skips the date cue)."""
+
+    neighbours: Neighbours
+    frequencies: Frequencies | None = None
+    dates: Dates | None = None
 
 
 @dataclass(frozen=True)
@@ -161,15 +184,12 @@ def search(
         cache = database_cosines(conn, dense, rows, query_vector, context)
     fetched = Fetched((docs, total_terms), df, rows, cache, dense)
 
-    def neighbours(top: list[int], known: set[int]) -> tuple[dict, dict[int, str]]:
-        return neighbour_terms(conn, space.id, top, context.now, known)
-
-    def frequencies(words: list[str]) -> Mapping[str, int]:
-        return document_frequencies(conn, space.id, words)
-
-    ranked, base, final = rank(
-        fetched, terms, request, query_vector, context, neighbours, frequencies
+    reads = Reads(
+        lambda top, known: neighbour_terms(conn, space.id, top, context.now, known),
+        lambda words: document_frequencies(conn, space.id, words),
+        lambda seqs: row_dates(conn, seqs),
     )
+    ranked, base, final = rank(fetched, terms, request, query_vector, context, reads)
     return results(space, ranked, full_rows(conn, ranked), base, final)
 
 
@@ -253,28 +273,27 @@ def rank(
     request: ProviderSearchRequest,
     query_vector: np.ndarray | None,
     context: SearchContext,
-    neighbours: Neighbours,
-    frequencies: Frequencies | None = None,
+    reads: Reads,
 ) -> tuple[list[int], dict[int, Score], dict[int, float]]:
     """Score the candidates in Python (one scorer for SQLite and PostgreSQL), lift the best
-    ones by their temporal neighbours and by pseudo-relevance feedback in smart mode and keep
-    the ``request.limit`` best.
+    ones by their temporal neighbours, by pseudo-relevance feedback and by the conversation
+    cues in smart mode and keep the ``request.limit`` best.
 
     Args:
         fetched: what the search read (see :class:`Fetched`).
         terms: the analysed query terms.
-        request: mode and limit.
+        request: mode, limit and the query (the date cue reads the date it names).
         query_vector: the unit query embedding, or None.
         context: weights and embedder.
-        neighbours: reads the neighbours of the best rows (see :data:`Neighbours`).
-        frequencies: reads document frequencies of feedback terms (see :data:`Frequencies`);
-            None skips the feedback pass.
+        reads: how the search reads neighbours, feedback statistics and dates
+            (see :class:`Reads`).
 
     Returns:
-        ``(ranked seqs, (final, lexical, semantic) per scored seq, final score per candidate)``.
+        ``(ranked seqs, (final, lexical, semantic) per scored seq, final score per candidate)``;
+        a final score may pass 1 once the cues lift it (:func:`results` reports at most 1).
 
     Example:
-        >>> ranked, base, final = rank(fetched, ["tea"], request, None, ctx, neighbours)
+        >>> ranked, base, final = rank(fetched, ["tea"], request, None, ctx, Reads(neighbours))
     """
     score = HybridScorer(
         terms,
@@ -290,19 +309,43 @@ def rank(
     base = scored(score, fetched.rows, index)
     final = {seq: parts[0] for seq, parts in base.items()}
     weights = context.weights
-    near: dict[int, tuple[int, ...]] = {}
-    if weights.neighbour > 0 and request.mode == "smart" and base:
+    smart = request.mode == "smart" and bool(base)
+    near = Near({}, {}, set())
+    if smart and weights.neighbour > 0:
         # Score the neighbours of the best rows (reading the ones not yet scored) and lift
         # each of those rows by its best neighbour.
-        near, extra = neighbours(neighbour_candidates(base, weights.neighbour_top), set(base))
-        base.update(scored(score, extra))
-        apply_neighbour_boost(final, base, near, weights.neighbour)
-    if weights.prf > 0 and request.mode == "smart" and frequencies is not None and final:
-        _feedback(final, fetched, terms, weights, frequencies, (score.parsed, seqs, index))
-    if weights.adjacent > 0 and near and not (request.category or request.source):
+        near = reads.neighbours(neighbour_candidates(base, weights.neighbour_top), set(base))
+        base.update(scored(score, near.terms))
+        apply_neighbour_boost(final, base, near.seqs, weights.neighbour)
+    if smart and weights.prf > 0 and reads.frequencies is not None:
+        _feedback(final, fetched, terms, weights, reads.frequencies, (score.parsed, seqs, index))
+    if weights.adjacent > 0 and near.seqs and not (request.category or request.source):
         # After feedback, which reads only candidates' terms: the neighbours join the ranking.
-        apply_adjacent(final, base, near, weights.adjacent)
+        apply_adjacent(final, base, near.seqs, weights.adjacent)
+    if smart:
+        _cues(final, near, request, weights, reads.dates)
     return ranked_seqs(final, request.limit, fetched.dense), base, final
+
+
+def _cues(
+    final: dict[int, float],
+    near: Near,
+    request: ProviderSearchRequest,
+    weights: HybridWeights,
+    dates: Dates | None,
+) -> None:
+    """The conversation cues of a smart search (:func:`._cues.apply_cues`), then the date
+    cue when the query names a date: the dates of the best rows are read and the ones that
+    agree lifted (:func:`._cues.apply_dates`)."""
+    apply_cues(final, near.seqs, near.asking, weights)
+    mention = named_date(request.query) if weights.dated > 0 and dates is not None else None
+    if mention is None or dates is None:
+        return
+    seqs = np.fromiter(final, np.int64, len(final))
+    scores = np.fromiter(final.values(), np.float64, len(final))
+    top = max(request.limit, weights.neighbour_top)
+    best = seqs[(-scores).argsort(kind="stable")[:top]].tolist()
+    apply_dates(final, dates(best), mention, weights.dated)
 
 
 def scored(
@@ -479,5 +522,6 @@ def results(
             continue
         _, lexical, semantic = base[seq]
         via = matched_via(lexical, semantic, final[seq])
-        out.append(insight(row, space, score=round(final[seq], 6), via=via))
+        # The cues may lift a row past 1: the ranking keeps the order, the score its range.
+        out.append(insight(row, space, score=round(min(1.0, final[seq]), 6), via=via))
     return ProviderSearchResult(results=out)

@@ -4,6 +4,10 @@ Everything here takes an open :class:`~sqlalchemy.engine.Connection` (the provid
 transactions) and returns plain values or contract models; no scoring happens here (that is
 :mod:`._ranking`). The keyword index is SQLite FTS5 (tokens prefixed by a per-space token) or a
 PostgreSQL ``tsvector`` column; :func:`lexical_pool` hides the difference.
+
+The module is over 900 lines because it is one concept: every statement the native provider
+sends, for both dialects, so a column or an index is changed in one place (the reads of one
+search share their compiled forms, :func:`_search_rows`).
 """
 
 from __future__ import annotations
@@ -13,11 +17,12 @@ import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from langgraph_mnemon.adapters.providers.mnemos._dates import memory_date
 from langgraph_mnemon.errors import ProviderError
 from langgraph_mnemon.memory_layers.mnemos.schema import JsonText
 from langgraph_mnemon.memory_layers.spaces import (
@@ -46,7 +51,9 @@ from langgraph_mnemon.memory_layers.spaces.schema import (
 
 __all__ = [
     "UNEXPIRED",
+    "Near",
     "SqlVectors",
+    "asks",
     "browse_rows",
     "database_size",
     "dedupe_edges",
@@ -68,6 +75,7 @@ __all__ = [
     "neighbour_terms",
     "related_walk",
     "row_by_id",
+    "row_dates",
     "rows_by_metadata",
     "space_stats",
     "space_status",
@@ -99,7 +107,9 @@ def _list_param(dialect: str, values: Sequence[Any]) -> Any:
     return list(values) if dialect == "postgresql" else json.dumps(list(values))
 
 
-def _neighbour_statement(dialect: str) -> sa.Select[Any]:
+def _neighbour_statement(dialect: str, asking: bool = False) -> sa.Select[Any]:
+    """Each listed row's previous and next live row of its space (and, with ``asking``,
+    whether the row asks: :func:`asks`)."""
     inner = INSIGHTS.alias("n")
     live = sa.and_(
         inner.c.space_id == sa.bindparam("space"),
@@ -121,9 +131,10 @@ def _neighbour_statement(dialect: str) -> sa.Select[Any]:
         .order_by(inner.c.space_id, inner.c.deleted_at, inner.c.seq)
         .limit(1)
     ).scalar_subquery()
-    return sa.select(INSIGHTS.c.seq, before.label("before"), after.label("after")).where(
-        _listed(INSIGHTS.c.seq, "seqs", sa.BigInteger, dialect)
-    )
+    columns = [INSIGHTS.c.seq, before.label("before"), after.label("after")]
+    if asking:
+        columns.append(asks(INSIGHTS.c.content).label("asks"))
+    return sa.select(*columns).where(_listed(INSIGHTS.c.seq, "seqs", sa.BigInteger, dialect))
 
 
 def _neighbour_terms_statement(dialect: str) -> sa.Select[Any]:
@@ -131,16 +142,28 @@ def _neighbour_terms_statement(dialect: str) -> sa.Select[Any]:
     the neighbours and then their terms were two). On SQLite the neighbours are a materialised
     CTE: as a subquery SQLite flattens them into the join and looks each one up twice."""
     if dialect == "sqlite" and sqlite3.sqlite_version_info >= (3, 35):
-        near = _neighbour_statement(dialect).cte("near").prefix_with("MATERIALIZED")
+        near = _neighbour_statement(dialect, True).cte("near").prefix_with("MATERIALIZED")
     else:
-        near = _neighbour_statement(dialect).subquery("near")
+        near = _neighbour_statement(dialect, True).subquery("near")
     before, after = INSIGHTS.alias("b"), INSIGHTS.alias("a")
     joined = near.outerjoin(before, before.c.seq == near.c.before).outerjoin(
         after, after.c.seq == near.c.after
     )
     return sa.select(
-        near.c.seq, near.c.before, before.c.terms, near.c.after, after.c.terms
+        near.c.seq,
+        near.c.before,
+        before.c.terms,
+        near.c.after,
+        after.c.terms,
+        near.c.asks,
+        asks(before.c.content),
     ).select_from(joined)
+
+
+def asks(content: Any) -> Any:
+    """SQL: whether a row's text ends with a question mark (trailing spaces aside), 1 or 0;
+    the one definition of a question row (``HybridWeights.question``)."""
+    return sa.case((sa.func.rtrim(content).like("%?"), 1), else_=0)
 
 
 def _stats_and_df_statement(dialect: str) -> Any:
@@ -222,6 +245,7 @@ def _search_statements(dialect: str) -> dict[str, Any]:
         "rows": sa.select(*_ENVELOPE).where(seqs),
         "near": _neighbour_statement(dialect),
         "near_terms": _neighbour_terms_statement(dialect),
+        "dates": sa.select(INSIGHTS.c.seq, INSIGHTS.c.metadata, INSIGHTS.c.created_at).where(seqs),
         "stats_df": _stats_and_df_statement(dialect),
         "df": sa.select(SPACE_TERMS.c.term, SPACE_TERMS.c.df).where(
             SPACE_TERMS.c.space_id == sa.bindparam("space"),
@@ -550,25 +574,63 @@ def neighbour_seqs(
 
 def neighbour_terms(
     conn: Connection, space_id: str, seqs: list[int], now: float, known: set[int]
-) -> tuple[dict[int, tuple[int, ...]], dict[int, str]]:
-    """:func:`neighbour_seqs` and the analysed terms of the neighbours not in ``known`` (the
-    neighbours are live and unexpired, as :func:`terms_by_seq` reads them): one statement.
+) -> Near:
+    """:func:`neighbour_seqs`, the analysed terms of the neighbours not in ``known`` (the
+    neighbours are live and unexpired, as :func:`terms_by_seq` reads them) and which of the
+    rows and their previous neighbours are questions: one statement.
 
     Example:
         >>> neighbour_terms(conn, "notes", [5], now, {5})
-        ({5: (4, 6)}, {4: 'alic hike', 6: 'bob tea'})
+        Near(seqs={5: (4, 6)}, terms={4: 'alic hike', 6: 'bob tea'}, asking={4})
     """
     if not seqs:
-        return {}, {}
+        return Near({}, {}, set())
     params = {"seqs": _list_param(conn.dialect.name, seqs), "space": space_id, "now": now}
-    near: dict[int, tuple[int, ...]] = {}
-    found: dict[int, str] = {}
-    for seq, before, before_terms, after, after_terms in _search_rows(conn, "near_terms", params):
-        near[int(seq)] = tuple(int(x) for x in (before, after) if x is not None)
+    out = Near({}, {}, set())
+    for seq, before, before_terms, after, after_terms, asks_row, asks_before in _search_rows(
+        conn, "near_terms", params
+    ):
+        out.seqs[int(seq)] = tuple(int(x) for x in (before, after) if x is not None)
         for other, text in ((before, before_terms), (after, after_terms)):
             if other is not None and int(other) not in known:
-                found[int(other)] = text or ""
-    return near, found
+                out.terms[int(other)] = text or ""
+        if asks_row:
+            out.asking.add(int(seq))
+        if asks_before and before is not None:
+            out.asking.add(int(before))
+    return out
+
+
+class Near(NamedTuple):
+    """What a search reads about the neighbours of its best rows: each row's previous and
+    next live row (``seqs``), the analysed terms of the neighbours not yet scored (``terms``)
+    and the rows known to be questions, among those rows and their previous ones
+    (``asking``)."""
+
+    seqs: dict[int, tuple[int, ...]]
+    terms: dict[int, str]
+    asking: set[int]
+
+
+def row_dates(conn: Connection, seqs: list[int]) -> dict[int, tuple[int, int, int]]:
+    """The date of each row of ``seqs`` (:func:`._dates.memory_date`): one statement.
+
+    Example:
+        >>> row_dates(conn, [5])
+        {5: (2023, 5, 8)}
+    """
+    if not seqs:
+        return {}
+    params = {"seqs": _list_param(conn.dialect.name, seqs)}
+    out: dict[int, tuple[int, int, int]] = {}
+    for seq, metadata, created_at in _search_rows(conn, "dates", params):
+        # The SQLite read skips result processing (raw JSON text); PostgreSQL's decodes it.
+        found = memory_date(
+            _json_value(metadata) if isinstance(metadata, str) else metadata, created_at
+        )
+        if found is not None:
+            out[int(seq)] = found
+    return out
 
 
 # ------------------------------------------------------------------ other reads

@@ -5,10 +5,14 @@ Each readable space is asked for ``min(50, max(limit, ⌈limit × candidate_mult
 (one space in the caller's thread, several concurrently on the service's pool,
 :mod:`._fanout`); a provider that raises or times out becomes a per-space hint with status
 ``unavailable`` (the search itself never fails for it); rows are fused with reciprocal-rank
-fusion when more than one provider kind answered (raw scores kept); the quality policy selects;
-when no selected row covers the query's exact anchors or enough of its tokens, the native spaces
-are searched once more in keyword mode and covering rows are merged ahead; covering rows are
-finally ordered first. The pure pieces (fusion, quality, anchors) are in :mod:`._fusion`.
+fusion when more than one provider kind answered (raw scores kept); the quality policy selects.
+Under a cut (the model's envelope, or any policy a caller names) or over rows fused from several
+provider kinds, when no selected row covers the query's exact anchors or enough of its tokens,
+the native spaces are searched once more in keyword mode and covering rows are merged ahead,
+and covering rows are finally ordered first. A search with no cut over one provider kind keeps
+that provider's ranking and runs no second pass (both are the seeds' envelope rules; the
+depth already holds the keyword pool). The pure pieces (fusion, quality, anchors) are in
+:mod:`._fusion`.
 """
 
 from __future__ import annotations
@@ -228,12 +232,16 @@ class FederatedSearch:
         args: SearchArgs,
         fetch: int,
     ) -> _Recovery:
-        """Run the native keyword pass when no selected row covers the plan, then put the
-        covering rows first (each group keeps the fused order)."""
+        """Under a cut, or over rows fused from several provider kinds (the envelope's rules):
+        run the native keyword pass when no selected row covers the plan, then put the
+        covering rows first (each group keeps the fused order). A search with no cut over one
+        provider kind only counts the coverage it reports: that provider's ranking is the
+        answer, and its depth already holds the keyword pool."""
         recovered: list[Candidate] = []
         ran = False
         counted = {id(c) for c in outcome.selected}
-        if not covering(plan, outcome.selected, _content):
+        cut = args.policy_id != DEPTH_POLICY or len({c.provider_id for c in ranked}) > 1
+        if not covering(plan, outcome.selected, _content) and cut:
             natives = [
                 (order, answer.record)
                 for order, answer in enumerate(answers)
@@ -251,7 +259,7 @@ class FederatedSearch:
         # every selected row twice was a good part of the layer's own time).
         covering(plan, [c for c in outcome.selected if id(c) not in counted], _content)
         need = plan.required
-        if args.policy_id != DEPTH_POLICY:
+        if cut:
             # The envelope's rule (a cut was asked for): plan-covering rows first, each group
             # in the fused order (sorting the covering rows by raw match count measured worse
             # on LoCoMo-R: common words inflate counts). A search with no cut keeps the

@@ -25,9 +25,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any, NamedTuple
 
-__all__ = ["DateMention", "memory_date", "named_date"]
+__all__ = ["DateMention", "dated", "memory_date", "named_date"]
 
 _MONTHS = (
     "january",
@@ -126,16 +127,28 @@ def memory_date(
         (1970, 1, 1)
     """
     stated = metadata.get("date") if isinstance(metadata, Mapping) else None
+    return dated(stated, created_at)
+
+
+def dated(stated: Any, created_at: float | None) -> tuple[int, int, int] | None:
+    """:func:`memory_date` from the value of ``metadata["date"]`` alone (what the search's
+    date read selects: the database extracts it, so the rest of the metadata is never parsed).
+
+    Example:
+        >>> dated("8 May, 2023", None)
+        (2023, 5, 8)
+    """
     if isinstance(stated, str) and len(stated) <= 200:
-        mention = _full_date(stated)
-        if mention is not None:
-            return mention
+        found = _full_date(stated)
+        if found is not None:
+            return found
     if created_at is None:
         return None
     day = datetime.fromtimestamp(float(created_at), UTC)
     return day.year, day.month, day.day
 
 
+@lru_cache(maxsize=4096)  # a pure function of a short string; the same dates recur
 def _full_date(text: str) -> tuple[int, int, int] | None:
     iso = _ISO.search(text)
     if iso is not None:
@@ -143,5 +156,5 @@ def _full_date(text: str) -> tuple[int, int, int] | None:
     for found in _WORDS.finditer(text):
         mention = _mention(found)
         if mention is not None and None not in mention:
-            return mention  # type: ignore[return-value]
+            return mention.year, mention.month, mention.day  # type: ignore[return-value]
     return None

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from langgraph_mnemon.adapters.providers.mnemos._dates import memory_date
+from langgraph_mnemon.adapters.providers.mnemos._dates import dated
 from langgraph_mnemon.errors import ProviderError
 from langgraph_mnemon.memory_layers.mnemos.schema import JsonText
 from langgraph_mnemon.memory_layers.spaces import (
@@ -231,6 +231,16 @@ def _envelope(row: Sequence[Any]) -> dict[str, Any]:
 UNEXPIRED = sa.or_(INSIGHTS.c.expires_at.is_(None), INSIGHTS.c.expires_at > sa.bindparam("now"))
 
 
+def _stated_date(dialect: str) -> Any:
+    """SQL: a row's ``metadata["date"]`` (a JSON string comes out as text, a number as a
+    number on SQLite and as text on PostgreSQL: either way not a date)."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import JSONB  # deferred, as in _listed
+
+        return sa.cast(INSIGHTS.c.metadata, JSONB).op("->>")("date")
+    return sa.func.json_extract(INSIGHTS.c.metadata, "$.date")
+
+
 def _search_statements(dialect: str) -> dict[str, Any]:
     """The search reads of one dialect, built once so SQLAlchemy compiles each of them once."""
     seqs = _listed(INSIGHTS.c.seq, "seqs", sa.BigInteger, dialect)
@@ -245,7 +255,9 @@ def _search_statements(dialect: str) -> dict[str, Any]:
         "rows": sa.select(*_ENVELOPE).where(seqs),
         "near": _neighbour_statement(dialect),
         "near_terms": _neighbour_terms_statement(dialect),
-        "dates": sa.select(INSIGHTS.c.seq, INSIGHTS.c.metadata, INSIGHTS.c.created_at).where(seqs),
+        "dates": sa.select(INSIGHTS.c.seq, _stated_date(dialect), INSIGHTS.c.created_at).where(
+            seqs
+        ),
         "stats_df": _stats_and_df_statement(dialect),
         "df": sa.select(SPACE_TERMS.c.term, SPACE_TERMS.c.df).where(
             SPACE_TERMS.c.space_id == sa.bindparam("space"),
@@ -613,7 +625,8 @@ class Near(NamedTuple):
 
 
 def row_dates(conn: Connection, seqs: list[int]) -> dict[int, tuple[int, int, int]]:
-    """The date of each row of ``seqs`` (:func:`._dates.memory_date`): one statement.
+    """The date of each row of ``seqs`` (:func:`._dates.memory_date`): one statement that
+    reads only ``metadata["date"]`` and ``created_at``.
 
     Example:
         >>> row_dates(conn, [5])
@@ -623,11 +636,8 @@ def row_dates(conn: Connection, seqs: list[int]) -> dict[int, tuple[int, int, in
         return {}
     params = {"seqs": _list_param(conn.dialect.name, seqs)}
     out: dict[int, tuple[int, int, int]] = {}
-    for seq, metadata, created_at in _search_rows(conn, "dates", params):
-        # The SQLite read skips result processing (raw JSON text); PostgreSQL's decodes it.
-        found = memory_date(
-            _json_value(metadata) if isinstance(metadata, str) else metadata, created_at
-        )
+    for seq, stated, created_at in _search_rows(conn, "dates", params):
+        found = dated(stated, created_at)
         if found is not None:
             out[int(seq)] = found
     return out

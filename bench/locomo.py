@@ -25,8 +25,8 @@ conv-42, conv-43) to show the defaults are not fitted to the questions they are 
 
   * with ``--ablation``: ``mnemon default`` with no dense share in the score (``dense=0``: the
     fusion's gain over lexical-only), without the neighbour rows (``adjacent=0``), without
-    pseudo-relevance feedback (``prf=0``), without feedback and the lead-term boost
-    (``prf=0, lead=0``), without the date cue (``dated=0``) and without any conversation cue
+    pseudo-relevance feedback (``prf=0.1``, off by default), without the lead-term boost
+    (``lead=0``), without the date cue (``dated=0``) and without any conversation cue
     (``question=0, reply=0, dated=0``), same process, same rounds.
 
 Run:  python bench/locomo.py                       (≈2-3 minutes on 2 cores, 3 rounds)
@@ -486,8 +486,8 @@ def _ours(
         ablations = (
             ("no dense share", {"dense": 0.0}),
             ("no neighbour rows", {"adjacent": 0.0}),
-            ("no PRF", {"prf": 0.0}),
-            ("no PRF, no lead", {"prf": 0.0, "lead": 0.0}),
+            ("with PRF", {"prf": 0.1}),
+            ("no lead", {"lead": 0.0}),
             ("no date cue", {"dated": 0.0}),
             ("no conversation cues", {"question": 0.0, "reply": 0.0, "dated": 0.0}),
         )

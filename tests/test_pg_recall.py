@@ -176,10 +176,13 @@ def _queries() -> list[str]:
 
 
 VARIANTS: dict[str, dict[str, Any]] = {
-    "keyword-only": {"embedder": False, "weights": None},
-    "hybrid-scan": {"embedder": True, "weights": None},
+    # A keyword pool of 100 (the default is 50): each engine's own ranker (FTS5 bm25 /
+    # ts_rank) cuts the pool before the shared scorer runs, and this corpus's common words
+    # would make that cut, not the scorer, decide which rows the two engines rank.
+    "keyword-only": {"embedder": False, "weights": HybridWeights(pool=100)},
+    "hybrid-scan": {"embedder": True, "weights": HybridWeights(pool=100)},
     # The feedback pass, off by default, still ranks alike on both databases.
-    "hybrid-feedback": {"embedder": True, "weights": HybridWeights(prf=0.1)},
+    "hybrid-feedback": {"embedder": True, "weights": HybridWeights(pool=100, prf=0.1)},
 }
 FILTERS: dict[str, dict[str, str]] = {
     "none": {},

@@ -377,7 +377,7 @@ def _params(
         "space": space_id,
         "terms": terms,
         "budget": context.weights.posting_budget,
-        "pool": context.weights.pool,
+        "pool": max(context.weights.pool, request.limit),
         "dense": list(dense),
         "category": request.category,
         "source": request.source,

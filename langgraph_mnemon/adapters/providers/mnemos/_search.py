@@ -414,12 +414,13 @@ def _keyword_pool(
     """``basic``: rows holding every query term (none when a term is unknown to the space);
     otherwise rows holding any of the rarest terms."""
     known = [t for t in terms if t in df]
+    size = max(weights.pool, request.limit)  # a deeper search reads a deeper pool
     if request.mode == "basic":
         if known and len(known) == len(terms):
-            return lexical_pool(conn, space_id, known, "AND", weights.pool)
+            return lexical_pool(conn, space_id, known, "AND", size)
         return []
     chosen = prune_terms(known, df, weights.posting_budget)
-    return lexical_pool(conn, space_id, chosen, "OR", weights.pool)
+    return lexical_pool(conn, space_id, chosen, "OR", size)
 
 
 def _dense_pool(

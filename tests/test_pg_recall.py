@@ -329,7 +329,8 @@ def test_provider_search_is_one_round_trip_on_postgres(postgres_url: str) -> Non
             with counted(feedback_db) as seen:
                 found = feedback._search_rows(space, request, _query_vector(feedback, request))
             assert found.results
-            assert len(seen) == 2 and "mnemon_space_terms" in seen[-1], seen
+            assert len(seen) == 2, seen
+            assert "mnemon_space_terms" in seen[-1], seen
         finally:
             feedback_db.dispose()
         # A write from elsewhere changes the space's version: the next search reloads the

@@ -20,11 +20,12 @@ one ``MemorySpaces`` over one SQLite catalog, every provider with the same embed
 Recall is the host path a LangGraph server takes: ``MemorySpaces.asearch(question,
 space_ids=[that space], limit=20, policy="exhaustive-v1")`` — exhaustive so R@5 / MRR measure
 the provider's ranking, not the quality cut. ``R@5 strict-v1`` is the same search under the
-default policy (one untimed pass), i.e. what a user gets out of the box; providers without
-normalised scores are capped there by ``max_unknown_results``. Latency: after one untimed
-warm-up recall per space, each question's time is the median over ``--rounds`` (providers in
-rotated order each round); p50 / p95 are over questions. Questions: categories 1-4 with
-evidence; category 5 (adversarial) is omitted here (bench/locomo.py reports it for native).
+model's envelope policy, ``strict-v1`` (one untimed pass), i.e. what the model's recall keeps;
+providers without normalised scores are capped there by ``max_unknown_results``. Latency:
+after one untimed warm-up recall per space, each question's time is the median over
+``--rounds`` (providers in rotated order each round); p50 / p95 are over questions.
+Questions: categories 1-4 with evidence; category 5 (adversarial) is omitted here
+(bench/locomo.py reports it for native).
 R@k / MRR as in bench/locomo.py.
 A provider whose module is missing (or whose setup fails) is a row ``not available: <error>``,
 never a crash; ``failed`` counts recalls where its space answered ``unavailable``.
@@ -264,7 +265,7 @@ async def measure(
     spaces: MemorySpaces, rows: Sequence[Row], data: Sequence[Conversation], rounds: int
 ) -> None:
     """Warm each space with one recall, time every live row's recalls ``rounds`` times in
-    rotated order (quality from the first round), then one untimed default-policy pass."""
+    rotated order (quality from the first round), then one untimed strict-v1 pass."""
     live = [r for r in rows if r.error is None]
     for row in live:  # one untimed recall per space: caches and indexes are built warm
         for sample, _, questions in data:
@@ -291,9 +292,10 @@ async def measure(
         for sample, _, questions in data:
             for q in questions:
                 row.default.add(
-                    await _ranked(spaces, row, row.spaces[sample], q.text, None), q.evidence
+                    await _ranked(spaces, row, row.spaces[sample], q.text, "strict-v1"),
+                    q.evidence,
                 )
-        progress(f"{row.name}: default-policy pass done")
+        progress(f"{row.name}: strict-v1 pass done")
 
 
 async def _session(
@@ -433,7 +435,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(
         f"LoCoMo dev, {len(data)} conversations, {questions} questions (categories 1-4; "
         f"adversarial omitted), embedder {args.embedder}, top {K}, policy {EXHAUSTIVE} "
-        f"(R@5 strict-v1: the default policy); latency = median of {max(1, args.rounds)} "
+        f"(R@5 strict-v1: the model's envelope policy); latency = median of {max(1, args.rounds)} "
         f"rounds per query; wall time {time.perf_counter() - start:.0f} s."
     )
     print()

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from langgraph.store.memory import InMemoryStore
 
+from langgraph_mnemon import Mnemon
 from langgraph_mnemon.adapters.embeddings import HashingEmbedder
 from langgraph_mnemon.adapters.providers.base import BaseProvider
 from langgraph_mnemon.adapters.providers.mnemos import MnemosProvider
@@ -163,3 +165,21 @@ def hashing() -> HashingEmbedder:
 
 
 STRICT = QualitySettings()
+
+
+@contextmanager
+def keyword_host(root: Path, database_url: str, texts: list[str]) -> Iterator[Mnemon]:
+    """A host on ``database_url`` ranking by keywords alone (no dense vectors, no Chroma) with
+    one native space ``chat`` holding ``texts``, one memory each, in order."""
+    host = Mnemon.open(
+        root, database_url=database_url, chroma={"enabled": False}, embedding={"enabled": False}
+    )
+    try:
+        host.spaces.create_space("Chat", space_id="chat")
+        if texts:
+            host.spaces.remember_many(
+                [{"content": t, "category": "context"} for t in texts], space_id="chat"
+            )
+        yield host
+    finally:
+        host.close()

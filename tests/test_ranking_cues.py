@@ -23,6 +23,7 @@ from langgraph_mnemon.adapters.providers.mnemos._dates import (
     named_date,
 )
 from langgraph_mnemon.adapters.providers.mnemos._ranking import HybridWeights
+from tests.spaces_support import keyword_host
 
 # ------------------------------------------------------------------ dates
 
@@ -119,17 +120,8 @@ CHAT = [
 @pytest.fixture
 def host(database_url: str, tmp_path: Path) -> Iterator[Mnemon]:
     """A keyword-only host (the cues decide, not an embedder) on ``database_url``."""
-    mem = Mnemon.open(
-        tmp_path / "m",
-        database_url=database_url,
-        chroma={"enabled": False},
-        embedding={"enabled": False},
-    )
-    try:
-        mem.spaces.create_space("Chat", space_id="chat")
+    with keyword_host(tmp_path / "m", database_url, []) as mem:
         yield mem
-    finally:
-        mem.close()
 
 
 def _weights(mem: Mnemon, **changes: float) -> None:
@@ -150,6 +142,10 @@ def test_the_answer_outranks_the_question_it_answers(host: Mnemon) -> None:
     query = "How long has Ana been playing the piano?"
     order = _order(host, query)
     assert order.index(CHAT[2]) < order.index(CHAT[1])
+    # A native-only search with no cut keeps this order: no coverage re-sort, no second pass.
+    deep = host.spaces.search(query, limit=6, space_ids=["chat"])
+    assert deep.recovery is not None
+    assert deep.recovery.ran is False
     _weights(host, question=0.0, reply=0.0)
     order = _order(host, query)
     assert order.index(CHAT[1]) < order.index(CHAT[2])  # without the cues, the question leads

@@ -19,6 +19,7 @@ import pytest
 
 from langgraph_mnemon import Mnemon
 from langgraph_mnemon.errors import InvalidInputError
+from tests.spaces_support import keyword_host
 
 CAT = "The cat sat on the warm windowsill all afternoon."
 PARAPHRASE = "kitten resting near the window"
@@ -152,20 +153,8 @@ TALK = [
 @pytest.fixture
 def talk(database_url: str, tmp_path: Path) -> Iterator[Mnemon]:
     """A chat, one memory per turn, keyword-only (the lift comes from the neighbours)."""
-    host = Mnemon.open(
-        tmp_path / "t",
-        database_url=database_url,
-        chroma={"enabled": False},
-        embedding={"enabled": False},
-    )
-    try:
-        host.spaces.create_space("Chat", space_id="chat")
-        host.spaces.remember_many(
-            [{"content": t, "category": "context"} for t in TALK], space_id="chat"
-        )
+    with keyword_host(tmp_path / "t", database_url, TALK) as host:
         yield host
-    finally:
-        host.close()
 
 
 def test_the_reply_beside_a_matching_turn_is_ranked(talk: Mnemon) -> None:

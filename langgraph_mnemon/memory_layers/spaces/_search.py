@@ -6,13 +6,13 @@ Each readable space is asked for ``min(50, max(limit, ⌈limit × candidate_mult
 :mod:`._fanout`); a provider that raises or times out becomes a per-space hint with status
 ``unavailable`` (the search itself never fails for it); rows are fused with reciprocal-rank
 fusion when more than one provider kind answered (raw scores kept); the quality policy selects.
-Under a cut (the model's envelope, or any policy a caller names) or over rows fused from several
-provider kinds, when no selected row covers the query's exact anchors or enough of its tokens,
-the native spaces are searched once more in keyword mode and covering rows are merged ahead,
-and covering rows are finally ordered first. A search with no cut over one provider kind keeps
-that provider's ranking and runs no second pass (both are the seeds' envelope rules; the
-depth already holds the keyword pool). The pure pieces (fusion, quality, anchors) are in
-:mod:`._fusion`.
+Under a cut (the model's envelope, or any policy a caller names) or over rows another provider
+than the native one ranked, when no selected row covers the query's exact anchors or enough of
+its tokens, the native spaces are searched once more in keyword mode and covering rows are
+merged ahead, and covering rows are finally ordered first. A search with no cut over native
+rows alone keeps the native ranking, which already weighs the query's words, and runs no second
+pass (both are the seeds' envelope rules; the depth already holds the keyword pool). The pure
+pieces (fusion, quality, anchors) are in :mod:`._fusion`.
 """
 
 from __future__ import annotations
@@ -232,15 +232,16 @@ class FederatedSearch:
         args: SearchArgs,
         fetch: int,
     ) -> _Recovery:
-        """Under a cut, or over rows fused from several provider kinds (the envelope's rules):
-        run the native keyword pass when no selected row covers the plan, then put the
-        covering rows first (each group keeps the fused order). A search with no cut over one
-        provider kind only counts the coverage it reports: that provider's ranking is the
-        answer, and its depth already holds the keyword pool."""
+        """Under a cut, or over rows another provider ranked (often by the dense score alone):
+        the native keyword pass when no selected row covers the plan, then the covering rows
+        first (each group in the fused order). With no cut over native rows alone, only the
+        coverage it reports is counted: the native ranking already weighs the query's words
+        (re-sorting it put a question that repeats them above its answer)."""
         recovered: list[Candidate] = []
         ran = False
         counted = {id(c) for c in outcome.selected}
-        cut = args.policy_id != DEPTH_POLICY or len({c.provider_id for c in ranked}) > 1
+        native_only = all(c.provider_id == NATIVE_PROVIDER_ID for c in ranked)
+        cut = args.policy_id != DEPTH_POLICY or not native_only
         if not covering(plan, outcome.selected, _content) and cut:
             natives = [
                 (order, answer.record)

@@ -261,12 +261,10 @@ class FederatedSearch:
         covering(plan, [c for c in outcome.selected if id(c) not in counted], _content)
         need = plan.required
         if cut:
-            # The envelope's rule (a cut was asked for): plan-covering rows first, each group
-            # in the fused order (sorting the covering rows by raw match count measured worse
-            # on LoCoMo-R: common words inflate counts). A search with no cut keeps the
-            # ranking's order: moving covering rows ahead put questions that repeat the
-            # query's words above their answers (LoCoMo-R R@5 -0.02). The rows strict-v1
-            # would keep stay ahead of a looser policy's deeper rows.
+            # Plan-covering rows first, each group in the fused order (sorting the covering
+            # rows by raw match count measured worse on LoCoMo-R: common words inflate
+            # counts). The rows strict-v1 would keep stay ahead of a looser policy's deeper
+            # rows.
             head = {id(c) for c in strict_selection(outcome.selected, self.quality)}
             outcome.selected = sorted(
                 outcome.selected,

@@ -110,6 +110,12 @@ _CANDIDATES = """, pool AS (
   ) i
 )"""
 
+
+def _asks(alias: str) -> str:
+    """Whether a row asks: ``._sql.asks()`` written for this text statement."""
+    return f"CASE WHEN rtrim({alias}.content) LIKE '%?' THEN 1 ELSE 0 END"
+
+
 # Every CTE reads rows by key, so its plan does not depend on the tables' statistics (a table
 # never analysed, e.g. right after a bulk load, had a hash or nested-loop join over the whole
 # space planned here). A LATERAL subquery with a LIMIT is not flattened into a join: it runs
@@ -118,7 +124,7 @@ _CANDIDATES = """, pool AS (
 # next live seq, each a LATERAL probe of the space index ``(space_id, deleted_at, seq)``
 # whose ORDER BY names the index's columns (an index scan that stops at the first live row);
 # ``extra`` probes the primary key once per neighbour that is not a hit.
-_NEAR = """, near AS (
+_NEAR = f""", near AS (
   SELECT h.*, b.seq AS before, a.seq AS after FROM hit h
   LEFT JOIN LATERAL (
     SELECT n.seq FROM mnemon_insights n
@@ -138,7 +144,7 @@ _NEAR = """, near AS (
   EXCEPT SELECT seq FROM hit
 ), extra AS (
   SELECT i.seq, i.terms, i.asks FROM beside x CROSS JOIN LATERAL (
-    SELECT i.seq, i.terms, CASE WHEN rtrim(i.content) LIKE '%?' THEN 1 ELSE 0 END AS asks
+    SELECT i.seq, i.terms, {_asks("i")} AS asks
     FROM mnemon_insights i
     WHERE i.seq = x.seq AND i.space_id = :space AND i.deleted_at IS NULL
       AND (i.expires_at IS NULL OR i.expires_at > :now)
@@ -153,15 +159,13 @@ _TYPED_NULLS = (
     "NULL::text, NULL::text, NULL::text, NULL::int, NULL::text, NULL::text, NULL::text, NULL::text"
 )
 
-# Whether a hit asks: ._sql.asks() written for this statement (column ``c`` of a kind-2 row).
-_ASKS = "CASE WHEN rtrim(h.content) LIKE '%?' THEN 1 ELSE 0 END"
 
 _TAIL = f"""
 SELECT 0 AS kind, NULL::bigint AS seq, NULL::text AS terms, s.docs::bigint AS a,
        s.terms::bigint AS b, s.version::bigint AS c, {_TYPED_NULLS}, NULL::float8 AS created_at
 FROM mnemon_space_stats s WHERE s.space_id = :space
 UNION ALL SELECT 1, NULL, df.term, df.df, NULL, NULL, {_NO_FIELDS}, NULL FROM df
-UNION ALL SELECT 2, h.seq, h.terms, {{near_cols}}, {_ASKS}, {_FIELDS}, h.created_at
+UNION ALL SELECT 2, h.seq, h.terms, {{near_cols}}, {_asks("h")}, {_FIELDS}, h.created_at
 FROM {{hits}} h
 {{extra}}"""
 
